@@ -1,0 +1,248 @@
+"""The `assay` command line. Heavy modules are imported inside commands, not here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.errors import AssayError
+
+app = typer.Typer(
+    name="assay",
+    help="Reproducible LLM judges and claim-level verification.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+prompts_app = typer.Typer(help="List, show and render versioned prompts.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect or clear the response cache.", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
+app.add_typer(cache_app, name="cache")
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+@app.command()
+def run(
+    spec: Annotated[Path, typer.Argument(help="Run spec (TOML).")],
+    output_dir: Annotated[Path | None, typer.Option(help="Override the spec's output_dir.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    refresh_cache: Annotated[bool, typer.Option(help="Call models again and overwrite cache entries.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay).")] = None,
+    retry_errors: Annotated[bool, typer.Option(help="On resume, redo judgments that ended in api_error.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Execute SPEC into its run directory; re-running resumes where it stopped."""
+    from assay.runs import RunOptions, Runner, load_spec
+
+    runner = Runner(
+        load_spec(spec),
+        RunOptions(
+            output_dir=str(output_dir) if output_dir else None,
+            use_cache=not no_cache,
+            refresh_cache=refresh_cache,
+            cache_dir=str(cache_dir) if cache_dir else None,
+            retry_errors=retry_errors,
+            progress=progress,
+        ),
+    )
+    err = _console(stderr=True)
+    for warning in runner.warnings:
+        err.print(f"[yellow]warning:[/] {warning}")
+    outcome = runner.run()
+    _print_run_table(Path(outcome.run_dir))
+    console = _console()
+    colour = {"complete": "green", "failed": "red"}.get(outcome.status, "yellow")
+    console.print(
+        f"[{colour}]{outcome.status}[/]: {outcome.recorded}/{outcome.planned} judgments "
+        f"({outcome.written_this_session} new) → {outcome.run_dir}"
+    )
+    if outcome.message:
+        err.print(f"[{colour}]{outcome.message}[/]")
+    if outcome.status != "complete":
+        raise typer.Exit(1)
+
+
+def _metrics_frame(run_dir: Path) -> Any:
+    import pandas as pd
+
+    from assay.runs import METRICS_FILE, read_json
+
+    data = read_json(run_dir / METRICS_FILE)
+    return pd.DataFrame(data.get("rows", []))
+
+
+def _print_run_table(run_dir: Path) -> None:
+    from assay.report import force_table
+    from assay.runs import METRICS_FILE
+
+    if (run_dir / METRICS_FILE).exists():
+        _console().print(force_table(_metrics_frame(run_dir), title=f"ForceBench · {run_dir}"))
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="table, json, csv or markdown.")] = "table",
+    detail: Annotated[bool, typer.Option(help="Table: also show per-axis and per-severity rows.")] = False,
+) -> None:
+    """Print a run's metrics."""
+    from assay.report import render_force_report
+    from assay.runs import MANIFEST_FILE, read_json
+
+    if format not in ("table", "json", "csv", "markdown"):
+        raise AssayError(f"unknown format {format!r}; use table, json, csv or markdown")
+    manifest = read_json(run_dir / MANIFEST_FILE)
+    frame = _metrics_frame(run_dir)
+    if format != "table":
+        sys.stdout.write(render_force_report(frame, format))
+        return
+    console = _console()
+    console.print(f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')} · "
+                  f"{manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments")
+    _print_run_table(run_dir)
+    if detail:
+        from rich.table import Table
+
+        table = Table(title="by group")
+        for col in ("judge", "group_by", "group", "n", "failed", "MVR", "FS"):
+            table.add_column(col)
+        for _, row in frame[frame["group_by"] != "overall"].iterrows():
+            table.add_row(str(row["judge_id"]), row["group_by"], str(row["group"]), str(row["n"]),
+                          str(row["n_failed"]), f"{row['mvr']:.3f}", f"{row['fs']:.3f}")
+        console.print(table)
+
+
+@app.command()
+def reparse(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
+    """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""
+    from assay.runs._reparse import reparse_run
+
+    changes = reparse_run(run_dir)
+    summary = ", ".join(f"{k}: {v}" for k, v in changes.items()) or "no status changed"
+    _console().print(f"re-parsed {run_dir}: {summary}")
+    _print_run_table(run_dir)
+
+
+@prompts_app.command("list")
+def prompts_list(
+    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+) -> None:
+    """List prompts with version, task and content hash."""
+    from rich.table import Table
+
+    from assay.prompts import PromptRegistry
+
+    table = Table()
+    for col in ("prompt", "task", "labels", "sha256", "source"):
+        table.add_column(col)
+    for p in PromptRegistry(prompt_dir or []):
+        table.add_row(p.ref, p.meta.task, ", ".join(p.meta.labels), p.sha256[:12],
+                      "built-in" if p.builtin else p.path)
+    _console().print(table)
+
+
+@prompts_app.command("show")
+def prompts_show(
+    ref: Annotated[str, typer.Argument(help="ID or ID@VERSION.")],
+    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+) -> None:
+    """Show a prompt's metadata and template source."""
+    from assay.prompts import PromptRegistry
+
+    p = PromptRegistry(prompt_dir or []).get(ref)
+    console = _console()
+    console.print(f"[bold]{p.ref}[/]  sha256 {p.sha256}\nfile {p.path}")
+    console.print_json(json.dumps(p.meta.model_dump()))
+    console.print(Path(p.path).read_text(encoding="utf-8"), markup=False)
+
+
+@prompts_app.command("render")
+def prompts_render(
+    ref: Annotated[str, typer.Argument(help="ID or ID@VERSION.")],
+    data: Annotated[Path, typer.Option(help="JSON file with the template variables.")],
+    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+) -> None:
+    """Render a prompt with variables from a JSON file, as the model would see it."""
+    from assay.prompts import PromptRegistry
+
+    try:
+        variables = json.loads(data.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AssayError("data file not found", file=data) from None
+    except json.JSONDecodeError as exc:
+        raise AssayError(f"not valid JSON: {exc.msg}", file=data, line=exc.lineno) from None
+    if not isinstance(variables, dict):
+        raise AssayError("data must be a JSON object of variables", file=data)
+    messages = PromptRegistry(prompt_dir or []).get(ref).render(variables, where=str(data))
+    console = _console()
+    for m in messages:
+        console.rule(m.role)
+        console.print(m.content, markup=False)
+
+
+@app.command()
+def validate(dataset: Annotated[str, typer.Argument(help="A ForceBench .jsonl/.csv file or builtin:NAME.")]) -> None:
+    """Check a ForceBench dataset file; errors name file, line and field."""
+    from collections import Counter
+
+    from assay.datasets import load_pairs
+
+    ds = load_pairs(dataset)
+    axes = Counter(p.axis.value for p in ds.pairs)
+    _console().print(f"{ds.path}: {ds.rows} pairs ok · " + ", ".join(f"{k} {v}" for k, v in sorted(axes.items())))
+
+
+@cache_app.command("info")
+def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
+    """Show where the cache is, how many entries it holds and its size."""
+    from assay.models import ResponseCache
+
+    cache = ResponseCache(cache_dir)
+    _console().print(f"{cache.directory}: {len(cache)} entries, {cache.volume() / 1e6:.1f} MB")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    cache_dir: Annotated[Path | None, typer.Option()] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+) -> None:
+    """Delete every cached response."""
+    from assay.models import ResponseCache
+
+    cache = ResponseCache(cache_dir)
+    if not yes and not typer.confirm(f"delete {len(cache)} entries in {cache.directory}?"):
+        raise typer.Exit(1)
+    _console().print(f"removed {cache.clear()} entries from {cache.directory}")
+
+
+@app.command()
+def version() -> None:
+    """Print the assay version."""
+    from assay import __version__
+
+    print(__version__)
+
+
+def main() -> None:
+    """Entry point: user errors become one line on stderr and a non-zero exit."""
+    try:
+        app()
+    except AssayError as exc:
+        print(f"error: {exc.render()}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

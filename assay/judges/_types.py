@@ -1,0 +1,76 @@
+"""The judge contract: an item in, exactly one judgment out."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Status(StrEnum):
+    """How a judgment ended. Every judgment has exactly one."""
+
+    OK = "ok"
+    PARSE_ERROR = "parse_error"
+    REFUSAL = "refusal"
+    TRUNCATED = "truncated"
+    API_ERROR = "api_error"
+
+
+class JudgeItem(BaseModel):
+    """What a judge sees: a claim, the evidence cited for it, optionally the question."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claim: str
+    evidence: str
+    question: str | None = None
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Extra template variables for custom prompts."
+    )
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class Judgment(BaseModel):
+    """One judge's verdict on one item, with everything needed to audit it."""
+
+    status: Status
+    label: str | None = None
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    raw_output: str | None = None
+    refusal: str | None = None
+    parsed: dict[str, Any] | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    attempts: int = 0
+    model_returned: str | None = None
+    finish_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge is an async callable with a stable id and a description of itself.
+
+    `describe()` is what goes into the run manifest: it must identify everything that
+    can change the judge's output (model, prompt hash, decoding, parser version...).
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def __call__(self, item: JudgeItem) -> Judgment: ...

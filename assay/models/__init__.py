@@ -1,0 +1,64 @@
+"""One model client interface: cache, retries, concurrency and usage accounting."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from assay.errors import ModelConfigError
+from assay.models._cache import (
+    CACHE_DIR_ENV,
+    CACHE_SCHEMA_VERSION,
+    ResponseCache,
+    cache_key,
+    cache_key_parts,
+    default_cache_dir,
+    redact_url,
+)
+from assay.models._config import Decoding, ModelConfig, RetryPolicy
+from assay.models._types import CallResult, ChatRequest, RawResponse
+
+
+class ModelClient(Protocol):
+    """Anything that turns a chat request into a call result (hosted or local)."""
+
+    config: ModelConfig
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def complete(
+        self, request: ChatRequest, *, use_cache: bool = True, refresh_cache: bool = False
+    ) -> CallResult: ...
+
+
+LOCAL_PROVIDERS = ("hf", "hf-nli")
+
+
+def make_client(config: ModelConfig, cache: ResponseCache | None = None) -> ModelClient:
+    """Pick the client for a model id: local transformers models or litellm."""
+    if config.provider in LOCAL_PROVIDERS:
+        raise ModelConfigError(
+            f"model {config.model!r}: local transformers models are not available in this "
+            "version of assay; use a hosted id or an OpenAI-compatible server via api_base"
+        )
+    from assay.models._hosted import HostedClient
+
+    return HostedClient(config, cache)
+
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CACHE_SCHEMA_VERSION",
+    "CallResult",
+    "ChatRequest",
+    "Decoding",
+    "ModelClient",
+    "ModelConfig",
+    "RawResponse",
+    "ResponseCache",
+    "RetryPolicy",
+    "cache_key",
+    "cache_key_parts",
+    "default_cache_dir",
+    "make_client",
+    "redact_url",
+]

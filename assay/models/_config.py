@@ -1,0 +1,74 @@
+"""Settings for calling a model: which one, how to decode, how to retry and throttle."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from assay.errors import ModelConfigError
+
+
+class Decoding(BaseModel):
+    """Decoding settings. All of them are part of the cache key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, ge=1, description="Output cap per call.")
+    seed: int | None = None
+    stop: list[str] | None = None
+
+
+class RetryPolicy(BaseModel):
+    """Finite retries with exponential backoff and jitter; Retry-After is honoured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(default=6, ge=1, le=50, description="Attempts including the first.")
+    initial_wait_s: float = Field(default=1.0, ge=0.0)
+    max_wait_s: float = Field(default=60.0, ge=0.0, description="Cap on any single wait.")
+    jitter_s: float = Field(default=1.0, ge=0.0)
+
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+
+
+class ModelConfig(BaseModel):
+    """One model endpoint. Credentials are referenced by env-var name, never stored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(description="litellm model string, e.g. 'openai/gpt-4o-mini'.")
+    api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
+    api_key_env: str | None = Field(
+        default=None,
+        description="Name of the environment variable holding the API key "
+        "(default: the provider's usual variable, e.g. OPENAI_API_KEY).",
+    )
+    timeout_s: float = Field(default=60.0, gt=0.0, description="Per-attempt timeout.")
+    max_concurrency: int = Field(default=16, ge=1, le=4096)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    structured_output: StructuredOutput = Field(
+        default="auto",
+        description="Ask the provider for JSON: 'auto' uses a JSON schema where litellm "
+        "knows the model supports it, else plain text parsed leniently.",
+    )
+    extra_body: dict[str, object] = Field(
+        default_factory=dict, description="Extra provider parameters, part of the cache key."
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _has_provider(cls, v: str) -> str:
+        if "/" not in v or v.startswith("/") or v.endswith("/"):
+            raise ModelConfigError(
+                f"model id {v!r} needs a provider prefix, e.g. 'openai/gpt-4o-mini' "
+                "or 'openai/<name>' with api_base for an OpenAI-compatible server"
+            )
+        return v
+
+    @property
+    def provider(self) -> str:
+        return self.model.split("/", 1)[0]

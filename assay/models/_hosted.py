@@ -1,0 +1,172 @@
+"""Hosted models through litellm: cache, bounded concurrency, finite retries."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from assay.judges._types import Usage
+from assay.models._cache import ResponseCache, cache_key, redact_url
+from assay.models._config import ModelConfig
+from assay.models._retry import describe_error, is_retryable, make_wait
+from assay.models._types import CallResult, ChatRequest, RawResponse
+
+_LITELLM: Any = None
+
+
+def litellm_module() -> Any:
+    """Import litellm on first use: it costs seconds and must stay out of `assay --help`."""
+    global _LITELLM
+    if _LITELLM is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        _LITELLM = litellm
+    return _LITELLM
+
+
+class HostedClient:
+    """One model endpoint reached through litellm."""
+
+    def __init__(self, config: ModelConfig, cache: ResponseCache | None = None) -> None:
+        self.config = config
+        self.cache = cache
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._wait = make_wait(config.retry)
+        self._structured: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "hosted",
+            "provider": self.config.provider,
+            "api_base": redact_url(self.config.api_base),
+            "model": self.config.model,
+            "timeout_s": self.config.timeout_s,
+            "max_concurrency": self.config.max_concurrency,
+            "retry": self.config.retry.model_dump(),
+            "structured_output": self.structured_mode(),
+            "extra_body": self.config.extra_body,
+        }
+
+    def structured_mode(self) -> str:
+        """Resolve 'auto' once: JSON schema where litellm knows the model supports it."""
+        if self._structured is None:
+            mode = self.config.structured_output
+            if mode == "auto":
+                try:
+                    ok = litellm_module().supports_response_schema(model=self.config.model)
+                except Exception:
+                    ok = False
+                mode = "json_schema" if ok else "off"
+            self._structured = mode
+        return self._structured
+
+    def _api_key(self) -> str | None:
+        if self.config.api_key_env:
+            return os.environ.get(self.config.api_key_env)
+        if self.config.api_base and not os.environ.get(f"{self.config.provider.upper()}_API_KEY"):
+            return "no-key"  # local OpenAI-compatible servers accept any key
+        return None
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        d = request.decoding
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": d.temperature,
+            "max_tokens": d.max_tokens,
+            "timeout": self.config.timeout_s,
+            "max_retries": 0,
+            "num_retries": 0,
+        }
+        for name in ("top_p", "seed", "stop"):
+            value = getattr(d, name)
+            if value is not None:
+                kwargs[name] = value
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        key = self._api_key()
+        if key:
+            kwargs["api_key"] = key
+        mode = self.structured_mode()
+        if mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        elif mode == "json_schema" and request.response_schema is not None:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "schema": request.response_schema},
+            }
+        kwargs.update(self.config.extra_body)
+        return kwargs
+
+    async def _call_once(self, request: ChatRequest) -> RawResponse:
+        litellm = litellm_module()
+        response = await asyncio.wait_for(
+            litellm.acompletion(**self._kwargs(request)), timeout=self.config.timeout_s + 5.0
+        )
+        return _to_raw(litellm, response)
+
+    async def complete(self, request: ChatRequest, *, use_cache: bool = True,
+                       refresh_cache: bool = False) -> CallResult:
+        key = cache_key(self.config, request) if self.cache is not None else None
+        started = time.perf_counter()
+        if self.cache is not None and key is not None and use_cache and not refresh_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return CallResult(response=hit, cache_hit=True,
+                                  latency_s=time.perf_counter() - started)
+        attempts = 0
+        async with self._semaphore:
+            try:
+                retrying = AsyncRetrying(
+                    stop=stop_after_attempt(self.config.retry.max_attempts),
+                    wait=self._wait,
+                    retry=retry_if_exception(is_retryable),
+                    reraise=True,
+                )
+                async for attempt in retrying:
+                    with attempt:
+                        attempts += 1
+                        raw = await self._call_once(request)
+            except Exception as exc:  # every failure becomes a recorded api_error
+                info = describe_error(exc)
+                code = f" {info['status_code']}" if info["status_code"] else ""
+                return CallResult(
+                    error=f"{info['error_type']}{code}: {info['message']}",
+                    error_type=info["error_type"],
+                    attempts=attempts,
+                    latency_s=time.perf_counter() - started,
+                )
+        if self.cache is not None and key is not None and (use_cache or refresh_cache):
+            self.cache.set(key, raw)
+        return CallResult(response=raw, attempts=attempts, latency_s=time.perf_counter() - started)
+
+
+def _to_raw(litellm: Any, response: Any) -> RawResponse:
+    choice = response.choices[0]
+    message = choice.message
+    usage = getattr(response, "usage", None)
+    cost: float | None
+    try:
+        cost = float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        cost = None
+    return RawResponse(
+        content=getattr(message, "content", None),
+        refusal=getattr(message, "refusal", None),
+        finish_reason=getattr(choice, "finish_reason", None),
+        model_returned=getattr(response, "model", None),
+        response_id=getattr(response, "id", None),
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
+            cost_usd=cost,
+        ),
+    )

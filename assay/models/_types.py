@@ -1,0 +1,50 @@
+"""What goes into and comes out of a model call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.judges._types import Usage
+from assay.models._config import Decoding
+from assay.prompts._prompt import Message
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[Message]
+    decoding: Decoding = Field(default_factory=Decoding)
+    response_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON schema of the expected output, if any."
+    )
+    schema_name: str = "verdict"
+    sample_index: int = Field(default=0, ge=0, description="Distinguishes repeated samples.")
+
+
+class RawResponse(BaseModel):
+    """The provider's answer, reduced to what we need; this is what the cache stores."""
+
+    content: str | None
+    refusal: str | None = None
+    finish_reason: str | None = None
+    model_returned: str | None = None
+    response_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def cacheable(self) -> bool:
+        """Refusals and truncated outputs are not cached: a retry may do better."""
+        return self.refusal is None and self.finish_reason not in ("length", "content_filter")
+
+
+class CallResult(BaseModel):
+    """A finished call: a response or an error, plus how it was obtained."""
+
+    response: RawResponse | None = None
+    error: str | None = None
+    error_type: str | None = None
+    attempts: int = 0
+    cache_hit: bool = False
+    latency_s: float = 0.0

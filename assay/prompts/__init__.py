@@ -1,0 +1,19 @@
+"""Versioned Jinja prompt templates with content hashes."""
+
+from assay.prompts._prompt import Message, Prompt, PromptMeta, load_prompt_file
+from assay.prompts._registry import BUILTIN_DIR, PROMPT_PATH_ENV, PromptRegistry
+from assay.prompts._schemas import SCHEMAS, ForceVerdict, LabelVerdict, SupportVerdict
+
+__all__ = [
+    "BUILTIN_DIR",
+    "PROMPT_PATH_ENV",
+    "SCHEMAS",
+    "ForceVerdict",
+    "LabelVerdict",
+    "Message",
+    "Prompt",
+    "PromptMeta",
+    "PromptRegistry",
+    "SupportVerdict",
+    "load_prompt_file",
+]

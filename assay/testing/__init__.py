@@ -1,0 +1,35 @@
+"""Offline test doubles: a real HTTP server speaking the OpenAI chat-completions protocol.
+
+Used by the test suite and the benchmark, and by users who want to dry-run a spec without
+a provider key: point ``api_base`` at ``FakeOpenAIServer().base_url``.
+"""
+
+from assay.testing._server import (
+    DEFAULT_CONTENT,
+    Behavior,
+    FakeOpenAIServer,
+    FakeServerClient,
+    Responder,
+    ServerStats,
+    delay,
+    http_error,
+    malformed_body,
+    refusal,
+    reply,
+    truncated,
+)
+
+__all__ = [
+    "DEFAULT_CONTENT",
+    "Behavior",
+    "FakeOpenAIServer",
+    "FakeServerClient",
+    "Responder",
+    "ServerStats",
+    "delay",
+    "http_error",
+    "malformed_body",
+    "refusal",
+    "reply",
+    "truncated",
+]
