@@ -85,7 +85,10 @@ def _print_run_table(run_dir: Path) -> None:
     from assay.runs import METRICS_FILE
 
     if (run_dir / METRICS_FILE).exists():
-        _console().print(force_table(_metrics_frame(run_dir), title=f"ForceBench · {run_dir}"))
+        console = _console()
+        frame = _metrics_frame(run_dir)
+        wide = console.width >= 110
+        console.print(force_table(frame, title=f"ForceBench · {run_dir}", axes=wide))
 
 
 @app.command()

@@ -51,8 +51,7 @@ UNSUPPORTED = "unsupported"
 #: Compact English function-word list. Modals (may, will...) and quantifiers (all,
 #: some...) are stopwords on purpose: overlap measures topic, not force. Negations
 #: (not, no, nor, never) are *not* stopwords, so a dropped or added "not" counts.
-STOPWORDS: frozenset[str] = frozenset(
-    """
+_STOPWORD_TEXT = """
     a an the and or but if then than so as of in on at to for from by with without
     about into onto over under between among through during before after above below
     up down out off per via within across against upon along toward towards
@@ -61,9 +60,9 @@ STOPWORDS: frozenset[str] = frozenset(
     there here is are was were be been being am has have had having do does did doing
     done will would shall should can could may might must also such both each all any
     some most more other others only own same very just too again further once while
-    because until whether just yet either neither one ones s t
-    """.split()
-)
+    because until whether yet either neither one ones s t
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 #: Irregular plurals folded to their singular during normalisation.
 IRREGULAR_PLURALS: dict[str, str] = {
@@ -276,8 +275,7 @@ _POPULATION_PAT = (
     r"|infants?|newborns?|toddlers?|babies|women|woman|men|man|girls?|boys?|males?"
     r"|females?|elderly|seniors?|patients?|participants?|subjects?|volunteers?"
     r"|smokers?|non-?smokers?|drinkers?|students?|workers?|employees?|veterans?"
-    r"|residents?|athletes?|users?|respondents?|households?|firms?|hospitals?"
-    r"|schools?|villages?|farms?)\b"
+    r"|residents?|athletes?|users?|respondents?|households?|firms?)\b"
 )
 _AGE_PAT = (
     r"\b(?:aged|ages?)\s+(\d{1,3})\b"
@@ -320,6 +318,8 @@ _WITH_RE = re.compile(_WITH_PAT)
 _QUANT_LIMITER_RE = re.compile(_QUANT_LIMITER_PAT)
 _GENERALISER_RE = re.compile(_GENERALISER_PAT)
 _WS_RE = re.compile(r"\s+")
+_SENTENCE_BREAK_RE = re.compile(r"[.!?:;]")
+_YEAR_ONLY_RE = re.compile(r"(?:18|19|20)\d\d")
 
 
 def _found(regex: re.Pattern[str], text: str) -> list[str]:
@@ -371,9 +371,7 @@ def _penalties(
     out = dict.fromkeys(keys, base)
     for key, value in (overrides or {}).items():
         if key not in out:
-            raise SpecError(
-                f"unknown {what} {key!r}; known: {', '.join(keys)}", field="penalties"
-            )
+            raise SpecError(f"unknown {what} {key!r}; known: {', '.join(keys)}", field="penalties")
         out[key] = _unit(f"penalties.{key}", value)
     return out
 
@@ -473,6 +471,10 @@ class TokenOverlapJudge(BaselineJudge):
         return value, features
 
 
+def _is_acronym(word: str) -> bool:
+    return len(word) > 1 and word.isupper()
+
+
 class EntityOverlapJudge(BaselineJudge):
     """Fraction of the claim's entities (names, acronyms, numbers, years) in the evidence.
 
@@ -485,7 +487,7 @@ class EntityOverlapJudge(BaselineJudge):
     """
 
     name = "entity-overlap"
-    _lexicon = (*_TOKEN_LEXICON, _RAW_TOKEN_RE.pattern, "sentence-start: [.!?:]")
+    _lexicon = (*_TOKEN_LEXICON, _RAW_TOKEN_RE.pattern, _SENTENCE_BREAK_RE.pattern)
 
     @staticmethod
     def entities(text: str) -> list[tuple[str, str, str]]:
@@ -503,13 +505,10 @@ class EntityOverlapJudge(BaselineJudge):
         def flush() -> None:
             nonlocal run
             words = list(run)
-            while words and words[0].lower() in STOPWORDS:
+            while words and words[0].lower() in STOPWORDS and not _is_acronym(words[0]):
                 words = words[1:]
             if words and (
-                not run_at_start
-                or len(words) > 1
-                or len(run) > 1
-                or (len(words[0]) > 1 and words[0].isupper())
+                not run_at_start or len(words) > 1 or len(run) > 1 or _is_acronym(words[0])
             ):
                 surface = " ".join(words)
                 key = " ".join(_norm_token(w.lower()) for w in words)
@@ -519,7 +518,7 @@ class EntityOverlapJudge(BaselineJudge):
         for m in _RAW_TOKEN_RE.finditer(text):
             tok = m.group(0)
             gap = text[prev_end : m.start()]
-            if prev_end and re.search(r"[.!?:;]", gap):
+            if prev_end and _SENTENCE_BREAK_RE.search(gap):
                 sentence_start = True
             prev_end = m.end()
             if tok[0].isdigit():
@@ -628,7 +627,7 @@ class ForceCheckRuleJudge(BaselineJudge):
     def score(self, item: JudgeItem) -> tuple[float, dict[str, Any]]:
         overlap, _, _ = _overlap(item.claim, item.evidence)
         cues = self.cues(item.claim)
-        total = sum(self.penalties[k] for k in cues)
+        total = float(sum(self.penalties[k] for k in cues))
         return overlap - total, {
             "token_overlap": round(overlap, 6),
             "cues": cues,
@@ -712,7 +711,12 @@ class ForceCheckAxisJudge(BaselineJudge):
 
     @staticmethod
     def _numeric(ev: str, cl: str) -> tuple[list[str], list[str]]:
-        limiters = _found(_NUMERIC_LIMITER_RE, ev)
+        # A span of years ("2010 to 2015") is a temporal limiter, not a numeric one.
+        limiters = [
+            lim
+            for lim in _found(_NUMERIC_LIMITER_RE, ev)
+            if not all(_YEAR_ONLY_RE.fullmatch(n.text) for n in _numbers(lim))
+        ]
         claim_nums = [n for n in _numbers(cl) if not n.year]
         reasons: list[str] = []
         exact = sorted({n.text for n in claim_nums if n.exact})
@@ -807,7 +811,7 @@ class ForceCheckAxisJudge(BaselineJudge):
         overlap, _, _ = _overlap(item.claim, item.evidence)
         detail = self.axes(item.claim, item.evidence)
         fired = [axis for axis in self.AXES if detail[axis]["reasons"]]
-        total = sum(self.penalties[a] for a in fired)
+        total = float(sum(self.penalties[a] for a in fired))
         return overlap - total, {
             "token_overlap": round(overlap, 6),
             "axes_fired": fired,

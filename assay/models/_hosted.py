@@ -157,9 +157,13 @@ def _to_raw(litellm: Any, response: Any) -> RawResponse:
         cost = float(litellm.completion_cost(completion_response=response))
     except Exception:
         cost = None
+    refusal_text = getattr(message, "refusal", None)
+    if refusal_text is None:  # litellm keeps OpenAI's `refusal` among provider fields
+        extra = getattr(message, "provider_specific_fields", None) or {}
+        refusal_text = extra.get("refusal") if isinstance(extra, dict) else None
     return RawResponse(
         content=getattr(message, "content", None),
-        refusal=getattr(message, "refusal", None),
+        refusal=refusal_text,
         finish_reason=getattr(choice, "finish_reason", None),
         model_returned=getattr(response, "model", None),
         response_id=getattr(response, "id", None),

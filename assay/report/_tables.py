@@ -38,24 +38,38 @@ def _ci(value: float, lo: float, hi: float) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def force_table(metrics: pd.DataFrame, title: str | None = None) -> Any:
+def _short_ci(lo: float, hi: float) -> str:
+    return f"{lo:.2f}–{hi:.2f}"
+
+
+def force_table(metrics: pd.DataFrame, title: str | None = None, *, axes: bool = True) -> Any:
     """A rich Table of the wide summary (lower MVR and higher FS are better)."""
+    from rich import box
     from rich.table import Table
 
     summary = force_summary_frame(metrics)
-    table = Table(title=title, caption="MVR: lower is better · FS: higher is better · 95% bootstrap CI")
-    for col in ("judge", "N", "failed", "MVR [95% CI]", "FS [95% CI]", *[a[:4] for a in AXES]):
-        table.add_column(col, justify="left" if col == "judge" else "right")
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        caption="MVR lower is better · FS higher is better · 95% bootstrap CIs"
+        + (" · per-axis columns: MVR" if axes else ""),
+    )
+    table.add_column("judge", no_wrap=True, overflow="fold")
+    for col in ("N", "fail", "MVR", "95% CI", "FS", "95% CI"):
+        table.add_column(col, justify="right", no_wrap=True)
+    if axes:
+        for a in AXES:
+            table.add_column(a[:4], justify="right", no_wrap=True)
     for _, row in summary.iterrows():
-        axis_cells = [
-            "—" if pd.isna(row[f"MVR_{a}"]) else f"{row[f'MVR_{a}']:.2f}" for a in AXES
-        ]
-        table.add_row(
+        cells = [
             str(row["judge"]), str(int(row["N"])), str(int(row["failed"])),
-            _ci(row["MVR"], row["MVR_lo"], row["MVR_hi"]),
-            _ci(row["FS"], row["FS_lo"], row["FS_hi"]),
-            *axis_cells,
-        )
+            f"{row['MVR']:.3f}", _short_ci(row["MVR_lo"], row["MVR_hi"]),
+            f"{row['FS']:.3f}", _short_ci(row["FS_lo"], row["FS_hi"]),
+        ]
+        if axes:
+            cells += ["—" if pd.isna(row[f"MVR_{a}"]) else f"{row[f'MVR_{a}']:.2f}" for a in AXES]
+        table.add_row(*cells)
     return table
 
 
