@@ -161,14 +161,15 @@ _PERCENT_AFTER_RE = re.compile(
     r"^\s*(?:%|percent\b|per cent\b|percentage points?\b)"
     r"|^\s*(?:-|\u2013|\u2014|to|and)\s*[\d.,]+\s*(?:%|percent\b|per cent\b)"
 )
+_N = r"\d+(?:[.,]\d+)*\s*%?"  # a number, optionally a percentage (limiter spans only)
 _NUMERIC_LIMITER_RE = re.compile(
-    r"(?<![a-z]-)\d[\d.,]*\s*%?\s*(?:-|\u2013|\u2014|to)\s*\d[\d.,]*\s*%?"
-    r"|\bbetween\s+\S*\d[\d.,]*\s*%?\s+and\s+\S*\d[\d.,]*\s*%?"
+    rf"(?<![a-z]-){_N}\s*(?:-|\u2013|\u2014|to)\s*{_N}"
+    rf"|\bbetween\s+\S*{_N}\s+and\s+\S*{_N}"
     r"|(?:\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|up to"
     r"|as (?:many|much|few|little|high|low) as|an estimated|estimated|more than|at least"
     r"|at most|less than|fewer than|upwards of|close to|on the order of|no more than"
-    r"|in excess of)|~|\u2248|\u2265|\u2264)\s*\d[\d.,]*\s*%?"
-    r"|\d[\d.,]*\s*%?\s*(?:\u00b1|\+/-)\s*\d[\d.,]*"
+    rf"|in excess of)|~|\u2248|\u2265|\u2264)\s*{_N}(?:\s*(?:-|\u2013|\u2014|to)\s*{_N})?"
+    rf"|{_N}\s*(?:\u00b1|\+/-)\s*{_N}"
 )
 
 
@@ -324,7 +325,7 @@ _YEAR_ONLY_RE = re.compile(r"(?:18|19|20)\d\d")
 
 def _found(regex: re.Pattern[str], text: str) -> list[str]:
     """Sorted unique matches (whitespace collapsed) of `regex` in prepped `text`."""
-    return sorted({_WS_RE.sub(" ", m.group(0)) for m in regex.finditer(text)})
+    return sorted({_WS_RE.sub(" ", m.group(0)).strip() for m in regex.finditer(text)})
 
 
 def _lexicon_sha256(parts: Iterable[str]) -> str:

@@ -67,6 +67,31 @@ class HostedClient:
             self._structured = mode
         return self._structured
 
+    def preflight(self) -> None:
+        """Fail before the first request when credentials are visibly missing."""
+        from assay.errors import ModelConfigError
+
+        env = self.config.api_key_env
+        if env:
+            if not os.environ.get(env):
+                raise ModelConfigError(
+                    f"model {self.config.model!r}: environment variable {env} "
+                    "(api_key_env) is not set"
+                )
+            return
+        if self.config.api_base:
+            return
+        try:
+            check = litellm_module().validate_environment(model=self.config.model)
+        except Exception:
+            return
+        missing = check.get("missing_keys") or []
+        if not check.get("keys_in_environment", True) and missing:
+            raise ModelConfigError(
+                f"model {self.config.model!r} needs {', '.join(missing)} in the environment "
+                "(or set api_base/api_key_env in the spec)"
+            )
+
     def _api_key(self) -> str | None:
         if self.config.api_key_env:
             return os.environ.get(self.config.api_key_env)

@@ -32,6 +32,9 @@ def is_retryable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name == "ContextWindowExceededError":
         return False
+    text = str(exc)
+    if "Missing credentials" in text or "api_key" in text and "must be set" in text:
+        return False  # litellm reports a missing key as a 500; retrying cannot help
     if name in {"Timeout", "APIConnectionError", "RateLimitError", "ServiceUnavailableError",
                 "InternalServerError", "APITimeoutError"}:
         return True

@@ -1,0 +1,505 @@
+"""Throughput of an assay LLM-judge run against a plain litellm loop, over real HTTP.
+
+What it measures (all against the same fake OpenAI-compatible server, run in a separate
+process with a fixed per-request latency, so the client's CPU is what differs):
+
+* plain loop   -- ``litellm.acompletion`` for N distinct prompts, ``asyncio.gather``
+                  bounded by ``asyncio.Semaphore(concurrency)``. The prompts are the
+                  exact messages assay sends (``generic-support@1`` rendered for every
+                  pair member), rendered before the clock starts.
+* assay cold   -- ``Runner(spec, options).run()`` on a temp ForceBench dataset of N/2
+                  distinct pairs (N judgments: calibrated + raised member), one
+                  ``[[judges]]`` block, ``max_concurrency = concurrency``, an empty cache.
+                  Timed end to end (rendering, calls, parsing, cache writes,
+                  judgments.jsonl, manifest, metrics with bootstrap CIs). Runner
+                  construction (spec + dataset loading, judge building) is timed
+                  separately and reported both ways.
+* assay cached -- the same spec again into a new output directory with the same cache
+                  directory: every judgment must be a cache hit and the server must see
+                  0 requests.
+
+Targets: assay cold >= 0.9x the plain loop's judgments/s; cold time / cached time >= 20x.
+
+Usage::
+
+    python benchmarks/bench_throughput.py [--n 5000] [--concurrency 64] [--latency-ms 20]
+                                          [--repeat 1] [--json]
+
+Everything (server process, temp directories) is cleaned up in ``finally`` blocks, and a
+watchdog ends the process after ``--timeout`` seconds whatever happens.
+"""
+
+from __future__ import annotations
+
+# Must be set before anything imports litellm (assay imports it lazily, but be explicit).
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+from importlib.metadata import PackageNotFoundError, version  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+CONTENT = '{"label": "fully_supported", "confidence": 0.9, "rationale": "ok"}'
+MODEL = "openai/bench"
+PROMPT_REF = "generic-support@1"
+TARGET_COLD_VS_PLAIN = 0.9
+TARGET_COLD_VS_CACHED = 20.0
+
+_AXES = ["relation", "modality", "scope", "temporal", "numeric"]
+_EVIDENCE = (
+    "A {year} cohort study that followed {n:,} adults in {place} for {years} years found that "
+    "participants who {exposure} had a {pct}% lower incidence of {outcome} than those who did "
+    "not. The authors stressed that the study was observational and could not rule out "
+    "confounding by diet or physical activity. (record {i:06d})"
+)
+_PLACES = ["Denmark", "Ohio", "Japan", "Chile", "Kenya", "Norway", "Quebec", "Bavaria"]
+_EXPOSURES = [
+    "drank three or more cups of coffee daily",
+    "walked at least 30 minutes a day",
+    "ate fish twice a week",
+    "slept seven to eight hours a night",
+]
+_OUTCOMES = ["type 2 diabetes", "stroke", "hip fracture", "depression", "heart failure"]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _pkg(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "n/a"
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "cpu_count": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "litellm": _pkg("litellm"),
+        "openai": _pkg("openai"),
+        "httpx": _pkg("httpx"),
+        "aiohttp": _pkg("aiohttp"),
+        "pydantic": _pkg("pydantic"),
+        "assay": _pkg("assay"),
+    }
+
+
+def make_pairs(n_pairs: int, tag: str = "") -> list[dict[str, Any]]:
+    """Distinct ForceBench pairs; every claim and passage carries a unique record number."""
+    pairs = []
+    for i in range(n_pairs):
+        exposure = _EXPOSURES[i % len(_EXPOSURES)]
+        outcome = _OUTCOMES[i % len(_OUTCOMES)]
+        place = _PLACES[i % len(_PLACES)]
+        evidence = _EVIDENCE.format(
+            year=2000 + i % 24, n=1000 + (i * 37) % 9000, place=place, years=3 + i % 9,
+            exposure=exposure, pct=5 + i % 30, outcome=outcome, i=i,
+        )
+        pairs.append({
+            "id": f"bench{tag}-{i:06d}",
+            "question": f"Is {exposure.split(' ', 1)[1]} linked to {outcome} risk? (#{tag}{i})",
+            "evidence": evidence,
+            "calibrated_claim": (
+                f"In a cohort from {place}, people who {exposure} were observed to have a lower "
+                f"incidence of {outcome} (record {tag}{i:06d})."
+            ),
+            "raised_claim": (
+                f"In a cohort from {place}, {exposure.replace('drank', 'drinking')} was shown to "
+                f"prevent {outcome} (record {tag}{i:06d})."
+            ),
+            "axis": _AXES[i % len(_AXES)],
+            "severity": 1 + i % 3,
+        })
+    return pairs
+
+
+def write_dataset(path: Path, pairs: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(json.dumps(p) + "\n")
+
+
+def write_spec(path: Path, *, dataset: Path, api_base: str, concurrency: int,
+               bootstrap: int | None, name: str = "bench") -> None:
+    lines = [
+        f'name = "{name}"',
+        'description = "assay throughput benchmark (fake server)"',
+    ]
+    if bootstrap is not None:
+        lines.append(f"bootstrap = {bootstrap}")
+    lines += [
+        "",
+        "[[datasets]]",
+        f'name = "{name}-data"',
+        f"path = {json.dumps(str(dataset))}",
+        "",
+        "[[judges]]",
+        f'models = ["{MODEL}"]',
+        f'prompts = ["{PROMPT_REF}"]',
+        f"api_base = {json.dumps(api_base)}",
+        f"max_concurrency = {concurrency}",
+        'structured_output = "off"',
+        "",
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def render_messages(pairs: list[dict[str, Any]]) -> list[list[dict[str, str]]]:
+    """The exact chat messages assay sends for each pair member, in plan order."""
+    from assay.prompts import PromptRegistry
+
+    prompt = PromptRegistry().get(PROMPT_REF)
+    out = []
+    for p in pairs:
+        for claim in (p["calibrated_claim"], p["raised_claim"]):
+            msgs = prompt.render(
+                {"claim": claim, "evidence": p["evidence"], "question": p["question"]}
+            )
+            out.append([m.model_dump() for m in msgs])
+    return out
+
+
+def summarize(times: list[float], n: int) -> dict[str, Any]:
+    best = min(times)
+    med = statistics.median(times)
+    return {
+        "judgments": n,
+        "times_s": [round(t, 4) for t in times],
+        "best_s": round(best, 4),
+        "median_s": round(med, 4),
+        "best_per_s": round(n / best, 1),
+        "median_per_s": round(n / med, 1),
+    }
+
+
+def read_judgments(run_dir: Path) -> tuple[int, Counter[str], int]:
+    statuses: Counter[str] = Counter()
+    hits = 0
+    total = 0
+    with (run_dir / "judgments.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            total += 1
+            statuses[rec["status"]] += 1
+            hits += bool(rec.get("cache_hit"))
+    return total, statuses, hits
+
+
+class Watchdog:
+    """Kills this process (and so the server, whose stdin pipe closes) after a deadline."""
+
+    def __init__(self, seconds: float, on_fire: Any) -> None:
+        self._stop = threading.Event()
+        self._seconds = seconds
+        self._on_fire = on_fire
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        if not self._stop.wait(self._seconds):
+            sys.stderr.write(f"\nbench_throughput: watchdog fired after {self._seconds}s\n")
+            sys.stderr.flush()
+            with contextlib.suppress(Exception):
+                self._on_fire()
+            os._exit(3)
+
+    def __enter__(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+
+# --------------------------------------------------------------------------- phases
+
+
+async def _plain_loop(messages: list[list[dict[str, str]]], api_base: str, concurrency: int,
+                      call_timeout: float) -> tuple[int, int]:
+    import litellm
+
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(msgs: list[dict[str, str]]) -> bool:
+        async with sem:
+            resp = await asyncio.wait_for(
+                litellm.acompletion(
+                    model=MODEL, api_base=api_base, api_key="sk-bench", messages=msgs,
+                    max_retries=0, temperature=0, max_tokens=1024,
+                ),
+                timeout=call_timeout,
+            )
+            return resp.choices[0].message.content == CONTENT
+
+    results = await asyncio.gather(*(one(m) for m in messages), return_exceptions=True)
+    ok = sum(1 for r in results if r is True)
+    return ok, len(results) - ok
+
+
+def run_plain(messages: list[list[dict[str, str]]], api_base: str, concurrency: int,
+              call_timeout: float = 60.0) -> tuple[float, int, int]:
+    t0 = time.perf_counter()
+    ok, bad = asyncio.run(_plain_loop(messages, api_base, concurrency, call_timeout))
+    return time.perf_counter() - t0, ok, bad
+
+
+def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
+    """Import litellm/assay and make first calls on both code paths (not timed)."""
+    # NB: `import assay.models` as the *first* assay import fails with a circular import
+    # (assay.models -> _cache -> _types -> assay.judges -> _llm -> assay.models); importing
+    # assay.runs first (as the CLI does) avoids it.
+    from assay.runs import Runner, RunOptions, load_spec
+    from assay.models._hosted import litellm_module
+
+    litellm = litellm_module()  # assay's import path: sets suppress_debug_info etc.
+    litellm.suppress_debug_info = True
+    msgs = render_messages(make_pairs(4, tag="w"))
+    run_plain(msgs, api_base, concurrency)
+    # assay side: a tiny run (own dataset, cache and output dir) so assay.metrics, pandas,
+    # diskcache, tenacity, jinja templates and litellm's client for assay's key are loaded.
+    d = workdir / "warmup"
+    d.mkdir()
+    write_dataset(d / "data.jsonl", make_pairs(4, tag="w"))
+    write_spec(d / "spec.toml", dataset=d / "data.jsonl", api_base=api_base,
+               concurrency=concurrency, bootstrap=None, name="warmup")
+    Runner(load_spec(d / "spec.toml"), RunOptions(
+        cache_dir=str(d / "cache"), progress=False, output_dir=str(d / "out"))).run()
+
+
+def run_assay(spec_path: Path, cache_dir: Path, out_dir: Path) -> dict[str, Any]:
+    from assay.runs import Runner, RunOptions, load_spec
+
+    t0 = time.perf_counter()
+    runner = Runner(load_spec(spec_path), RunOptions(
+        cache_dir=str(cache_dir), progress=False, output_dir=str(out_dir)))
+    t1 = time.perf_counter()
+    outcome = runner.run()
+    t2 = time.perf_counter()
+    with contextlib.suppress(Exception):
+        if runner.cache is not None:
+            runner.cache.close()
+    total, statuses, hits = read_judgments(out_dir)
+    return {
+        "construct_s": t1 - t0,
+        "run_s": t2 - t1,
+        "status": outcome.status,
+        "recorded": outcome.recorded,
+        "lines": total,
+        "statuses": dict(statuses),
+        "cache_hits": hits,
+    }
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=5000, help="judgments (N/2 pairs; default 5000)")
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--latency-ms", type=float, default=20.0, help="fake server latency")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per timed phase")
+    ap.add_argument("--bootstrap", type=int, default=None,
+                    help="bootstrap resamples in the spec (default: assay's default, 1000)")
+    ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    ap.add_argument("--timeout", type=float, default=900.0, help="hard limit for the script")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
+    ns = ap.parse_args(argv)
+    if ns.n < 2 or ns.concurrency < 1 or ns.repeat < 1:
+        ap.error("--n >= 2, --concurrency >= 1, --repeat >= 1")
+
+    n_pairs = (ns.n + 1) // 2
+    n = 2 * n_pairs
+    from assay.testing import FakeOpenAIServer, FakeServerClient
+    from assay.testing._server import _terminate
+
+    workdir = Path(tempfile.mkdtemp(prefix="assay-bench-"))
+    proc = None
+    client = None
+    old_cwd = Path.cwd()
+    result: dict[str, Any] = {"machine": machine_info()}
+
+    def kill_server() -> None:
+        if proc is not None:
+            _terminate(proc)
+
+    try:
+        with Watchdog(ns.timeout, kill_server):
+            proc, url = FakeOpenAIServer.spawn_process(
+                content=CONTENT, latency_s=ns.latency_ms / 1000.0,
+                extra_args=["--max-recorded", "8"],  # counters stay exact; less server work
+            )
+            client = FakeServerClient(url, process=proc, timeout=30.0)
+            api_base = url + "/v1"
+            # The run manifest records git state of the cwd; run from the temp dir so the
+            # benchmark never invokes git inside the project checkout.
+            os.chdir(workdir)
+
+            pairs = make_pairs(n_pairs)
+            ds = workdir / "data.jsonl"
+            write_dataset(ds, pairs)
+            spec = workdir / "spec.toml"
+            write_spec(spec, dataset=ds, api_base=api_base, concurrency=ns.concurrency,
+                       bootstrap=ns.bootstrap)
+            messages = render_messages(pairs)
+            assert len(messages) == n
+            chars = [sum(len(m["content"]) for m in ms) for ms in messages]
+            result["config"] = {
+                "judgments": n, "pairs": n_pairs, "concurrency": ns.concurrency,
+                "latency_ms": ns.latency_ms, "repeat": ns.repeat,
+                "bootstrap": ns.bootstrap if ns.bootstrap is not None else "default(1000)",
+                "prompt": PROMPT_REF, "mean_prompt_chars": round(statistics.mean(chars)),
+                "ideal_s": round(n * ns.latency_ms / 1000.0 / ns.concurrency, 3),
+            }
+
+            print(f"warming up (server {url}) ...", flush=True)
+            warm_up(api_base, workdir, ns.concurrency)
+
+            # ---- plain loop
+            plain_times = []
+            for r in range(ns.repeat):
+                before = client.stats().total
+                t, ok, bad = run_plain(messages, api_base, ns.concurrency)
+                reqs = client.stats().total - before
+                print(f"plain loop  #{r + 1}: {t:7.3f}s  ok={ok} failed={bad} requests={reqs}",
+                      flush=True)
+                if bad:
+                    raise SystemExit(f"plain loop had {bad} failed calls")
+                plain_times.append(t)
+            result["plain"] = summarize(plain_times, n)
+
+            # ---- assay cold (fresh cache dir per repeat)
+            cold_runs = []
+            cache_dir = workdir / "cache-0"
+            for r in range(ns.repeat):
+                cache_dir = workdir / f"cache-{r}"
+                before = client.stats().total
+                info = run_assay(spec, cache_dir, workdir / f"out-cold-{r}")
+                info["requests"] = client.stats().total - before
+                print(f"assay cold  #{r + 1}: run {info['run_s']:7.3f}s  construct "
+                      f"{info['construct_s']:.3f}s  status={info['status']} "
+                      f"statuses={info['statuses']} requests={info['requests']}", flush=True)
+                if info["statuses"] != {"ok": n} or info["lines"] != n:
+                    raise SystemExit(f"assay cold run: expected {n} ok judgments, got {info}")
+                cold_runs.append(info)
+            result["assay_cold"] = summarize([c["run_s"] for c in cold_runs], n)
+            result["assay_cold"]["construct_s"] = [round(c["construct_s"], 4) for c in cold_runs]
+            result["assay_cold_incl_construct"] = summarize(
+                [c["run_s"] + c["construct_s"] for c in cold_runs], n)
+            result["assay_cold"]["server_requests"] = [c["requests"] for c in cold_runs]
+
+            # ---- assay cached (same cache dir as the last cold run, new output dirs)
+            cached_runs = []
+            for r in range(ns.repeat):
+                before = client.stats().total
+                info = run_assay(spec, cache_dir, workdir / f"out-cached-{r}")
+                info["requests"] = client.stats().total - before
+                print(f"assay cached#{r + 1}: run {info['run_s']:7.3f}s  construct "
+                      f"{info['construct_s']:.3f}s  status={info['status']} "
+                      f"cache_hits={info['cache_hits']} requests={info['requests']}", flush=True)
+                if info["cache_hits"] != n or info["requests"] != 0 \
+                        or info["statuses"] != {"ok": n}:
+                    raise SystemExit(f"assay cached run: expected {n} hits, 0 requests: {info}")
+                cached_runs.append(info)
+            result["assay_cached"] = summarize([c["run_s"] for c in cached_runs], n)
+            result["assay_cached"]["construct_s"] = [
+                round(c["construct_s"], 4) for c in cached_runs]
+            result["assay_cached_incl_construct"] = summarize(
+                [c["run_s"] + c["construct_s"] for c in cached_runs], n)
+            result["assay_cached"]["server_requests"] = [c["requests"] for c in cached_runs]
+            result["assay_cached"]["cache_hits"] = [c["cache_hits"] for c in cached_runs]
+    finally:
+        os.chdir(old_cwd)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+        kill_server()
+        if ns.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    report(result)
+    if ns.json:
+        print(json.dumps(result, indent=2))
+    return 0 if result["pass"] else 1
+
+
+def report(res: dict[str, Any]) -> None:
+    m, c = res["machine"], res["config"]
+    print()
+    print(f"machine: {m['cpu_count']} cores (affinity {m['affinity']}), {m['processor']}, "
+          f"{m['implementation']} {m['python']}, {m['platform']}")
+    print(f"         litellm {m['litellm']}, openai {m['openai']}, httpx {m['httpx']}, "
+          f"aiohttp {m['aiohttp']}, pydantic {m['pydantic']}, assay {m['assay']}")
+    print(f"config:  {c['judgments']} judgments ({c['pairs']} pairs x 2 members), concurrency "
+          f"{c['concurrency']}, server latency {c['latency_ms']} ms, prompt {c['prompt']} "
+          f"(~{c['mean_prompt_chars']} chars), bootstrap {c['bootstrap']}, repeat {c['repeat']}")
+    print(f"         latency-bound ideal: {c['ideal_s']} s "
+          f"({c['judgments']} x {c['latency_ms']} ms / {c['concurrency']})")
+    print()
+    hdr = f"{'phase':<34}{'judgments':>10}{'best s':>10}{'median s':>10}{'best j/s':>11}" \
+          f"{'median j/s':>12}"
+    print(hdr)
+    print("-" * len(hdr))
+    rows = [
+        ("plain litellm loop", res["plain"]),
+        ("assay cold   (run() only)", res["assay_cold"]),
+        ("assay cold   (construct + run)", res["assay_cold_incl_construct"]),
+        ("assay cached (run() only)", res["assay_cached"]),
+        ("assay cached (construct + run)", res["assay_cached_incl_construct"]),
+    ]
+    for name, s in rows:
+        print(f"{name:<34}{s['judgments']:>10}{s['best_s']:>10.3f}{s['median_s']:>10.3f}"
+              f"{s['best_per_s']:>11.1f}{s['median_per_s']:>12.1f}")
+    print()
+    print("run() = Runner(...).run(): plan, calls, parsing, cache, judgments.jsonl, manifest, "
+          "metrics.\nconstruct = load_spec + Runner(...) (dataset loading, judge building).")
+    print()
+    ratio_cold = res["plain"]["best_s"] / res["assay_cold"]["best_s"]
+    ratio_cold_med = res["plain"]["median_s"] / res["assay_cold"]["median_s"]
+    ratio_cache = res["assay_cold"]["best_s"] / res["assay_cached"]["best_s"]
+    ratio_cache_med = res["assay_cold"]["median_s"] / res["assay_cached"]["median_s"]
+    ok1 = ratio_cold >= TARGET_COLD_VS_PLAIN
+    ok2 = ratio_cache >= TARGET_COLD_VS_CACHED
+    print(f"assay_cold / plain throughput : {ratio_cold:6.3f}x best, {ratio_cold_med:6.3f}x "
+          f"median  (target >= {TARGET_COLD_VS_PLAIN})   {'PASS' if ok1 else 'FAIL'}")
+    print(f"cold time / cached time       : {ratio_cache:6.1f}x best, {ratio_cache_med:6.1f}x "
+          f"median  (target >= {TARGET_COLD_VS_CACHED:g}x)   {'PASS' if ok2 else 'FAIL'}")
+    print(f"cached run: {res['assay_cached']['cache_hits']} cache hits, server requests "
+          f"{res['assay_cached']['server_requests']}; cold run server requests "
+          f"{res['assay_cold']['server_requests']}")
+    res["ratios"] = {
+        "assay_cold_over_plain_best": round(ratio_cold, 4),
+        "assay_cold_over_plain_median": round(ratio_cold_med, 4),
+        "cold_over_cached_best": round(ratio_cache, 2),
+        "cold_over_cached_median": round(ratio_cache_med, 2),
+        "targets": {"assay_cold_over_plain": TARGET_COLD_VS_PLAIN,
+                    "cold_over_cached": TARGET_COLD_VS_CACHED},
+        "pass_cold_over_plain": ok1,
+        "pass_cold_over_cached": ok2,
+    }
+    res["pass"] = ok1 and ok2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
