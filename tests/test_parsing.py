@@ -12,8 +12,14 @@ import pytest
 # the rest of this module can still run.
 import assay.judges  # noqa: F401
 from assay.judges import Status
-from assay.parsing import PARSER_VERSION, extract_json_object, normalise_label, parse_verdict
-from assay.prompts import ForceVerdict, PromptRegistry, SupportVerdict
+from assay.parsing import (
+    PARSER_VERSION,
+    ParsedVerdict,
+    extract_json_object,
+    normalise_label,
+    parse_verdict,
+)
+from assay.prompts import ForceVerdict, Prompt, PromptRegistry, SupportVerdict
 
 GENERIC = PromptRegistry(include_env=False).get("generic-support@1")
 FORCE = PromptRegistry(include_env=False).get("force-aware@1")
@@ -24,8 +30,8 @@ def parse(
     *,
     finish_reason: str | None = "stop",
     refusal: str | None = None,
-    prompt=GENERIC,  # noqa: ANN001
-):  # type: ignore[no-untyped-def]
+    prompt: Prompt = GENERIC,
+) -> ParsedVerdict:
     return parse_verdict(
         content,
         finish_reason=finish_reason,

@@ -298,18 +298,21 @@ def test_bad_version_in_ref(registry: PromptRegistry) -> None:
 
 # ---- malformed files -------------------------------------------------------------------
 
+_CLAIM = "Claim: {{ claim }}"
+_TASK = 'task = "judge"'
+
 MALFORMED = {
     "no_front_matter": "=== user ===\n{{ claim }}\n",
     "bad_toml": '+++\nid = "x\nversion = 1\n+++\n=== user ===\nhi\n',
     "unknown_schema": _valid().replace('"LabelVerdict"', '"NoSuchVerdict"'),
     "score_for_unknown_label": _valid().replace("no = 0.0", "no = 0.0\nmaybe = 0.5"),
-    "undeclared_variable": _valid().replace("Claim: {{ claim }}", "Claim: {{ claim }} {{ mystery }}"),
-    "jinja_syntax_error": _valid().replace("Claim: {{ claim }}", "Claim: {% if claim %}{{ claim }}"),
+    "undeclared_variable": _valid().replace(_CLAIM, _CLAIM + " {{ mystery }}"),
+    "jinja_syntax_error": _valid().replace(_CLAIM, "Claim: {% if claim %}{{ claim }}"),
     "missing_user_section": _valid().split("=== user ===")[0],
     "missing_score": _valid().replace("no = 0.0\n", ""),
     "score_out_of_range": _valid().replace("yes = 1.0", "yes = 1.5"),
-    "unknown_front_matter_key": _valid().replace('task = "judge"', 'task = "judge"\ncolour = "red"'),
-    "bad_task": _valid().replace('task = "judge"', 'task = "grade"'),
+    "unknown_front_matter_key": _valid().replace(_TASK, _TASK + '\ncolour = "red"'),
+    "bad_task": _valid().replace(_TASK, 'task = "grade"'),
     "text_before_sections": _valid().replace("=== system ===", "stray\n=== system ==="),
     "duplicate_section": _valid() + "=== user ===\nagain\n",
 }
