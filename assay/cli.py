@@ -181,6 +181,10 @@ def prompts_render(
         variables = json.loads(data.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AssayError("data file not found", file=data) from None
+    except IsADirectoryError:
+        raise AssayError("expected a JSON file, got a directory", file=data) from None
+    except UnicodeDecodeError:
+        raise AssayError("data file is not valid UTF-8", file=data) from None
     except json.JSONDecodeError as exc:
         raise AssayError(f"not valid JSON: {exc.msg}", file=data, line=exc.lineno) from None
     if not isinstance(variables, dict):

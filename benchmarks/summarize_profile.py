@@ -1,9 +1,10 @@
 """Summarize a py-spy ``--format raw`` (collapsed stacks) profile of profile_phase.py.
 
-Only samples under ``timed_region`` are counted. Prints (1) inclusive share of named
-buckets (first matching rule wins, checked from the innermost frame outwards would hide
-callers, so a bucket is assigned by the OUTERMOST matching frame below timed_region),
-and (2) the top functions by self and inclusive samples.
+Only samples under ``timed_region`` are counted. Prints (1) the share of named buckets:
+each sample goes to the INNERMOST frame that matches a bucket rule (so pydantic called
+from the judgments writer counts as "judgments.jsonl write", and litellm called from
+assay's client counts as litellm); asyncio machinery only counts as such when no assay
+or litellm frame encloses it; (2) the top functions by self and inclusive samples.
 
     python benchmarks/summarize_profile.py cold.txt [--n 5000] [--wall 34.7] [--top 30]
 """
@@ -16,28 +17,36 @@ from collections import Counter
 
 # (bucket, regex on a frame "func (file:line)"). Checked outermost-first along the stack
 # below timed_region, so e.g. pydantic called *from* _store.write lands in "record write".
+def _fn(qualname_tail: str, file: str) -> str:
+    """A frame regex: a function whose qualname ends with ``qualname_tail`` in ``file``."""
+    return rf"^([\w<>]+\.)*{qualname_tail} \(.*{re.escape(file)}:"
+
+
 BUCKETS: list[tuple[str, str]] = [
-    ("runner: JudgmentRecord build (_record)", r"^_record \(.*assay/runs/_runner\.py"),
-    ("runner: judgments.jsonl write", r"^write \(.*assay/runs/_store\.py"),
-    ("runner: manifest (environment/judge_stats/json)", r"^(_manifest|_base_manifest|write_json_atomic) "),
-    ("runner: metrics (force_metrics + bootstrap)", r"^_write_metrics "),
-    ("runner: failed-count scan per judgment", r"^_failed_count "),
-    ("runner: progress tally", r"^count \(.*assay/runs/_runner\.py"),
-    ("runner: plan / latest_records / JudgeItem", r"^(plan|latest_records|__init__) \(.*assay/(runs|judges)/"),
-    ("judge: prompt render (jinja + Message)", r"^request_for "),
-    ("client: cache_key (canonical json + sha256)", r"^cache_key "),
-    ("client: diskcache get + RawResponse validate", r"^get \(.*assay/models/_cache\.py"),
-    ("client: diskcache set + dump", r"^set \(.*assay/models/_cache\.py"),
-    ("client: litellm.completion_cost", r"^_to_raw .*|completion_cost"),
-    ("client: _kwargs (model_dump of messages)", r"^_kwargs "),
+    ("runner: JudgmentRecord build (_record)", _fn("_record", "assay/runs/_runner.py")),
+    ("runner: judgments.jsonl write (dump+flush)", _fn("write", "assay/runs/_store.py")),
+    ("runner: manifest (environment/judge_stats/json)",
+     r"^Runner\.(_manifest|_base_manifest) |^write_json_atomic "),
+    ("runner: metrics (force_metrics + bootstrap)", _fn("_write_metrics", "_runner.py")),
+    ("runner: failed-count scan per judgment", _fn("_failed_count", "_runner.py")),
+    ("runner: progress tally", _fn("_Progress.count", "_runner.py")),
+    ("runner: plan / latest_records / JudgeItem",
+     r"^(Runner\.plan|latest_records|JudgmentWriter\.__init__) |^JudgeItem"),
+    ("judge: prompt render (request_for)", _fn("request_for", "assay/judges/_llm.py")),
+    ("client: cache_key (canonical json + sha256)", _fn("cache_key", "assay/models/_cache.py")),
+    ("client: diskcache get + RawResponse validate", _fn("ResponseCache.get", "_cache.py")),
+    ("client: diskcache set + dump", _fn("ResponseCache.set", "_cache.py")),
+    ("client: _to_raw (litellm.completion_cost again)", _fn("_to_raw", "_hosted.py")),
+    ("client: _kwargs (model_dump of messages)", _fn("_kwargs", "_hosted.py")),
     ("client: tenacity AsyncRetrying", r"tenacity/"),
-    ("litellm.acompletion (HTTP call path)", r"^acompletion \(.*litellm/"),
-    ("judge: parse_verdict + Judgment", r"^judgment_from_raw "),
-    ("client: CallResult", r"^complete \(.*assay/models/_hosted\.py"),
-    ("judge: __call__ rest", r"^__call__ \(.*assay/judges/_llm\.py"),
-    ("runner: worker rest", r"^worker \(.*assay/runs/_runner\.py"),
-    ("plain loop: one()", r"^one \(.*bench_throughput"),
-    ("asyncio event loop / selectors", r"asyncio/(base_events|selector_events|events)\.py|selectors\.py"),
+    ("litellm.acompletion (HTTP call path)", r"^acompletion \(litellm/"),
+    ("judge: parse_verdict + Judgment", _fn("judgment_from_raw", "_llm.py")),
+    ("client: complete() rest (CallResult, semaphore)", _fn("HostedClient.complete", "_hosted.py")),
+    ("judge: __call__ rest (Judgment build)", _fn("LLMJudge.__call__", "_llm.py")),
+    ("runner: worker rest", _fn("worker", "_runner.py")),
+    ("plain loop: one() rest", _fn("one", "bench_throughput.py")),
+    ("asyncio event loop / selectors / wait_for",
+     r"asyncio/(base_events|selector_events|events|tasks)\.py|selectors\.py"),
 ]
 
 
@@ -77,13 +86,16 @@ def main() -> int:
         below = frames[i + 1:]
         total += count
         chosen = "other"
-        for f in below:  # outermost first
+        for f in reversed(below):  # innermost first: the most specific bucket wins
             hit = next((b for b, rx in compiled if rx.search(f)), None)
-            if hit is not None:
-                chosen = hit
-                # the event loop is only "overhead" if nothing more specific is deeper
-                if not hit.startswith("asyncio"):
-                    break
+            if hit is None:
+                continue
+            if hit.startswith("asyncio"):
+                # the event loop is only "overhead" if nothing more specific is outside
+                chosen = hit if chosen == "other" else chosen
+                continue
+            chosen = hit
+            break
         buckets[chosen] += count
         if below:
             selfc[_short(below[-1])] += count

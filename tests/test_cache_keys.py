@@ -257,6 +257,7 @@ def test_key_parts_shape() -> None:
         "decoding",
         "structured_output",
         "response_schema",
+        "schema_name",
         "extra_body",
         "sample_index",
     }

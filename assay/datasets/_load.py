@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -45,16 +46,33 @@ def resolve_dataset_path(path: str | Path, *, base: Path | None = None) -> Path:
     return p
 
 
+def first_error(exc: ValidationError) -> tuple[str, str | None]:
+    """The most useful error first: an unknown field (a typo) before the missing one."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    return str(err["msg"]).removeprefix("Value error, "), field
+
+
 def _validate(row: object, path: Path, line: int) -> ForcePair:
     if not isinstance(row, dict):
         raise DatasetError("each row must be a JSON object", file=path, line=line)
+    if None in row:
+        raise DatasetError("row has more cells than the header", file=path, line=line)
     cleaned = {k: (None if v == "" else v) for k, v in row.items()}
     try:
         return ForcePair.model_validate(cleaned)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise DatasetError(err["msg"], file=path, line=line, field=field) from None
+        msg, field = first_error(exc)
+        raise DatasetError(msg, file=path, line=line, field=field) from None
+
+
+def _decode(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DatasetError("file is not valid UTF-8", file=path, line=line) from None
 
 
 def load_pairs(path: str | Path, *, name: str | None = None, base: Path | None = None) -> LoadedDataset:
@@ -67,7 +85,8 @@ def load_pairs(path: str | Path, *, name: str | None = None, base: Path | None =
     seen: dict[str, int] = {}
     suffix = resolved.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        for lineno, text in enumerate(data.decode("utf-8").splitlines(), start=1):
+        # split on "\n" only: U+2028 and friends are legal inside JSON strings
+        for lineno, text in enumerate(_decode(data, resolved).split("\n"), start=1):
             if not text.strip():
                 continue
             try:
@@ -78,12 +97,13 @@ def load_pairs(path: str | Path, *, name: str | None = None, base: Path | None =
             _check_unique(pair, seen, resolved, lineno)
             pairs.append(pair)
     elif suffix == ".csv":
-        reader = csv.DictReader(data.decode("utf-8-sig").splitlines())
-        for index, row in enumerate(reader):
-            lineno = index + 2  # header is line 1
+        reader = csv.DictReader(io.StringIO(_decode(data, resolved), newline=""))
+        lineno = 2  # the header is line 1; a quoted cell may span several lines
+        for row in reader:
             pair = _validate(dict(row), resolved, lineno)
             _check_unique(pair, seen, resolved, lineno)
             pairs.append(pair)
+            lineno = reader.line_num + 1
     else:
         raise DatasetError("dataset must be .jsonl or .csv", file=resolved)
     if not pairs:

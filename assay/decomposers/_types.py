@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.judges._types import Status
+from assay.outcomes import Status
 
 
 class Claim(BaseModel):

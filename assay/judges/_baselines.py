@@ -10,8 +10,8 @@ network, and always return `Status.OK`:
 - ``baseline:forcecheck-rule``   -- token overlap minus penalties for force-raising cues in
   the claim alone (causal verbs, certainty words, universals, recency, exact numbers).
 - ``baseline:forcecheck-axis``   -- token overlap minus penalties for each ForceBench axis
-  on which the evidence carries a limiter (hedge, range, date, subgroup, association)
-  that the claim drops.
+  on which the evidence carries a limiter (association, hedge, subgroup/place/quantifier,
+  date/duration, range/bound) that the claim drops or overrides.
 
 Every judgment's ``parsed`` holds the feature values that produced its score, so a
 score can always be traced back to the words that caused it. See ``docs/baselines.md``.
@@ -36,6 +36,8 @@ __all__ = [
     "EntityOverlapJudge",
     "ForceCheckAxisJudge",
     "ForceCheckRuleJudge",
+    "QUANTIFIER_RANK",
+    "STOPWORDS",
     "TokenOverlapJudge",
     "baseline",
     "content_tokens",
@@ -143,19 +145,33 @@ def _overlap(claim: str, evidence: str) -> tuple[float, list[str], list[str]]:
 # Numbers
 # --------------------------------------------------------------------------------------
 
+_YEAR = r"(?:1\d|20)\d\d"  # 1000-2099: four-digit integers in this span are read as years
+
 _NUM_RE = re.compile(
     r"(?<![\w.])(?<![a-z]-)(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)(?!st\b|nd\b|rd\b|th\b)"
 )
-_NUM_HEDGE_BEFORE_RE = re.compile(
-    r"(?:\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|some|circa|ca\."
-    r"|up to|as (?:many|much|few|little|high|low) as|an estimated|estimated|more than"
-    r"|over|at least|at most|less than|under|fewer than|below|above|upwards of|close to"
-    r"|on the order of|between|no more than|no less than|in excess of)|~|\u2248|>|<"
-    r"|\u2265|\u2264|\u00b1)\s*$"
+_CURRENCY = r"(?:[a-z]{0,2}\$|\u00a3|\u20ac)?"
+# What a number's left context makes of it. Groups: lower / upper bound, approximation,
+# age ("aged 65" is a qualifier, not a measured value), "between", insisted exactness.
+_NUM_BEFORE_RE = re.compile(
+    r"(?:(?P<lower>\b(?:more than|over|at least|no less than|above|upwards of|in excess of"
+    r"|greater than)|>|\u2265)"
+    r"|(?P<upper>\b(?:up to|at most|nearly|almost|less than|under|fewer than|below"
+    r"|no more than|as (?:many|much|few|little|high|low) as)|<|\u2264)"
+    r"|(?P<approx>\b(?:about|approximately|approx\.?|around|roughly|some|circa|ca\."
+    r"|an estimated|estimated|close to|on the order of|plus or minus)|~|\u2248|\u00b1|\+/-)"
+    r"|(?P<age>\b(?:aged|ages?))"
+    r"|(?P<between>\bbetween)"
+    rf"|(?P<insisted>\b(?:exactly|precisely)))\s*{_CURRENCY}\s*$"
 )
-_RANGE_BEFORE_RE = re.compile(r"\d\s*%?\s*(?:-|\u2013|\u2014|to|and)\s*$")
+_RANGE_BEFORE_RE = re.compile(rf"\d\s*%?\s*(?:-|\u2013|\u2014|to|and)\s*{_CURRENCY}\s*$")
 _RANGE_AFTER_RE = re.compile(
-    r"^\s*(?:%|percent|per cent)?\s*(?:(?:-|\u2013|\u2014|to)\s*\d|\u00b1|\+/-)"
+    r"^\s*(?:%|percent|per cent)?\s*(?:(?:-|\u2013|\u2014|to)\s*[a-z]{0,2}\$?\d"
+    r"|\u00b1|\+/-|,?\s*plus or minus)"
+)
+_OPEN_AFTER_RE = re.compile(
+    r"^\s*(?:%|percent\b)?\s*(?:(?P<lower>(?:and|or)\s+(?:older|over|above|more|greater"
+    r"|higher)\b|\+)|(?P<upper>(?:and|or)\s+(?:younger|under|below|less|fewer|lower)\b))"
 )
 _PERCENT_AFTER_RE = re.compile(
     r"^\s*(?:%|percent\b|per cent\b|percentage points?\b)"
@@ -163,14 +179,18 @@ _PERCENT_AFTER_RE = re.compile(
 )
 _N = r"\d+(?:[.,]\d+)*\s*%?"  # a number, optionally a percentage (limiter spans only)
 _NUMERIC_LIMITER_RE = re.compile(
-    rf"(?<![a-z]-){_N}\s*(?:-|\u2013|\u2014|to)\s*{_N}"
+    rf"(?<![a-z]-){_N}\s*(?:-|\u2013|\u2014|to)\s*{_CURRENCY}{_N}"
     rf"|\bbetween\s+\S*{_N}\s+and\s+\S*{_N}"
     r"|(?:\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|up to"
     r"|as (?:many|much|few|little|high|low) as|an estimated|estimated|more than|at least"
     r"|at most|less than|fewer than|upwards of|close to|on the order of|no more than"
-    rf"|in excess of)|~|\u2248|\u2265|\u2264)\s*{_N}(?:\s*(?:-|\u2013|\u2014|to)\s*{_N})?"
+    rf"|in excess of|plus or minus)|~|\u2248|\u2265|\u2264)\s*{_CURRENCY}{_N}"
+    rf"(?:\s*(?:-|\u2013|\u2014|to)\s*{_N})?"
     rf"|{_N}\s*(?:\u00b1|\+/-)\s*{_N}"
+    r"|\b(?:approximate(?:ly)?|estimates?|margin of error|uncertainty|on average"
+    r"|an average of|averaged?|ranged?|ranging|varied)\b"
 )
+_YEAR_ONLY_RE = re.compile(_YEAR)
 
 
 @dataclass(frozen=True)
@@ -179,17 +199,19 @@ class _Num:
     value: float
     percent: bool
     year: bool
-    hedged: bool
-    in_range: bool
+    #: None for a point value, else lower / upper / approx / age / range_low / range_high.
+    bound: str | None
+    #: preceded by "exactly" / "precisely".
+    insisted: bool
 
     @property
     def exact(self) -> bool:
-        """A point value stated without hedge or range (years are never exact)."""
-        return not (self.year or self.hedged or self.in_range)
+        """A point value: no hedge, bound or range (years are never exact)."""
+        return not self.year and self.bound is None
 
 
 def _numbers(text: str) -> list[_Num]:
-    """Numbers in already-prepped (lowercased) text, with their context flags."""
+    """Numbers in already-prepped (lowercased) text, with their context."""
     out: list[_Num] = []
     for m in _NUM_RE.finditer(text):
         raw = m.group(0)
@@ -198,21 +220,30 @@ def _numbers(text: str) -> list[_Num]:
         before = text[max(0, m.start() - 40) : m.start()]
         after = text[m.end() : m.end() + 40]
         percent = bool(_PERCENT_AFTER_RE.match(after))
-        year = (
-            "," not in raw
-            and "." not in raw
-            and len(plain) == 4
-            and 1800 <= value <= 2099
-            and not percent
-        )
+        year = "," not in raw and "." not in raw and len(plain) == 4 and 1000 <= value <= 2099
+        year = year and not percent
+        bound: str | None = None
+        insisted = False
+        hb = _NUM_BEFORE_RE.search(before)
+        if hb is not None and hb.lastgroup == "insisted":
+            insisted = True
+        elif hb is not None and hb.lastgroup != "between":
+            bound = hb.lastgroup
+        if bound is None:
+            if (hb is not None and hb.lastgroup == "between") or _RANGE_AFTER_RE.match(after):
+                bound = "range_low"
+            elif _RANGE_BEFORE_RE.search(before):
+                bound = "range_high"
+            elif (om := _OPEN_AFTER_RE.match(after)) is not None:
+                bound = "lower" if om.group("lower") else "upper"
         out.append(
             _Num(
                 text=raw + ("%" if percent else ""),
                 value=value,
                 percent=percent,
                 year=year,
-                hedged=bool(_NUM_HEDGE_BEFORE_RE.search(before)),
-                in_range=bool(_RANGE_BEFORE_RE.search(before) or _RANGE_AFTER_RE.match(after)),
+                bound=bound,
+                insisted=insisted,
             )
         )
     return out
@@ -223,11 +254,21 @@ def _numbers(text: str) -> list[_Num]:
 # --------------------------------------------------------------------------------------
 
 _CAUSAL_PAT = (
-    r"\b(?:caus(?:e|es|ed|ing)|lead(?:s|ing)? to|led to|result(?:s|ed|ing)? in"
+    r"\b(?:caus(?:e|es|ed|ing)|lead(?:s|ing)? to|led to|result(?:s|ed|ing)? (?:in|from)"
     r"|prevent(?:s|ed|ing)?|drives|drove|driven by|driving|trigger(?:s|ed)?"
     r"|induc(?:e|es|ed)|reduces|increases|improves|lowers|raises|boosts|worsens"
-    r"|protects? against|cures?|because of|due to|responsible for|is the cause of)\b"
+    r"|protects? against|cures?|because|due to|responsible for|brought about"
+    r"|brings? about|contribut(?:e|es|ed|ing) to|thanks to|as a result of|owing to"
+    r"|made\s+(?!up\b)(?:[a-z-]+\s+){0,2}?(?:more|less)\b)\b"
 )
+# Past-tense change verbs are causal only as verbs: "reduced the risk", not "a reduced
+# risk" or "is associated with increased risk" (the previous word decides).
+_CAUSAL_PAST_RE = re.compile(
+    r"\b(?P<prev>[a-z]+)\s+(?P<verb>reduced|increased|raised|lowered|improved|boosted"
+    r"|worsened|halved|doubled|eliminated)\b"
+)
+_NOT_VERB_WORDS = "a an the with of by to and or be is are was were been being its their no"
+_NOT_VERB_BEFORE: frozenset[str] = frozenset(_NOT_VERB_WORDS.split())
 _CERTAINTY_PAT = (
     r"\b(?:definitely|certainly|clearly|undoubtedly|unquestionably|conclusively"
     r"|prove[sn]?|proved|shows? that|showed that|demonstrates? that|demonstrated that"
@@ -246,9 +287,17 @@ _RECENCY_PAT = (
     r"|leading|fastest|slowest|most\s+[a-z]+|best|worst|top|only|dominant|richest"
     r"|poorest))\b"
 )
+# Claims that something lasts: a temporal raise of a dated or time-limited finding.
+_DURABILITY_PAT = (
+    r"\b(?:permanent(?:ly)?|indefinite(?:ly)?|in perpetuity|forever|for good|to this day"
+    r"|lasting|long-lasting|enduring)\b"
+)
+# Weaker persistence cues, used only against dated evidence (axis-aware temporal).
+_CONTINUITY_PAT = r"\b(?:ever since|since|continues? to|remains?)\b"
 _HEDGE_PAT = (
-    r"\b(?:may(?!\s+(?:18|19|20)\d\d\b)|might|could|suggests?|suggested|suggesting"
-    r"|suggestive|likely|unlikely|possibly|possible|perhaps|potentially|potential"
+    rf"\b(?:may(?!\s+{_YEAR}\b)|might|could(?! not\b)|suggests?|suggested|suggesting"
+    r"|suggestive|(?<!more )(?<!less )likely|unlikely|possibly|possible|perhaps|potentially"
+    r"|potential"
     r"|appears? to|appeared to|seems? to|seemed to|probably|probable|plausibl[ey]"
     r"|indicates?|indicated|tentative(?:ly)?|preliminary|uncertain|unclear"
     r"|hypothesi[sz]ed?|speculative|believed to|thought to)\b"
@@ -258,26 +307,48 @@ _STRONG_CERTAINTY_PAT = (
     r"|proved|guarantee[sd]?|always|without (?:a )?doubt)\b"
 )
 _BOOSTER_PAT = r"\b(?:will|does|definitely|certainly|clearly|shows?|demonstrates?|confirms?)\b"
+_MONTHS = r"(?:january|february|march|april|june|july|august|september|october|november|december)"
+_MONTHS_SET: frozenset[str] = frozenset(_MONTHS[3:-1].split("|")) | {"may"}
 _DATE_PAT = (
-    r"\b(?:(?:early|mid|late)[- ])?(?:18|19|20)\d\d(?:s|'s)?\b"
+    rf"\b(?:(?:early|mid|late)[- ])?{_YEAR}(?:s|'s)?\b"
     r"|\b(?:as of|at the time|at that time|that year|historically|formerly|previously"
-    r"|in the past|last (?:year|decade|century)|(?:january|february|march|april|june"
-    r"|july|august|september|october|november|december) (?:18|19|20)\d\d)\b"
+    rf"|in the past|last (?:year|decade|century)|{_MONTHS} {_YEAR}"
+    r"|(?:first|second|third|fourth|fifth|\w+teenth|\w+tieth) century)\b"
 )
+# A year used attributively ("a 2019 study") dates the source, not the finding.
+_ATTRIBUTIVE_YEAR_RE = re.compile(rf"\b(?:a|an|the|this|that|its|their)\s+({_YEAR})\s+(?!s\b)[a-z]")
+_BARE_YEAR_RE = re.compile(rf"\b{_YEAR}\b")
+_DURATION_PAT = (
+    r"\b(?:temporar(?:y|ily)|briefly|brief|short-lived|for a period of|until|till"
+    r"|expire[sd]?|expiring|initially|originally|fading|faded)\b"
+)
+_PAST_RE = re.compile(r"\b(?:was|were|had|did)\b")
+_ED_RE = re.compile(r"\b[a-z]{3,}ed\b")
+_PRESENT_AUX_RE = re.compile(r"\b(?:is|are|am|be|has|have|does|do|remains?)\b")
 _ASSOC_PAT = (
     r"\b(?:associat(?:ed|ion|ions)|correlat(?:ed|es|ion|ions)|linked|links?"
     r"|observational|co-?occur\w*|related to|relationship|tied to|coincid\w+"
-    r"|cross-sectional|predict(?:s|ed|ive|or|ors)?)\b"
+    r"|cross-sectional|predict(?:s|ed|ive|or|ors)?|cohort|surveys?|records|tend(?:s|ed)? to"
+    r"|more likely|less likely|followed by|was followed|preceded|confound\w*"
+    r"|(?:did|could) not (?:account|rule out|control|adjust|test|measure))\b"
 )
+_POP_WORDS = (
+    r"(?:(?:older|younger|elderly|pregnant|postmenopausal|premenopausal)\s+)?"
+    r"(?:mice|mouse|rats?|rodents?|animals?|primates?|monkeys?|dogs?|cell lines?|in vitro"
+    r"|humans?|people|persons?|individuals?|adults?|children|child|kids|adolescents?"
+    r"|teens?|teenagers?|youths?|infants?|newborns?|toddlers?|babies|women|woman|men|man"
+    r"|girls?|boys?|males?|females?|elderly|seniors?|patients?|participants?|subjects?"
+    r"|volunteers?|smokers?|non-?smokers?|drinkers?|students?|workers?|employees?"
+    r"|veterans?|residents?|athletes?|users?|respondents?|households?|families|family"
+    r"|firms?|companies|company|businesses|retailers?|clinics?|hospitals?|schools?)"
+)
+# A population word counts as a limiter only in a limiting construction: after
+# in/among/of/for (up to three words between) or after a count ("480 adults").
 _POPULATION_PAT = (
-    r"\b(?:(?:older|younger|elderly|pregnant|postmenopausal|premenopausal)\s+)?"
-    r"(?:mice|mouse|rats?|rodents?|animals?|primates?|monkeys?|dogs?|cells?|cell lines?"
-    r"|in vitro|adults?|children|child|kids|adolescents?|teens?|teenagers?|youths?"
-    r"|infants?|newborns?|toddlers?|babies|women|woman|men|man|girls?|boys?|males?"
-    r"|females?|elderly|seniors?|patients?|participants?|subjects?|volunteers?"
-    r"|smokers?|non-?smokers?|drinkers?|students?|workers?|employees?|veterans?"
-    r"|residents?|athletes?|users?|respondents?|households?|firms?)\b"
+    rf"\b(?:in|among|of|for|on)\s+(?:[a-z0-9$,.'-]+\s+){{0,3}}?(?P<p1>{_POP_WORDS})\b"
+    rf"|\b\d[\d,]*\s+(?:[a-z.'-]+\s+){{0,2}}?(?P<p2>{_POP_WORDS})\b"
 )
+_POP_ANY_PAT = rf"\b{_POP_WORDS}\b"
 _AGE_PAT = (
     r"\b(?:aged|ages?)\s+(\d{1,3})\b"
     r"|\b(?:adults?|people|patients?|women|men|individuals?|persons?|participants?"
@@ -292,11 +363,37 @@ _WITH_PAT = (
     r"|severe\s+|mild\s+|moderate\s+|chronic\s+|acute\s+|advanced\s+|early\s+"
     r"|a history of\s+)*([a-z][a-z-]+)"
 )
+# Place names after in/across/throughout, matched on the original-case evidence.
+_PLACE_PAT = (
+    r"\b(?:in|across|throughout|around)\s+(?:the\s+)?(?:(?:northern|southern|eastern"
+    r"|western|central|north|south|east|west|rural|urban)\s+)?"
+    r"(?P<place>[A-Z][A-Za-z'\u2019-]*(?:\s+[A-Z][A-Za-z'\u2019-]*)*)"
+)
+#: Limiting quantifiers and their strength; universals (all, every...) rank 4.
+QUANTIFIER_RANK: dict[str, int] = {
+    "a few": 1,
+    "few": 1,
+    "several": 1,
+    "some": 1,
+    "certain": 1,
+    "a minority of": 1,
+    "a subset of": 1,
+    "a subgroup of": 1,
+    "a portion of": 1,
+    "a fraction of": 1,
+    "a sample of": 1,
+    "a small number of": 1,
+    "a small group of": 1,
+    "a small sample of": 1,
+    "many": 2,
+    "most": 3,
+    "a majority of": 3,
+    "the majority of": 3,
+}
 _QUANT_LIMITER_PAT = (
-    r"\b(?:some|a subset of|a subgroup of|subgroups?|a minority of|a portion of"
-    r"|a fraction of|certain|a few|several|many|(?<!the )most|a sample of"
-    r"|a small (?:number|group|sample) of|in one study|in a single study"
-    r"|in a (?:small|single|pilot) (?:study|trial))\b"
+    r"\b(?:a small (?:number|group|sample) of|a (?:subset|subgroup|minority|portion"
+    r"|fraction|sample) of|a few|(?:a|the) majority of|few|several|some|certain|many"
+    r"|(?<!the )(?<!at )most(?!\s+[a-z]+ly\b))\b"
 )
 _GENERALISER_PAT = (
     r"\b(?:all|every|everyone|everybody|everything|anyone|anybody|universally"
@@ -308,24 +405,42 @@ _CAUSAL_RE = re.compile(_CAUSAL_PAT)
 _CERTAINTY_RE = re.compile(_CERTAINTY_PAT)
 _UNIVERSAL_RE = re.compile(_UNIVERSAL_PAT)
 _RECENCY_RE = re.compile(_RECENCY_PAT)
+_DURABILITY_RE = re.compile(_DURABILITY_PAT)
+_CONTINUITY_RE = re.compile(_CONTINUITY_PAT)
 _HEDGE_RE = re.compile(_HEDGE_PAT)
 _STRONG_CERTAINTY_RE = re.compile(_STRONG_CERTAINTY_PAT)
 _BOOSTER_RE = re.compile(_BOOSTER_PAT)
 _DATE_RE = re.compile(_DATE_PAT)
+_DURATION_RE = re.compile(_DURATION_PAT)
 _ASSOC_RE = re.compile(_ASSOC_PAT)
 _POPULATION_RE = re.compile(_POPULATION_PAT)
+_POP_ANY_RE = re.compile(_POP_ANY_PAT)
 _AGE_RE = re.compile(_AGE_PAT)
 _WITH_RE = re.compile(_WITH_PAT)
+_PLACE_RE = re.compile(_PLACE_PAT)
 _QUANT_LIMITER_RE = re.compile(_QUANT_LIMITER_PAT)
 _GENERALISER_RE = re.compile(_GENERALISER_PAT)
 _WS_RE = re.compile(r"\s+")
 _SENTENCE_BREAK_RE = re.compile(r"[.!?:;]")
-_YEAR_ONLY_RE = re.compile(r"(?:18|19|20)\d\d")
 
 
 def _found(regex: re.Pattern[str], text: str) -> list[str]:
     """Sorted unique matches (whitespace collapsed) of `regex` in prepped `text`."""
     return sorted({_WS_RE.sub(" ", m.group(0)).strip() for m in regex.finditer(text)})
+
+
+def _causal(text: str) -> list[str]:
+    """Causal cues in prepped `text`: the causal lexicon plus past-tense change verbs."""
+    cues = set(_found(_CAUSAL_RE, text))
+    for m in _CAUSAL_PAST_RE.finditer(text):
+        if m.group("prev") not in _NOT_VERB_BEFORE:
+            cues.add(m.group("verb"))
+    return sorted(cues)
+
+
+def _seq(text: str) -> str:
+    """Normalised token sequence, space-padded, for whole-phrase containment tests."""
+    return " " + " ".join(_all_tokens(text)) + " "
 
 
 def _lexicon_sha256(parts: Iterable[str]) -> str:
@@ -343,10 +458,16 @@ _TOKEN_LEXICON: tuple[str, ...] = (
 )
 _NUMBER_LEXICON: tuple[str, ...] = (
     _NUM_RE.pattern,
-    _NUM_HEDGE_BEFORE_RE.pattern,
+    _NUM_BEFORE_RE.pattern,
     _RANGE_BEFORE_RE.pattern,
     _RANGE_AFTER_RE.pattern,
+    _OPEN_AFTER_RE.pattern,
     _PERCENT_AFTER_RE.pattern,
+)
+_CAUSAL_LEXICON: tuple[str, ...] = (
+    _CAUSAL_PAT,
+    _CAUSAL_PAST_RE.pattern,
+    " ".join(sorted(_NOT_VERB_BEFORE)),
 )
 
 
@@ -578,8 +699,9 @@ class ForceCheckRuleJudge(BaselineJudge):
     """Token overlap minus a penalty for each class of force-raising cue in the claim.
 
     Cue classes: causal verbs, certainty words, universal quantifiers, recency /
-    present-tense superlatives, and exact numbers (a non-year number not hedged by
-    "about", "up to"... and not part of a range). Looks at the claim only.
+    present-tense superlatives / permanence ("currently", "is the largest",
+    "permanently"), and exact numbers (a non-year number not hedged by "about",
+    "up to"..., not bounded and not part of a range). Looks at the claim only.
     """
 
     name = "forcecheck-rule"
@@ -593,10 +715,11 @@ class ForceCheckRuleJudge(BaselineJudge):
     _lexicon = (
         *_TOKEN_LEXICON,
         *_NUMBER_LEXICON,
-        _CAUSAL_PAT,
+        *_CAUSAL_LEXICON,
         _CERTAINTY_PAT,
         _UNIVERSAL_PAT,
         _RECENCY_PAT,
+        _DURABILITY_PAT,
     )
 
     def __init__(
@@ -617,10 +740,10 @@ class ForceCheckRuleJudge(BaselineJudge):
         """Every cue class that fires on `claim`, with the matched text."""
         text = _prep(claim)
         found = {
-            "causal": _found(_CAUSAL_RE, text),
+            "causal": _causal(text),
             "certainty": _found(_CERTAINTY_RE, text),
             "universal": _found(_UNIVERSAL_RE, text),
-            "recency": _found(_RECENCY_RE, text),
+            "recency": sorted({*_found(_RECENCY_RE, text), *_found(_DURABILITY_RE, text)}),
             "exact_number": sorted({n.text for n in _numbers(text) if n.exact}),
         }
         return {k: v for k, v in found.items() if v}
@@ -640,21 +763,27 @@ class ForceCheckRuleJudge(BaselineJudge):
 class ForceCheckAxisJudge(BaselineJudge):
     """Token overlap minus a penalty for each axis where the claim drops a limiter.
 
-    An axis fires only when the *evidence* carries a limiter on it and the claim does
-    not keep it:
+    An axis fires only when the *evidence* carries a limiter on it that the claim does
+    not keep (cue words the evidence itself uses never count against the claim):
 
-    - modality: evidence hedges (may, might, could, suggests, likely...) and the claim
-      has no hedge, or uses strong certainty (definitely, proves, always...).
-    - numeric: evidence gives a range or approximation ("10-15%", "between 3 and 5",
-      "about 40") and the claim states an exact point value; or the claim states a
-      figure larger than any of the same kind (percent or not) in the evidence.
-    - temporal: evidence is dated (a year, "as of", "at the time"...) and the claim has
-      no date marker, or says currently / now / "is the largest".
-    - scope: evidence names a population (mice, older adults, patients...), an age or
-      "with <condition>" qualifier, or a limiting quantifier (some, a subset of...)
-      and the claim drops it; or the claim generalises (all, everyone, in general...).
-    - relation: evidence speaks of association (associated, correlated, linked,
-      observational...) and the claim uses a causal verb the evidence does not.
+    - relation: the evidence frames the finding as association (associated, correlated,
+      cohort, survey, tended to, coincided, confounding...) or makes no causal claim at
+      all, and the claim uses a causal verb (causes, leads to, reduced the...).
+    - modality: the evidence hedges (may, might, could, suggests, likely...) and the
+      claim has no hedge, or adds strong certainty (definitely, proves, always...).
+    - scope: the evidence limits who or where (a population in a limiting construction
+      such as "in older adults" or "480 patients", an age or "with <condition>"
+      qualifier, a place after "in", or a quantifier such as "some" bound to a word the
+      claim uses) and the claim drops it, strengthens the quantifier (some -> most),
+      names a population the evidence never mentions, or generalises (all, everyone...).
+    - temporal: the evidence is dated or time-limited and the claim asserts recency or
+      permanence (currently, is the largest, permanently, since...), or, when the
+      evidence dates the finding itself (not merely "a 2019 study") or limits its
+      duration (temporarily, until...), the claim has no date, duration or past tense.
+    - numeric: the evidence gives a range, bound or approximation and the claim states a
+      point value the evidence never states exactly, or insists on exactness; or the
+      claim's figure exceeds the evidence's largest of its kind; or it turns an upper
+      bound / approximation into a floor ("nearly 40%" -> "over 40%").
     """
 
     name = "forcecheck-axis"
@@ -662,17 +791,26 @@ class ForceCheckAxisJudge(BaselineJudge):
     _lexicon = (
         *_TOKEN_LEXICON,
         *_NUMBER_LEXICON,
+        *_CAUSAL_LEXICON,
         _NUMERIC_LIMITER_RE.pattern,
-        _CAUSAL_PAT,
         _RECENCY_PAT,
+        _DURABILITY_PAT,
+        _CONTINUITY_PAT,
         _HEDGE_PAT,
         _STRONG_CERTAINTY_PAT,
         _BOOSTER_PAT,
         _DATE_PAT,
+        _ATTRIBUTIVE_YEAR_RE.pattern,
+        _DURATION_PAT,
+        _PAST_RE.pattern,
+        _ED_RE.pattern,
+        _PRESENT_AUX_RE.pattern,
         _ASSOC_PAT,
         _POPULATION_PAT,
         _AGE_PAT,
         _WITH_PAT,
+        _PLACE_PAT,
+        repr(sorted(QUANTIFIER_RANK.items())),
         _QUANT_LIMITER_PAT,
         _GENERALISER_PAT,
     )
@@ -690,19 +828,30 @@ class ForceCheckAxisJudge(BaselineJudge):
     def params(self) -> dict[str, Any]:
         return {"penalties": dict(self.penalties), "threshold": self.threshold}
 
-    # Each checker returns (evidence limiters found, reasons the axis fires).
+    # Each checker gets (evidence, claim) prepped and raw, and returns
+    # (the evidence's limiters on the axis, the reasons the axis fires).
 
     @staticmethod
-    def _modality(ev: str, cl: str) -> tuple[list[str], list[str]]:
+    def _relation(ev: str, cl: str, _ev_raw: str, _cl_raw: str) -> tuple[list[str], list[str]]:
+        ev_causal = set(_causal(ev))
+        added = [c for c in _causal(cl) if c not in ev_causal]
+        assoc = _found(_ASSOC_RE, ev)
+        limiters = assoc if assoc else ([] if ev_causal else ["no causal claim"])
+        if not limiters or not added:
+            return limiters, []
+        return limiters, [f"claim uses causal language ({', '.join(added)})"]
+
+    @staticmethod
+    def _modality(ev: str, cl: str, _ev_raw: str, _cl_raw: str) -> tuple[list[str], list[str]]:
         hedges = _found(_HEDGE_RE, ev)
         if not hedges:
             return [], []
-        claim_hedges = _found(_HEDGE_RE, cl)
-        strong = _found(_STRONG_CERTAINTY_RE, cl)
-        boosters = _found(_BOOSTER_RE, cl)
         reasons: list[str] = []
-        if not claim_hedges:
+        ev_strong = set(_found(_STRONG_CERTAINTY_RE, ev))
+        strong = [w for w in _found(_STRONG_CERTAINTY_RE, cl) if w not in ev_strong]
+        if not _HEDGE_RE.search(cl):
             why = "claim drops the hedge"
+            boosters = _found(_BOOSTER_RE, cl)
             if boosters:
                 why += f" and asserts ({', '.join(boosters)})"
             reasons.append(why)
@@ -711,51 +860,14 @@ class ForceCheckAxisJudge(BaselineJudge):
         return hedges, reasons
 
     @staticmethod
-    def _numeric(ev: str, cl: str) -> tuple[list[str], list[str]]:
-        # A span of years ("2010 to 2015") is a temporal limiter, not a numeric one.
-        limiters = [
-            lim
-            for lim in _found(_NUMERIC_LIMITER_RE, ev)
-            if not all(_YEAR_ONLY_RE.fullmatch(n.text) for n in _numbers(lim))
-        ]
-        claim_nums = [n for n in _numbers(cl) if not n.year]
-        reasons: list[str] = []
-        exact = sorted({n.text for n in claim_nums if n.exact})
-        if limiters and exact:
-            reasons.append(f"claim states point value(s) {', '.join(exact)}")
-        ev_nums = [n for n in _numbers(ev) if not n.year]
-        for pct in (True, False):
-            pool = [n.value for n in ev_nums if n.percent is pct]
-            if not pool:
-                continue
-            top = max(pool)
-            bigger = sorted({n.text for n in claim_nums if n.percent is pct and n.value > top})
-            if bigger:
-                reasons.append(
-                    f"claim figure(s) {', '.join(bigger)} exceed the evidence's largest "
-                    f"{top:g}{'%' if pct else ''}"
-                )
-        return limiters, reasons
+    def _scope(ev: str, cl: str, ev_raw: str, _cl_raw: str) -> tuple[list[str], list[str]]:
+        cl_tokens = set(_all_tokens(cl))
+        cl_content = set(content_tokens(cl))
+        cl_seq, ev_seq = _seq(cl), _seq(ev)
 
-    @staticmethod
-    def _temporal(ev: str, cl: str) -> tuple[list[str], list[str]]:
-        dates = _found(_DATE_RE, ev)
-        if not dates:
-            return [], []
-        reasons: list[str] = []
-        if not _DATE_RE.search(cl):
-            reasons.append("claim has no date or time anchor")
-        recency = _found(_RECENCY_RE, cl)
-        if recency:
-            reasons.append(f"claim asserts recency ({', '.join(recency)})")
-        return dates, reasons
-
-    @staticmethod
-    def _scope(ev: str, cl: str) -> tuple[list[str], list[str]]:
-        claim_tokens = set(_all_tokens(cl))
-        claim_seq = " " + " ".join(_all_tokens(cl)) + " "
-
-        pops = {" ".join(_all_tokens(p)) for p in _found(_POPULATION_RE, ev)}
+        pops: set[str] = set()
+        for m in _POPULATION_RE.finditer(ev):
+            pops.add(" ".join(_all_tokens(m.group("p1") or m.group("p2"))))
         # Keep only the most specific keys: "older adult" subsumes "adult".
         pops = {p for p in pops if not any(p != q and f" {p} " in f" {q} " for q in pops)}
         quals: set[str] = set()
@@ -765,32 +877,117 @@ class ForceCheckAxisJudge(BaselineJudge):
             word = _norm_token(m.group(1))
             if word not in STOPWORDS:
                 quals.add(word)
-        quants = _found(_QUANT_LIMITER_RE, ev)
+        places: dict[str, set[str]] = {}
+        for m in _PLACE_RE.finditer(ev_raw.translate(_APOSTROPHES)):
+            words = m.group("place").split()
+            if words[0].lower() in _MONTHS_SET:
+                continue
+            key = " ".join(_all_tokens(m.group("place")))
+            initials = "".join(w[0] for w in words).lower() if len(words) > 1 else ""
+            places[key] = {key} | ({initials} if initials else set())
+        quants: dict[str, int] = {}
+        for m in _QUANT_LIMITER_RE.finditer(ev):
+            following = content_tokens(ev[m.end() : m.end() + 60])[:2]
+            if set(following) & cl_content:  # bound to something the claim talks about
+                quants[m.group(0)] = QUANTIFIER_RANK[m.group(0)]
 
-        limiters = sorted(pops) + sorted(quals) + quants
-        if not limiters:
-            return [], []
+        limiters = sorted(pops) + sorted(quals) + sorted(places) + sorted(quants)
+        claim_pops = {_all_tokens(m.group(0))[-1] for m in _POP_ANY_RE.finditer(cl)}
+        new_pops = sorted(p for p in claim_pops if f" {p} " not in ev_seq)
+        ev_general = set(_found(_GENERALISER_RE, ev))
+        general = [w for w in _found(_GENERALISER_RE, cl) if w not in ev_general]
         reasons: list[str] = []
-        if pops and not any(f" {p} " in claim_seq for p in pops):
+        if pops and not any(f" {p} " in cl_seq for p in pops):
             reasons.append(f"claim drops the population ({', '.join(sorted(pops))})")
-        if quals and not quals & claim_tokens:
+        if quals and not quals & cl_tokens:
             reasons.append(f"claim drops the qualifier ({', '.join(sorted(quals))})")
-        if quants and not _QUANT_LIMITER_RE.search(cl):
-            reasons.append(f"claim drops the quantifier ({', '.join(quants)})")
-        general = _found(_GENERALISER_RE, cl)
+        if places and not any(f" {k} " in cl_seq for ks in places.values() for k in ks):
+            reasons.append(f"claim drops the place ({', '.join(sorted(places))})")
+        if quants:
+            claim_q = [QUANTIFIER_RANK[q] for q in _found(_QUANT_LIMITER_RE, cl)]
+            claim_rank = max([*claim_q, *([4] if general else [])], default=0)
+            if claim_rank == 0:
+                reasons.append(f"claim drops the quantifier ({', '.join(sorted(quants))})")
+            elif claim_rank > max(quants.values()):
+                reasons.append(f"claim strengthens the quantifier ({', '.join(sorted(quants))})")
+        if new_pops:
+            reasons.append(
+                f"claim names a population the evidence does not ({', '.join(new_pops)})"
+            )
         if general:
             reasons.append(f"claim generalises ({', '.join(general)})")
         return limiters, reasons
 
     @staticmethod
-    def _relation(ev: str, cl: str) -> tuple[list[str], list[str]]:
-        assoc = _found(_ASSOC_RE, ev)
-        if not assoc:
+    def _temporal(ev: str, cl: str, _ev_raw: str, _cl_raw: str) -> tuple[list[str], list[str]]:
+        dates = _found(_DATE_RE, ev)
+        durations = _found(_DURATION_RE, ev)
+        if not dates and not durations:
             return [], []
-        ev_causal = set(_found(_CAUSAL_RE, ev))
-        added = [c for c in _found(_CAUSAL_RE, cl) if c not in ev_causal]
-        reasons = [f"claim uses causal language ({', '.join(added)})"] if added else []
-        return assoc, reasons
+        attributive = {m.start(1) for m in _ATTRIBUTIVE_YEAR_RE.finditer(ev)}
+        bare_years = [m.start() for m in _BARE_YEAR_RE.finditer(ev)]
+        dates_finding = (
+            bool(durations)
+            or any(s not in attributive for s in bare_years)
+            or any(not _YEAR_ONLY_RE.fullmatch(d) for d in dates)
+        )
+        ev_words = set(_found(_RECENCY_RE, ev)) | set(_found(_DURABILITY_RE, ev))
+        ev_words |= set(_found(_CONTINUITY_RE, ev))
+        persist = sorted(
+            {*_found(_RECENCY_RE, cl), *_found(_DURABILITY_RE, cl), *_found(_CONTINUITY_RE, cl)}
+            - ev_words
+        )
+        reasons: list[str] = []
+        if persist:
+            reasons.append(f"claim asserts recency or permanence ({', '.join(persist)})")
+        past = bool(_PAST_RE.search(cl)) or (
+            bool(_ED_RE.search(cl)) and not _PRESENT_AUX_RE.search(cl)
+        )
+        anchored = bool(_DATE_RE.search(cl) or _DURATION_RE.search(cl)) or past
+        if dates_finding and not anchored:
+            reasons.append("claim has no date, duration or past-tense anchor")
+        return dates + durations, reasons
+
+    @staticmethod
+    def _numeric(ev: str, cl: str, _ev_raw: str, _cl_raw: str) -> tuple[list[str], list[str]]:
+        # A span of years ("2010 to 2015") is a temporal limiter, not a numeric one.
+        limiters = [
+            lim
+            for lim in _found(_NUMERIC_LIMITER_RE, ev)
+            if not (nums := _numbers(lim)) or not all(n.year for n in nums)
+        ]
+        ev_nums = [n for n in _numbers(ev) if not n.year]
+        cl_nums = [n for n in _numbers(cl) if not n.year]
+        reasons: list[str] = []
+        ev_exact = {(n.value, n.percent) for n in ev_nums if n.exact}
+        points = sorted(
+            {n.text for n in cl_nums if n.exact and (n.value, n.percent) not in ev_exact}
+        )
+        if limiters and points:
+            reasons.append(f"claim states point value(s) {', '.join(points)}")
+        insisted = sorted({n.text for n in cl_nums if n.insisted})
+        if insisted and (limiters or any(not n.exact for n in ev_nums)):
+            reasons.append(f"claim insists on exactness ({', '.join(insisted)})")
+        for pct in (True, False):
+            pool = [n.value for n in ev_nums if n.percent is pct]
+            if not pool:
+                continue
+            top = max(pool)
+            bigger = sorted({n.text for n in cl_nums if n.percent is pct and n.value > top})
+            if bigger:
+                reasons.append(
+                    f"claim figure(s) {', '.join(bigger)} exceed the evidence's largest "
+                    f"{top:g}{'%' if pct else ''}"
+                )
+        ceilings = {
+            (n.value, n.percent) for n in ev_nums if n.bound in ("upper", "approx", "range_high")
+        }
+        floors = sorted(
+            {n.text for n in cl_nums if n.bound == "lower" and (n.value, n.percent) in ceilings}
+        )
+        if floors:
+            reasons.append(f"claim turns a ceiling or estimate into a floor ({', '.join(floors)})")
+        return limiters, reasons
 
     def axes(self, claim: str, evidence: str) -> dict[str, dict[str, list[str]]]:
         """Per axis: the evidence's limiters and the reasons (if any) it fires."""
@@ -804,7 +1001,7 @@ class ForceCheckAxisJudge(BaselineJudge):
         }
         out: dict[str, dict[str, list[str]]] = {}
         for axis in self.AXES:
-            limiters, reasons = checks[axis](ev, cl)
+            limiters, reasons = checks[axis](ev, cl, evidence, claim)
             out[axis] = {"evidence_limiters": limiters, "reasons": reasons}
         return out
 

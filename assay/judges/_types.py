@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.outcomes import Status, Usage
 
-class Status(StrEnum):
-    """How a judgment ended. Every judgment has exactly one."""
-
-    OK = "ok"
-    PARSE_ERROR = "parse_error"
-    REFUSAL = "refusal"
-    TRUNCATED = "truncated"
-    API_ERROR = "api_error"
+__all__ = ["Judge", "JudgeItem", "Judgment", "Status", "Usage"]
 
 
 class JudgeItem(BaseModel):
@@ -29,13 +22,6 @@ class JudgeItem(BaseModel):
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Extra template variables for custom prompts."
     )
-
-
-class Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cost_usd: float | None = None
 
 
 class Judgment(BaseModel):

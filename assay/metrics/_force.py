@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.datasets._forcebench import Axis, Member
-from assay.judges._types import Status
+from assay.outcomes import Status
 from assay.metrics._bootstrap import bootstrap_mean_cis
 from assay.runs._records import JudgmentRecord
 

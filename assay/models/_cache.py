@@ -35,6 +35,8 @@ def redact_url(url: str | None) -> str | None:
         return None
     parts = urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # IPv6 literal
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
@@ -44,7 +46,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def cache_key_parts(config: ModelConfig, request: ChatRequest) -> dict[str, Any]:
+def cache_key_parts(
+    config: ModelConfig, request: ChatRequest, *, structured_mode: str | None = None
+) -> dict[str, Any]:
+    """Everything that can change a response. `structured_mode` is the resolved mode
+    ('auto' becomes what was actually sent), so a litellm upgrade that changes the
+    resolution cannot serve stale entries."""
     schema_hash = (
         hashlib.sha256(canonical_json(request.response_schema).encode()).hexdigest()
         if request.response_schema is not None
@@ -57,15 +64,19 @@ def cache_key_parts(config: ModelConfig, request: ChatRequest) -> dict[str, Any]
         "model": config.model,
         "messages": [m.model_dump() for m in request.messages],
         "decoding": request.decoding.model_dump(),
-        "structured_output": config.structured_output,
+        "structured_output": structured_mode or config.structured_output,
         "response_schema": schema_hash,
+        "schema_name": request.schema_name,
         "extra_body": config.extra_body,
         "sample_index": request.sample_index,
     }
 
 
-def cache_key(config: ModelConfig, request: ChatRequest) -> str:
-    return hashlib.sha256(canonical_json(cache_key_parts(config, request)).encode()).hexdigest()
+def cache_key(
+    config: ModelConfig, request: ChatRequest, *, structured_mode: str | None = None
+) -> str:
+    parts = cache_key_parts(config, request, structured_mode=structured_mode)
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 
 class ResponseCache:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from assay.judges._types import Usage
+from assay.outcomes import Usage
 from assay.models._cache import ResponseCache, cache_key, redact_url
 from assay.models._config import ModelConfig
 from assay.models._retry import describe_error, is_retryable, make_wait
@@ -139,7 +139,11 @@ class HostedClient:
 
     async def complete(self, request: ChatRequest, *, use_cache: bool = True,
                        refresh_cache: bool = False) -> CallResult:
-        key = cache_key(self.config, request) if self.cache is not None else None
+        key = (
+            cache_key(self.config, request, structured_mode=self.structured_mode())
+            if self.cache is not None
+            else None
+        )
         started = time.perf_counter()
         if self.cache is not None and key is not None and use_cache and not refresh_cache:
             hit = self.cache.get(key)

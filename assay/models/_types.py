@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.judges._types import Usage
+from assay.outcomes import Usage
 from assay.models._config import Decoding
 from assay.prompts._prompt import Message
 

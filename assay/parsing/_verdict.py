@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from assay.judges._types import Status
+from assay.outcomes import Status
 from assay.parsing._json import extract_json_object
 
 PARSER_VERSION = "assay-verdict/1"
@@ -53,7 +53,7 @@ def parse_verdict(
     text = content or ""
     obj = extract_json_object(text)
     if obj is None:
-        if _REFUSAL_TEXT.match(text):
+        if _REFUSAL_TEXT.match(text.replace("\u2019", "'")):
             return ParsedVerdict(status=Status.REFUSAL, error="refusal text, no JSON")
         why = "empty output" if not text.strip() else "no JSON object found"
         return ParsedVerdict(status=Status.PARSE_ERROR, error=why)

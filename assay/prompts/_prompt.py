@@ -204,7 +204,8 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
         if isinstance(exc, ValidationError):
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or None
-            raise PromptError(err["msg"], file=path, field=field) from None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise PromptError(msg, file=path, field=field) from None
         raise
     body = text[match.end() :]
     sections = _split_sections(body, path)

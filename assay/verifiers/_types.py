@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.judges._types import Status
+from assay.outcomes import Status
 
 
 class VerdictLabel(StrEnum):

@@ -1,0 +1,27 @@
+"""Outcome types shared by every layer: how a model call ended and what it cost.
+
+Kept dependency-free so models, parsing and judges can all import it without cycles.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+
+class Status(StrEnum):
+    """How a judgment ended. Every judgment has exactly one."""
+
+    OK = "ok"
+    PARSE_ERROR = "parse_error"
+    REFUSAL = "refusal"
+    TRUNCATED = "truncated"
+    API_ERROR = "api_error"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = None
