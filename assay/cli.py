@@ -34,14 +34,23 @@ def _console(stderr: bool = False) -> Any:
 def run(
     spec: Annotated[Path, typer.Argument(help="Run spec (TOML).")],
     output_dir: Annotated[Path | None, typer.Option(help="Override the spec's output_dir.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    refresh_cache: Annotated[bool, typer.Option(help="Call models again and overwrite cache entries.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay).")] = None,
-    retry_errors: Annotated[bool, typer.Option(help="On resume, redo judgments that ended in api_error.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
+    ] = False,
+    refresh_cache: Annotated[
+        bool, typer.Option(help="Call models again and overwrite cache entries.")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay)."),
+    ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option(help="On resume, redo judgments that ended in api_error.")
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
-    from assay.runs import RunOptions, Runner, load_spec
+    from assay.runs import Runner, RunOptions, load_spec
 
     runner = Runner(
         load_spec(spec),
@@ -94,8 +103,12 @@ def _print_run_table(run_dir: Path) -> None:
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    format: Annotated[str, typer.Option("--format", "-f", help="table, json, csv or markdown.")] = "table",
-    detail: Annotated[bool, typer.Option(help="Table: also show per-axis and per-severity rows.")] = False,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="table, json, csv or markdown.")
+    ] = "table",
+    detail: Annotated[
+        bool, typer.Option(help="Table: also show per-axis and per-severity rows.")
+    ] = False,
 ) -> None:
     """Print a run's metrics."""
     from assay.report import render_force_report
@@ -109,8 +122,10 @@ def report(
         sys.stdout.write(render_force_report(frame, format))
         return
     console = _console()
-    console.print(f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')} · "
-                  f"{manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments")
+    console.print(
+        f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')} · "
+        f"{manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
+    )
     _print_run_table(run_dir)
     if detail:
         from rich.table import Table
@@ -119,8 +134,15 @@ def report(
         for col in ("judge", "group_by", "group", "n", "failed", "MVR", "FS"):
             table.add_column(col)
         for _, row in frame[frame["group_by"] != "overall"].iterrows():
-            table.add_row(str(row["judge_id"]), row["group_by"], str(row["group"]), str(row["n"]),
-                          str(row["n_failed"]), f"{row['mvr']:.3f}", f"{row['fs']:.3f}")
+            table.add_row(
+                str(row["judge_id"]),
+                row["group_by"],
+                str(row["group"]),
+                str(row["n"]),
+                str(row["n_failed"]),
+                f"{row['mvr']:.3f}",
+                f"{row['fs']:.3f}",
+            )
         console.print(table)
 
 
@@ -148,8 +170,13 @@ def prompts_list(
     for col in ("prompt", "task", "labels", "sha256", "source"):
         table.add_column(col)
     for p in PromptRegistry(prompt_dir or []):
-        table.add_row(p.ref, p.meta.task, ", ".join(p.meta.labels), p.sha256[:12],
-                      "built-in" if p.builtin else p.path)
+        table.add_row(
+            p.ref,
+            p.meta.task,
+            ", ".join(p.meta.labels),
+            p.sha256[:12],
+            "built-in" if p.builtin else p.path,
+        )
     _console().print(table)
 
 
@@ -197,7 +224,9 @@ def prompts_render(
 
 
 @app.command()
-def validate(dataset: Annotated[str, typer.Argument(help="A ForceBench .jsonl/.csv file or builtin:NAME.")]) -> None:
+def validate(
+    dataset: Annotated[str, typer.Argument(help="A ForceBench .jsonl/.csv file or builtin:NAME.")],
+) -> None:
     """Check a ForceBench dataset file; errors name file, line and field."""
     from collections import Counter
 
@@ -205,7 +234,9 @@ def validate(dataset: Annotated[str, typer.Argument(help="A ForceBench .jsonl/.c
 
     ds = load_pairs(dataset)
     axes = Counter(p.axis.value for p in ds.pairs)
-    _console().print(f"{ds.path}: {ds.rows} pairs ok · " + ", ".join(f"{k} {v}" for k, v in sorted(axes.items())))
+    _console().print(
+        f"{ds.path}: {ds.rows} pairs ok · " + ", ".join(f"{k} {v}" for k, v in sorted(axes.items()))
+    )
 
 
 @cache_app.command("info")

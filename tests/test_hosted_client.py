@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.judges import LLMJudge, JudgeItem, Status
+from assay.judges import JudgeItem, LLMJudge, Status
 from assay.models import ModelConfig, ResponseCache, RetryPolicy, make_client
 from assay.prompts import PromptRegistry
 from assay.testing import (

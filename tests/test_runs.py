@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from assay.runs import RunOptions, Runner, iter_records, load_spec, read_json
-from assay.testing import FakeOpenAIServer, Behavior, http_error, reply
+from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
+from assay.testing import Behavior, FakeOpenAIServer, http_error, reply
 
 SECRET = "sk-live-DO-NOT-LEAK-0042"
 
@@ -24,8 +24,13 @@ def verdict_for(body: dict[str, Any]) -> Behavior:
     """Deterministic, claim-dependent verdicts so metrics are non-trivial."""
     text = "\n".join(str(m.get("content")) for m in body["messages"])
     digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
-    labels = ["fully_supported", "partially_supported", "unsupported", "force_calibrated",
-              "force_gap"]
+    labels = [
+        "fully_supported",
+        "partially_supported",
+        "unsupported",
+        "force_calibrated",
+        "force_gap",
+    ]
     wanted = [lab for lab in labels if lab in text] or ["fully_supported"]
     label = wanted[digest % len(wanted)]
     return reply(json.dumps({"label": label, "confidence": 0.8, "rationale": "r"}))
@@ -115,8 +120,11 @@ def test_run_writes_records_metrics_and_a_complete_manifest(
         assert SECRET not in path.read_text(encoding="utf-8")
     metrics = read_json(out / "metrics.json")
     judges = {r["judge_id"] for r in metrics["rows"]}
-    assert judges == {"openai/fake-judge::generic-support@1", "openai/fake-judge::force-aware@1",
-                      "baseline:token-overlap"}
+    assert judges == {
+        "openai/fake-judge::generic-support@1",
+        "openai/fake-judge::force-aware@1",
+        "baseline:token-overlap",
+    }
 
 
 def test_second_run_into_same_dir_does_nothing_and_new_dir_hits_cache(
@@ -160,8 +168,9 @@ def test_failure_policy_marks_run_failed_and_retry_errors_recovers(
 ) -> None:
     # The first 30 requests are rejected (401 is final, never retried).
     smart_server.script(None, [http_error(401)] * 30)
-    spec = write_spec(tmp_path, smart_server.base_url,
-                      extra="[failure]\nmax_failed_fraction = 0.05\n")
+    spec = write_spec(
+        tmp_path, smart_server.base_url, extra="[failure]\nmax_failed_fraction = 0.05\n"
+    )
     out = tmp_path / "run"
     outcome = run(spec, out)
     assert outcome.status == "failed"
@@ -199,7 +208,9 @@ def test_reparse_uses_raw_outputs_without_calls(
     from assay.runs._reparse import reparse_run
 
     changes = reparse_run(out)
-    assert changes.get("parse_error->ok", 0) == (1 if rec["judge_id"] != "baseline:token-overlap" else 0)
+    assert changes.get("parse_error->ok", 0) == (
+        1 if rec["judge_id"] != "baseline:token-overlap" else 0
+    )
     assert smart_server.stats.total == before
     assert (out / "judgments.jsonl.before-reparse").exists()
     assert read_json(out / "manifest.json")["reparses"]
@@ -224,8 +235,16 @@ def test_resume_after_kill_9_loses_and_duplicates_nothing(tmp_path: Path) -> Non
 
         out = tmp_path / "killed"
         env = dict(os.environ, ASSAY_CACHE_DIR=str(tmp_path / "cache-killed"))
-        cmd = [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out),
-               "--no-progress"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            str(spec),
+            "--output-dir",
+            str(out),
+            "--no-progress",
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             seen = _wait_for_lines(out / "judgments.jsonl", 80, timeout=60)
@@ -254,8 +273,16 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=verdict_for, latency_s=0.05) as srv:
         spec = write_spec(tmp_path, srv.base_url)
         out = tmp_path / "run"
-        cmd = [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out),
-               "--no-progress"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            str(spec),
+            "--output-dir",
+            str(out),
+            "--no-progress",
+        ]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             assert _wait_for_lines(out / "judgments.jsonl", 20, timeout=60) > 0
@@ -266,4 +293,6 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path) -> None:
         assert b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
         m = read_json(out / "manifest.json")
         assert m["status"] == "interrupted"
-        assert m["recorded_judgments"] == len({r.key for r in iter_records(out / "judgments.jsonl")})
+        assert m["recorded_judgments"] == len(
+            {r.key for r in iter_records(out / "judgments.jsonl")}
+        )

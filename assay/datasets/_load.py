@@ -75,7 +75,9 @@ def _decode(data: bytes, path: Path) -> str:
         raise DatasetError("file is not valid UTF-8", file=path, line=line) from None
 
 
-def load_pairs(path: str | Path, *, name: str | None = None, base: Path | None = None) -> LoadedDataset:
+def load_pairs(
+    path: str | Path, *, name: str | None = None, base: Path | None = None
+) -> LoadedDataset:
     """Read a `.jsonl` or `.csv` ForceBench file; ids must be unique."""
     resolved = resolve_dataset_path(path, base=base)
     if not resolved.is_file():
@@ -119,6 +121,9 @@ def load_pairs(path: str | Path, *, name: str | None = None, base: Path | None =
 def _check_unique(pair: ForcePair, seen: dict[str, int], path: Path, line: int) -> None:
     if pair.id in seen:
         raise DatasetError(
-            f"duplicate id {pair.id!r} (first on line {seen[pair.id]})", file=path, line=line, field="id"
+            f"duplicate id {pair.id!r} (first on line {seen[pair.id]})",
+            file=path,
+            line=line,
+            field="id",
         )
     seen[pair.id] = line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.judges._types import Judgment, JudgeItem, Status, Usage
+from assay.judges._types import JudgeItem, Judgment, Status, Usage
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt
@@ -88,8 +88,12 @@ class LLMJudge:
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)
         return self.judgment_from_raw(
-            content=raw.content, finish_reason=raw.finish_reason, refusal=raw.refusal,
-            usage=raw.usage, model_returned=raw.model_returned, **base,
+            content=raw.content,
+            finish_reason=raw.finish_reason,
+            refusal=raw.refusal,
+            usage=raw.usage,
+            model_returned=raw.model_returned,
+            **base,
         )
 
     def judgment_from_raw(

@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.datasets._forcebench import Axis, Member
-from assay.outcomes import Status
 from assay.metrics._bootstrap import bootstrap_mean_cis
+from assay.outcomes import Status
 from assay.runs._records import JudgmentRecord
 
 GroupBy = Literal["overall", "axis", "severity"]

@@ -9,11 +9,11 @@ from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from assay.outcomes import Usage
 from assay.models._cache import ResponseCache, cache_key, redact_url
 from assay.models._config import ModelConfig
 from assay.models._retry import describe_error, is_retryable, make_wait
 from assay.models._types import CallResult, ChatRequest, RawResponse
+from assay.outcomes import Usage
 
 _LITELLM: Any = None
 
@@ -137,8 +137,9 @@ class HostedClient:
         )
         return _to_raw(litellm, response)
 
-    async def complete(self, request: ChatRequest, *, use_cache: bool = True,
-                       refresh_cache: bool = False) -> CallResult:
+    async def complete(
+        self, request: ChatRequest, *, use_cache: bool = True, refresh_cache: bool = False
+    ) -> CallResult:
         key = (
             cache_key(self.config, request, structured_mode=self.structured_mode())
             if self.cache is not None
@@ -148,8 +149,9 @@ class HostedClient:
         if self.cache is not None and key is not None and use_cache and not refresh_cache:
             hit = self.cache.get(key)
             if hit is not None:
-                return CallResult(response=hit, cache_hit=True,
-                                  latency_s=time.perf_counter() - started)
+                return CallResult(
+                    response=hit, cache_hit=True, latency_s=time.perf_counter() - started
+                )
         attempts = 0
         async with self._semaphore:
             try:

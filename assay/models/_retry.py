@@ -35,8 +35,14 @@ def is_retryable(exc: BaseException) -> bool:
     text = str(exc)
     if "Missing credentials" in text or "api_key" in text and "must be set" in text:
         return False  # litellm reports a missing key as a 500; retrying cannot help
-    if name in {"Timeout", "APIConnectionError", "RateLimitError", "ServiceUnavailableError",
-                "InternalServerError", "APITimeoutError"}:
+    if name in {
+        "Timeout",
+        "APIConnectionError",
+        "RateLimitError",
+        "ServiceUnavailableError",
+        "InternalServerError",
+        "APITimeoutError",
+    }:
         return True
     code = status_of(exc)
     if code is None:

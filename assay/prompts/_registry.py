@@ -55,7 +55,9 @@ class PromptRegistry:
             try:
                 key = (pid, int(ver))
             except ValueError:
-                raise PromptError(f"bad prompt reference {ref!r}: version must be an integer") from None
+                raise PromptError(
+                    f"bad prompt reference {ref!r}: version must be an integer"
+                ) from None
             if key in self._prompts:
                 return self._prompts[key]
         else:

@@ -63,9 +63,13 @@ def force_table(metrics: pd.DataFrame, title: str | None = None, *, axes: bool =
             table.add_column(a[:4], justify="right", no_wrap=True)
     for _, row in summary.iterrows():
         cells = [
-            str(row["judge"]), str(int(row["N"])), str(int(row["failed"])),
-            f"{row['MVR']:.3f}", _short_ci(row["MVR_lo"], row["MVR_hi"]),
-            f"{row['FS']:.3f}", _short_ci(row["FS_lo"], row["FS_hi"]),
+            str(row["judge"]),
+            str(int(row["N"])),
+            str(int(row["failed"])),
+            f"{row['MVR']:.3f}",
+            _short_ci(row["MVR_lo"], row["MVR_hi"]),
+            f"{row['FS']:.3f}",
+            _short_ci(row["FS_lo"], row["FS_hi"]),
         ]
         if axes:
             cells += ["—" if pd.isna(row[f"MVR_{a}"]) else f"{row[f'MVR_{a}']:.2f}" for a in AXES]
@@ -76,16 +80,18 @@ def force_table(metrics: pd.DataFrame, title: str | None = None, *, axes: bool =
 def render_force_report(metrics: pd.DataFrame, fmt: str) -> str:
     """Text renderings for `assay report --format json|csv|markdown` (full long table)."""
     if fmt == "json":
-        return metrics.to_json(orient="records", indent=2)
+        return str(metrics.to_json(orient="records", indent=2))
     if fmt == "csv":
-        return metrics.to_csv(index=False)
+        return str(metrics.to_csv(index=False))
     if fmt == "markdown":
         summary = force_summary_frame(metrics)
         headers = ["judge", "N", "failed", "MVR [95% CI]", "FS [95% CI]", *AXES]
         lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         for _, row in summary.iterrows():
             cells = [
-                str(row["judge"]), str(int(row["N"])), str(int(row["failed"])),
+                str(row["judge"]),
+                str(int(row["N"])),
+                str(int(row["failed"])),
                 _ci(row["MVR"], row["MVR_lo"], row["MVR_hi"]),
                 _ci(row["FS"], row["FS_lo"], row["FS_hi"]),
                 *["—" if pd.isna(row[f"MVR_{a}"]) else f"{row[f'MVR_{a}']:.2f}" for a in AXES],
