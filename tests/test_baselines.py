@@ -535,8 +535,12 @@ def test_unknown_name_lists_known_names() -> None:
     ],
 )
 def test_bad_parameters_raise_spec_error(name: str, params: dict[str, object]) -> None:
-    with pytest.raises(SpecError):
+    with pytest.raises(SpecError) as exc:
         baseline(name, **params)
+    # The message alone (callers may drop `field`) names the offending parameter or key.
+    offending = next(iter(params.values())) if "penalties" in params else params
+    assert isinstance(offending, dict)
+    assert any(key in exc.value.message for key in offending)
 
 
 async def test_deterministic() -> None:

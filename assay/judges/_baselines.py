@@ -20,6 +20,7 @@ score can always be traced back to the words that caused it. See ``docs/baseline
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -479,10 +480,10 @@ _CAUSAL_LEXICON: tuple[str, ...] = (
 def _unit(name: str, value: object) -> float:
     """A parameter that must be a real number in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SpecError(f"must be a number in [0, 1], got {value!r}", field=name)
+        raise SpecError(f"{name} must be a number in [0, 1], got {value!r}", field=name)
     v = float(value)
     if not 0.0 <= v <= 1.0:
-        raise SpecError(f"must be in [0, 1], got {v}", field=name)
+        raise SpecError(f"{name} must be in [0, 1], got {v}", field=name)
     return v
 
 
@@ -1045,7 +1046,11 @@ def baseline(name: str, **params: Any) -> Judge:
     cls = BASELINES.get(key)
     if cls is None:
         raise SpecError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
-    try:
-        return cls(**params)
-    except TypeError as exc:
-        raise SpecError(f"baseline {key!r}: {exc}") from None
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise SpecError(
+            f"baseline {key!r} has no parameter {', '.join(map(repr, unknown))}; "
+            f"its parameters: {', '.join(accepted)}"
+        )
+    return cls(**params)
