@@ -19,6 +19,8 @@ process with a fixed per-request latency, so the client's CPU is what differs):
                   0 requests.
 
 Targets: assay cold >= 0.9x the plain loop's judgments/s; cold time / cached time >= 20x.
+Besides wall time it reports client CPU time per judgment, which is robust to other load
+on the machine (wall figures are not). With --repeat, plain and cold runs alternate.
 
 Usage::
 
@@ -177,10 +179,11 @@ def render_messages(pairs: list[dict[str, Any]]) -> list[list[dict[str, str]]]:
     return out
 
 
-def summarize(times: list[float], n: int) -> dict[str, Any]:
+def summarize(times: list[float], n: int, cpu: list[float] | None = None,
+              server_cpu: list[float | None] | None = None) -> dict[str, Any]:
     best = min(times)
     med = statistics.median(times)
-    return {
+    out: dict[str, Any] = {
         "judgments": n,
         "times_s": [round(t, 4) for t in times],
         "best_s": round(best, 4),
@@ -188,6 +191,12 @@ def summarize(times: list[float], n: int) -> dict[str, Any]:
         "best_per_s": round(n / best, 1),
         "median_per_s": round(n / med, 1),
     }
+    if cpu:
+        out["client_cpu_s"] = [round(c, 3) for c in cpu]
+        out["client_cpu_us_per_judgment"] = round(1e6 * min(cpu) / n, 1)
+    if server_cpu and all(c is not None for c in server_cpu):
+        out["server_cpu_s"] = [round(c, 3) for c in server_cpu if c is not None]
+    return out
 
 
 def read_judgments(run_dir: Path) -> tuple[int, Counter[str], int]:
@@ -203,6 +212,44 @@ def read_judgments(run_dir: Path) -> tuple[int, Counter[str], int]:
             statuses[rec["status"]] += 1
             hits += bool(rec.get("cache_hit"))
     return total, statuses, hits
+
+
+def proc_cpu_s(pid: int) -> float | None:
+    """utime + stime of another process (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+class Meter:
+    """Wall time, this process's CPU time and the server's CPU time over a block."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.server_pid = server_pid
+
+    def __enter__(self) -> Meter:
+        self.load_before = loadavg()
+        self._srv0 = proc_cpu_s(self.server_pid) if self.server_pid else None
+        self._cpu0 = time.process_time()
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._t0
+        self.cpu = time.process_time() - self._cpu0
+        srv1 = proc_cpu_s(self.server_pid) if self.server_pid else None
+        self.server_cpu = (srv1 - self._srv0) if srv1 is not None and self._srv0 is not None \
+            else None
+        self.load_after = loadavg()
 
 
 class Watchdog:
@@ -256,10 +303,9 @@ async def _plain_loop(messages: list[list[dict[str, str]]], api_base: str, concu
 
 
 def run_plain(messages: list[list[dict[str, str]]], api_base: str, concurrency: int,
-              call_timeout: float = 60.0) -> tuple[float, int, int]:
-    t0 = time.perf_counter()
-    ok, bad = asyncio.run(_plain_loop(messages, api_base, concurrency, call_timeout))
-    return time.perf_counter() - t0, ok, bad
+              call_timeout: float = 60.0) -> tuple[int, int]:
+    """The baseline: returns (ok, failed) calls."""
+    return asyncio.run(_plain_loop(messages, api_base, concurrency, call_timeout))
 
 
 def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
@@ -267,13 +313,11 @@ def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
     # NB: `import assay.models` as the *first* assay import fails with a circular import
     # (assay.models -> _cache -> _types -> assay.judges -> _llm -> assay.models); importing
     # assay.runs first (as the CLI does) avoids it.
-    from assay.runs import Runner, RunOptions, load_spec
     from assay.models._hosted import litellm_module
+    from assay.runs import Runner, RunOptions, load_spec
 
-    litellm = litellm_module()  # assay's import path: sets suppress_debug_info etc.
-    litellm.suppress_debug_info = True
-    msgs = render_messages(make_pairs(4, tag="w"))
-    run_plain(msgs, api_base, concurrency)
+    litellm_module()  # assay's import path: sets suppress_debug_info, telemetry off
+    run_plain(render_messages(make_pairs(4, tag="w")), api_base, concurrency)
     # assay side: a tiny run (own dataset, cache and output dir) so assay.metrics, pandas,
     # diskcache, tenacity, jinja templates and litellm's client for assay's key are loaded.
     d = workdir / "warmup"
@@ -281,26 +325,34 @@ def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
     write_dataset(d / "data.jsonl", make_pairs(4, tag="w"))
     write_spec(d / "spec.toml", dataset=d / "data.jsonl", api_base=api_base,
                concurrency=concurrency, bootstrap=None, name="warmup")
-    Runner(load_spec(d / "spec.toml"), RunOptions(
-        cache_dir=str(d / "cache"), progress=False, output_dir=str(d / "out"))).run()
+    runner = Runner(load_spec(d / "spec.toml"), RunOptions(
+        cache_dir=str(d / "cache"), progress=False, output_dir=str(d / "out")))
+    runner.run()
+    if runner.cache is not None:
+        runner.cache.close()
 
 
-def run_assay(spec_path: Path, cache_dir: Path, out_dir: Path) -> dict[str, Any]:
+def run_assay(spec_path: Path, cache_dir: Path, out_dir: Path,
+              server_pid: int | None = None) -> dict[str, Any]:
+    """Construct (timed separately) and run; then check judgments.jsonl (not timed)."""
     from assay.runs import Runner, RunOptions, load_spec
 
     t0 = time.perf_counter()
     runner = Runner(load_spec(spec_path), RunOptions(
         cache_dir=str(cache_dir), progress=False, output_dir=str(out_dir)))
-    t1 = time.perf_counter()
-    outcome = runner.run()
-    t2 = time.perf_counter()
+    construct_s = time.perf_counter() - t0
+    with Meter(server_pid) as m:
+        outcome = runner.run()
     with contextlib.suppress(Exception):
         if runner.cache is not None:
             runner.cache.close()
     total, statuses, hits = read_judgments(out_dir)
     return {
-        "construct_s": t1 - t0,
-        "run_s": t2 - t1,
+        "construct_s": construct_s,
+        "run_s": m.wall,
+        "cpu_s": m.cpu,
+        "server_cpu_s": m.server_cpu,
+        "load": (m.load_before, m.load_after),
         "status": outcome.status,
         "recorded": outcome.recorded,
         "lines": total,
@@ -313,15 +365,17 @@ def run_assay(spec_path: Path, cache_dir: Path, out_dir: Path) -> dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--n", type=int, default=5000, help="judgments (N/2 pairs; default 5000)")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--latency-ms", type=float, default=20.0, help="fake server latency")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per timed phase")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per timed phase (plain and cold alternate); default 1")
     ap.add_argument("--bootstrap", type=int, default=None,
                     help="bootstrap resamples in the spec (default: assay's default, 1000)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
-    ap.add_argument("--timeout", type=float, default=900.0, help="hard limit for the script")
+    ap.add_argument("--timeout", type=float, default=1800.0,
+                    help="hard limit for the whole script, seconds (default 1800)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
     ns = ap.parse_args(argv)
     if ns.n < 2 or ns.concurrency < 1 or ns.repeat < 1:
@@ -336,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     client = None
     old_cwd = Path.cwd()
-    result: dict[str, Any] = {"machine": machine_info()}
+    result: dict[str, Any] = {"machine": machine_info(),
+                              "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
 
     def kill_server() -> None:
         if proc is not None:
@@ -350,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             client = FakeServerClient(url, process=proc, timeout=30.0)
             api_base = url + "/v1"
-            # The run manifest records git state of the cwd; run from the temp dir so the
-            # benchmark never invokes git inside the project checkout.
+            # The run manifest records the git state of the cwd; run from the temp dir so
+            # the benchmark never invokes git inside the project checkout.
             os.chdir(workdir)
 
             pairs = make_pairs(n_pairs)
@@ -371,62 +426,63 @@ def main(argv: list[str] | None = None) -> int:
                 "ideal_s": round(n * ns.latency_ms / 1000.0 / ns.concurrency, 3),
             }
 
-            print(f"warming up (server {url}) ...", flush=True)
+            print(f"warming up (server {url}, load avg {loadavg()}) ...", flush=True)
             warm_up(api_base, workdir, ns.concurrency)
 
-            # ---- plain loop
-            plain_times = []
-            for r in range(ns.repeat):
-                before = client.stats().total
-                t, ok, bad = run_plain(messages, api_base, ns.concurrency)
-                reqs = client.stats().total - before
-                print(f"plain loop  #{r + 1}: {t:7.3f}s  ok={ok} failed={bad} requests={reqs}",
-                      flush=True)
-                if bad:
-                    raise SystemExit(f"plain loop had {bad} failed calls")
-                plain_times.append(t)
-            result["plain"] = summarize(plain_times, n)
-
-            # ---- assay cold (fresh cache dir per repeat)
-            cold_runs = []
+            # ---- plain loop and assay cold, alternating (a fresh cache dir per cold run)
+            plain: list[Meter] = []
+            cold: list[dict[str, Any]] = []
             cache_dir = workdir / "cache-0"
             for r in range(ns.repeat):
+                before = client.stats().total
+                with Meter(proc.pid) as m:
+                    ok, bad = run_plain(messages, api_base, ns.concurrency)
+                reqs = client.stats().total - before
+                print(f"plain loop   #{r + 1}: {m.wall:7.3f}s wall  {m.cpu:7.3f}s cpu  "
+                      f"ok={ok} failed={bad} requests={reqs}  load {m.load_before}->"
+                      f"{m.load_after}", flush=True)
+                if bad or reqs != n:
+                    raise SystemExit(f"plain loop: {bad} failed calls, {reqs} requests")
+                plain.append(m)
+
                 cache_dir = workdir / f"cache-{r}"
                 before = client.stats().total
-                info = run_assay(spec, cache_dir, workdir / f"out-cold-{r}")
+                info = run_assay(spec, cache_dir, workdir / f"out-cold-{r}", proc.pid)
                 info["requests"] = client.stats().total - before
-                print(f"assay cold  #{r + 1}: run {info['run_s']:7.3f}s  construct "
-                      f"{info['construct_s']:.3f}s  status={info['status']} "
-                      f"statuses={info['statuses']} requests={info['requests']}", flush=True)
+                print(f"assay cold   #{r + 1}: {info['run_s']:7.3f}s wall  {info['cpu_s']:7.3f}s "
+                      f"cpu  (construct {info['construct_s']:.3f}s)  status={info['status']} "
+                      f"statuses={info['statuses']} requests={info['requests']}  load "
+                      f"{info['load'][0]}->{info['load'][1]}", flush=True)
                 if info["statuses"] != {"ok": n} or info["lines"] != n:
                     raise SystemExit(f"assay cold run: expected {n} ok judgments, got {info}")
-                cold_runs.append(info)
-            result["assay_cold"] = summarize([c["run_s"] for c in cold_runs], n)
-            result["assay_cold"]["construct_s"] = [round(c["construct_s"], 4) for c in cold_runs]
-            result["assay_cold_incl_construct"] = summarize(
-                [c["run_s"] + c["construct_s"] for c in cold_runs], n)
-            result["assay_cold"]["server_requests"] = [c["requests"] for c in cold_runs]
+                cold.append(info)
 
-            # ---- assay cached (same cache dir as the last cold run, new output dirs)
-            cached_runs = []
+            # ---- assay cached (cache dir of the last cold run, new output dirs)
+            cached: list[dict[str, Any]] = []
             for r in range(ns.repeat):
                 before = client.stats().total
-                info = run_assay(spec, cache_dir, workdir / f"out-cached-{r}")
+                info = run_assay(spec, cache_dir, workdir / f"out-cached-{r}", proc.pid)
                 info["requests"] = client.stats().total - before
-                print(f"assay cached#{r + 1}: run {info['run_s']:7.3f}s  construct "
-                      f"{info['construct_s']:.3f}s  status={info['status']} "
+                print(f"assay cached #{r + 1}: {info['run_s']:7.3f}s wall  {info['cpu_s']:7.3f}s "
+                      f"cpu  (construct {info['construct_s']:.3f}s)  status={info['status']} "
                       f"cache_hits={info['cache_hits']} requests={info['requests']}", flush=True)
                 if info["cache_hits"] != n or info["requests"] != 0 \
                         or info["statuses"] != {"ok": n}:
                     raise SystemExit(f"assay cached run: expected {n} hits, 0 requests: {info}")
-                cached_runs.append(info)
-            result["assay_cached"] = summarize([c["run_s"] for c in cached_runs], n)
-            result["assay_cached"]["construct_s"] = [
-                round(c["construct_s"], 4) for c in cached_runs]
-            result["assay_cached_incl_construct"] = summarize(
-                [c["run_s"] + c["construct_s"] for c in cached_runs], n)
-            result["assay_cached"]["server_requests"] = [c["requests"] for c in cached_runs]
-            result["assay_cached"]["cache_hits"] = [c["cache_hits"] for c in cached_runs]
+                cached.append(info)
+
+            result["plain"] = summarize([m.wall for m in plain], n, [m.cpu for m in plain],
+                                        [m.server_cpu for m in plain])
+            for name, runs in (("assay_cold", cold), ("assay_cached", cached)):
+                result[name] = summarize([c["run_s"] for c in runs], n,
+                                         [c["cpu_s"] for c in runs],
+                                         [c["server_cpu_s"] for c in runs])
+                result[name]["construct_s"] = [round(c["construct_s"], 4) for c in runs]
+                result[name]["server_requests"] = [c["requests"] for c in runs]
+                result[name]["cache_hits"] = [c["cache_hits"] for c in runs]
+                result[name + "_incl_construct"] = summarize(
+                    [c["run_s"] + c["construct_s"] for c in runs], n)
+            result["load_avg_end"] = loadavg()
     finally:
         os.chdir(old_cwd)
         if client is not None:
@@ -447,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
 def report(res: dict[str, Any]) -> None:
     m, c = res["machine"], res["config"]
     print()
+    print(f"date:    {res['date']}")
     print(f"machine: {m['cpu_count']} cores (affinity {m['affinity']}), {m['processor']}, "
           f"{m['implementation']} {m['python']}, {m['platform']}")
     print(f"         litellm {m['litellm']}, openai {m['openai']}, httpx {m['httpx']}, "
@@ -457,8 +514,8 @@ def report(res: dict[str, Any]) -> None:
     print(f"         latency-bound ideal: {c['ideal_s']} s "
           f"({c['judgments']} x {c['latency_ms']} ms / {c['concurrency']})")
     print()
-    hdr = f"{'phase':<34}{'judgments':>10}{'best s':>10}{'median s':>10}{'best j/s':>11}" \
-          f"{'median j/s':>12}"
+    hdr = (f"{'phase':<32}{'judgments':>10}{'best s':>9}{'median s':>10}{'best j/s':>10}"
+           f"{'median j/s':>11}{'cpu us/j':>10}")
     print(hdr)
     print("-" * len(hdr))
     rows = [
@@ -469,28 +526,44 @@ def report(res: dict[str, Any]) -> None:
         ("assay cached (construct + run)", res["assay_cached_incl_construct"]),
     ]
     for name, s in rows:
-        print(f"{name:<34}{s['judgments']:>10}{s['best_s']:>10.3f}{s['median_s']:>10.3f}"
-              f"{s['best_per_s']:>11.1f}{s['median_per_s']:>12.1f}")
+        cpu = s.get("client_cpu_us_per_judgment")
+        cpu_txt = f"{cpu:>10.0f}" if cpu is not None else f"{'':>10}"
+        print(f"{name:<32}{s['judgments']:>10}{s['best_s']:>9.3f}{s['median_s']:>10.3f}"
+              f"{s['best_per_s']:>10.1f}{s['median_per_s']:>11.1f}{cpu_txt}")
     print()
-    print("run() = Runner(...).run(): plan, calls, parsing, cache, judgments.jsonl, manifest, "
-          "metrics.\nconstruct = load_spec + Runner(...) (dataset loading, judge building).")
+    print("run()     = Runner(...).run(): plan, render, calls, parsing, cache, judgments.jsonl,\n"
+          "            manifest, metrics (bootstrap CIs). Construct = load_spec + Runner(...)\n"
+          "            (dataset load, judge build), timed outside run().\n"
+          "cpu us/j  = this process's CPU time per judgment (best run); robust to other load.")
     print()
     ratio_cold = res["plain"]["best_s"] / res["assay_cold"]["best_s"]
     ratio_cold_med = res["plain"]["median_s"] / res["assay_cold"]["median_s"]
     ratio_cache = res["assay_cold"]["best_s"] / res["assay_cached"]["best_s"]
     ratio_cache_med = res["assay_cold"]["median_s"] / res["assay_cached"]["median_s"]
+    cpu_ratio = (res["plain"]["client_cpu_us_per_judgment"]
+                 / res["assay_cold"]["client_cpu_us_per_judgment"])
     ok1 = ratio_cold >= TARGET_COLD_VS_PLAIN
     ok2 = ratio_cache >= TARGET_COLD_VS_CACHED
     print(f"assay_cold / plain throughput : {ratio_cold:6.3f}x best, {ratio_cold_med:6.3f}x "
           f"median  (target >= {TARGET_COLD_VS_PLAIN})   {'PASS' if ok1 else 'FAIL'}")
+    print(f"   same, by client CPU/judgment: {cpu_ratio:6.3f}x")
     print(f"cold time / cached time       : {ratio_cache:6.1f}x best, {ratio_cache_med:6.1f}x "
           f"median  (target >= {TARGET_COLD_VS_CACHED:g}x)   {'PASS' if ok2 else 'FAIL'}")
-    print(f"cached run: {res['assay_cached']['cache_hits']} cache hits, server requests "
-          f"{res['assay_cached']['server_requests']}; cold run server requests "
-          f"{res['assay_cold']['server_requests']}")
+    print(f"server requests: plain {c['judgments']} per run; assay cold "
+          f"{res['assay_cold']['server_requests']}; assay cached "
+          f"{res['assay_cached']['server_requests']} (cache hits "
+          f"{res['assay_cached']['cache_hits']})")
+    if res["plain"].get("server_cpu_s"):
+        print(f"server process CPU s per run: plain {res['plain']['server_cpu_s']}, cold "
+              f"{res['assay_cold'].get('server_cpu_s')}, cached "
+              f"{res['assay_cached'].get('server_cpu_s')}")
+    busy = (res.get("load_avg_end") or 0) > (m["cpu_count"] or 1) + 0.5
+    print(f"load average (1 min) at end: {res.get('load_avg_end')} on {m['cpu_count']} cores"
+          f"{'  <-- other load present: wall figures are noisy' if busy else ''}")
     res["ratios"] = {
         "assay_cold_over_plain_best": round(ratio_cold, 4),
         "assay_cold_over_plain_median": round(ratio_cold_med, 4),
+        "assay_cold_over_plain_by_cpu": round(cpu_ratio, 4),
         "cold_over_cached_best": round(ratio_cache, 2),
         "cold_over_cached_median": round(ratio_cache_med, 2),
         "targets": {"assay_cold_over_plain": TARGET_COLD_VS_PLAIN,

@@ -57,7 +57,8 @@ def main() -> int:
     old = Path.cwd()
     try:
         proc, url = FakeOpenAIServer.spawn_process(
-            content=bt.CONTENT, latency_s=ns.latency_ms / 1000.0, extra_args=["--max-recorded", "8"])
+            content=bt.CONTENT, latency_s=ns.latency_ms / 1000.0,
+            extra_args=["--max-recorded", "8"])
         api_base = url + "/v1"
         os.chdir(workdir)
         pairs = bt.make_pairs(n_pairs)
@@ -90,7 +91,7 @@ def main() -> int:
             prof.disable()
             prof.dump_stats(str(old / ns.cprofile) if not os.path.isabs(ns.cprofile)
                             else ns.cprofile)
-        info = out if isinstance(out, dict) else {"plain": out}
+        info = out if isinstance(out, dict) else {"ok_failed": out}
         print(f"phase={ns.phase} n={2 * n_pairs} wall={dt:.3f}s {info}")
     finally:
         os.chdir(old)

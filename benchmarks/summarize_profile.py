@@ -15,13 +15,14 @@ import argparse
 import re
 from collections import Counter
 
-# (bucket, regex on a frame "func (file:line)"). Checked outermost-first along the stack
-# below timed_region, so e.g. pydantic called *from* _store.write lands in "record write".
+
 def _fn(qualname_tail: str, file: str) -> str:
     """A frame regex: a function whose qualname ends with ``qualname_tail`` in ``file``."""
     return rf"^([\w<>]+\.)*{qualname_tail} \(.*{re.escape(file)}:"
 
 
+# (bucket, regex on a frame "func (file:line)"). Each sample goes to the innermost frame
+# that matches a rule (asyncio machinery only when nothing else encloses it).
 BUCKETS: list[tuple[str, str]] = [
     ("runner: JudgmentRecord build (_record)", _fn("_record", "assay/runs/_runner.py")),
     ("runner: judgments.jsonl write (dump+flush)", _fn("write", "assay/runs/_store.py")),

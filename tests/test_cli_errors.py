@@ -244,8 +244,13 @@ def test_spec_unknown_baseline(tmp_path: Path) -> None:
 
 
 def test_spec_dataset_with_malformed_row(tmp_path: Path) -> None:
-    good = {"id": "a", "evidence": "E.", "calibrated_claim": "C.", "raised_claim": "R.",
-            "axis": "scope"}
+    good = {
+        "id": "a",
+        "evidence": "E.",
+        "calibrated_claim": "C.",
+        "raised_claim": "R.",
+        "axis": "scope",
+    }
     bad = {"id": "b", "evidence": "E.", "raised_claim": "R.", "axis": "scope"}
     data = tmp_path / "data"
     data.mkdir()
@@ -275,8 +280,14 @@ def test_spec_invalid_toml(tmp_path: Path) -> None:
 
 def test_validate_malformed_dataset(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
-    row = {"id": "a", "evidence": "E.", "calibrated_claim": "C.", "raised_claim": "R.",
-           "axis": "scope", "severity": 7}
+    row = {
+        "id": "a",
+        "evidence": "E.",
+        "calibrated_claim": "C.",
+        "raised_claim": "R.",
+        "axis": "scope",
+        "severity": 7,
+    }
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     _one_error_line(_assay("validate", path, cwd=tmp_path), f"{path}:1", "severity")
 
@@ -301,8 +312,9 @@ def test_prompts_render_bad_data_file(tmp_path: Path) -> None:
         "JSON",
     )
     _one_error_line(
-        _assay("prompts", "render", "generic-support", "--data", tmp_path / "no.json",
-               cwd=tmp_path),
+        _assay(
+            "prompts", "render", "generic-support", "--data", tmp_path / "no.json", cwd=tmp_path
+        ),
         "no.json",
         "not found",
     )
@@ -327,14 +339,20 @@ def test_report_unknown_format(tmp_path: Path) -> None:
 
 
 def _latin1_inputs(tmp_path: Path) -> dict[str, list[str | Path]]:
-    row = {"id": "a", "evidence": "Caf\xe9 study.", "calibrated_claim": "C.",
-           "raised_claim": "R.", "axis": "scope"}
+    row = {
+        "id": "a",
+        "evidence": "Caf\xe9 study.",
+        "calibrated_claim": "C.",
+        "raised_claim": "R.",
+        "axis": "scope",
+    }
     dataset = tmp_path / "latin1.jsonl"
     dataset.write_bytes((json.dumps(row, ensure_ascii=False) + "\n").encode("latin-1"))
     spec = tmp_path / "latin1.toml"
     spec.write_bytes(
-        ('name = "caf\xe9"\n' + DEMO_DATASET + '[[baselines]]\nname = "token-overlap"\n')
-        .encode("latin-1")
+        ('name = "caf\xe9"\n' + DEMO_DATASET + '[[baselines]]\nname = "token-overlap"\n').encode(
+            "latin-1"
+        )
     )
     data = tmp_path / "latin1.json"
     data.write_bytes('{"evidence": "caf\xe9", "claim": "c"}'.encode("latin-1"))
@@ -360,3 +378,35 @@ def test_unreadable_inputs_are_one_line_errors(tmp_path: Path, case: str) -> Non
             + proc.stderr.strip().splitlines()[-1]
         )
     _one_error_line(proc, "error:")
+
+
+def test_cache_info_and_clear(tmp_path: Path) -> None:
+    from assay.models import RawResponse, ResponseCache
+
+    cache = ResponseCache(tmp_path / "cc")
+    cache.set("k1", RawResponse(content="x", finish_reason="stop"))
+    cache.close()
+    info = subprocess.run(
+        [sys.executable, "-m", "assay", "cache", "info", "--cache-dir", str(tmp_path / "cc")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert info.returncode == 0 and "1 entries" in info.stdout
+    cleared = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "cache",
+            "clear",
+            "--yes",
+            "--cache-dir",
+            str(tmp_path / "cc"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cleared.returncode == 0 and "removed 1" in cleared.stdout
+    assert len(ResponseCache(tmp_path / "cc")) == 0

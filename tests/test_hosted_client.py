@@ -190,3 +190,47 @@ def test_api_key_goes_to_the_server_only(
     for path in (tmp_path / "c").rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes()
+
+
+def test_cost_comes_from_litellm_offline_cost_map(server: FakeOpenAIServer) -> None:
+    server.default = reply(GOOD)
+    judge = _judge(server, None, model="openai/gpt-4o-mini")
+    result = _run(judge, _item("cost"))
+    assert result.status is Status.OK
+    assert result.usage.cost_usd is not None and result.usage.cost_usd > 0
+
+
+def test_refresh_cache_calls_again_and_overwrites(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c")
+    server.script("claim fresh", [reply(GOOD)])
+    _run(_judge(server, cache), _item("fresh"))
+    server.script("claim fresh", [reply('{"label": "unsupported", "confidence": 0.2}')])
+    client = make_client(
+        ModelConfig(model="openai/fake-judge", api_base=server.base_url, retry=FAST_RETRY), cache
+    )
+    prompt = PromptRegistry().get("generic-support@1")
+    refreshed = asyncio.run(LLMJudge(client, prompt, refresh_cache=True)(_item("fresh")))
+    assert refreshed.label == "unsupported" and not refreshed.cache_hit
+    again = asyncio.run(LLMJudge(client, prompt)(_item("fresh")))
+    assert again.cache_hit and again.label == "unsupported"
+    assert server.stats.total == 2
+
+
+def test_sampling_without_seed_warns_and_samples_have_distinct_cache_keys(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    from assay.models import Decoding
+
+    cache = ResponseCache(tmp_path / "c")
+    client = make_client(
+        ModelConfig(model="openai/fake-judge", api_base=server.base_url, retry=FAST_RETRY), cache
+    )
+    prompt = PromptRegistry().get("generic-support@1")
+    hot = Decoding(temperature=0.7)
+    j0 = LLMJudge(client, prompt, decoding=hot, sample_index=0)
+    j1 = LLMJudge(client, prompt, decoding=hot, sample_index=1)
+    assert j0.warnings() and "seed" in j0.warnings()[0]
+    assert not LLMJudge(client, prompt, decoding=Decoding(temperature=0.7, seed=1)).warnings()
+    asyncio.run(j0(_item("s")))
+    asyncio.run(j1(_item("s")))
+    assert server.stats.total == 2 and len(cache) == 2
