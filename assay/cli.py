@@ -104,20 +104,44 @@ def _print_run_table(run_dir: Path) -> None:
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     format: Annotated[
-        str, typer.Option("--format", "-f", help="table, json, csv or markdown.")
+        str, typer.Option("--format", "-f", help="table, json, csv, markdown or html.")
     ] = "table",
     detail: Annotated[
         bool, typer.Option(help="Table: also show per-axis and per-severity rows.")
     ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="html: file to write (default RUN_DIR/report.html)."),
+    ] = None,
 ) -> None:
-    """Print a run's metrics."""
+    """Print a run's metrics, or write them as a self-contained HTML page (--format html)."""
     from assay.report import render_force_report
     from assay.runs import MANIFEST_FILE, read_json
 
-    if format not in ("table", "json", "csv", "markdown"):
-        raise AssayError(f"unknown format {format!r}; use table, json, csv or markdown")
+    if format not in ("table", "json", "csv", "markdown", "html"):
+        raise AssayError(f"unknown format {format!r}; use table, json, csv, markdown or html")
     manifest = read_json(run_dir / MANIFEST_FILE)
     frame = _metrics_frame(run_dir)
+    if format == "html":
+        import pandas as pd
+
+        from assay.report import render_html_report
+        from assay.runs import JUDGMENTS_FILE, latest_records
+
+        records = None
+        judges = manifest.get("judges") or []
+        stale = manifest.get("status") != "complete" or any("stats" not in j for j in judges)
+        if stale and (run_dir / JUDGMENTS_FILE).exists():
+            # The manifest's per-judge stats may lag the records of an unfinished run.
+            latest = latest_records(run_dir / JUDGMENTS_FILE).values()
+            records = pd.DataFrame(
+                {"judge_id": [r.judge_id for r in latest], "status": [r.status for r in latest]}
+            )
+        target = output if output is not None else run_dir / "report.html"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_html_report(manifest, frame, records), encoding="utf-8")
+        sys.stdout.write(f"{target}\n")
+        return
     if format != "table":
         sys.stdout.write(render_force_report(frame, format))
         return

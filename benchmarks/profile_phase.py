@@ -10,7 +10,7 @@ Usage (py-spy does not follow the fake server's process unless told to)::
 
     python benchmarks/profile_phase.py --phase cold --cprofile cold.pstats   # cProfile instead
 
-    python benchmarks/summarize_profile.py cold.txt     # where the samples went
+    python benchmarks/summarize_profile.py cold.txt --n 5000 --wall <cpu seconds printed>
 
 The phase prints its wall time; warm-up (imports, first calls) happens before it, and the
 profile marks the timed region with the function ``timed_region`` so it can be isolated.
@@ -84,15 +84,15 @@ def main() -> int:
 
             prof = cProfile.Profile()
             prof.enable()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = timed_region(fn, *args)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         if prof is not None:
             prof.disable()
             prof.dump_stats(str(old / ns.cprofile) if not os.path.isabs(ns.cprofile)
                             else ns.cprofile)
         info = out if isinstance(out, dict) else {"ok_failed": out}
-        print(f"phase={ns.phase} n={2 * n_pairs} wall={dt:.3f}s {info}")
+        print(f"phase={ns.phase} n={2 * n_pairs} wall={dt:.3f}s cpu={cpu:.3f}s {info}")
     finally:
         os.chdir(old)
         if proc is not None:

@@ -6,7 +6,7 @@ from the judgments writer counts as "judgments.jsonl write", and litellm called 
 assay's client counts as litellm); asyncio machinery only counts as such when no assay
 or litellm frame encloses it; (2) the top functions by self and inclusive samples.
 
-    python benchmarks/summarize_profile.py cold.txt [--n 5000] [--wall 34.7] [--top 30]
+    python benchmarks/summarize_profile.py cold.txt [--n 5000] [--wall CPU_S] [--top 30]
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("profile")
     ap.add_argument("--n", type=int, default=5000, help="judgments in the phase")
-    ap.add_argument("--wall", type=float, default=None, help="phase wall seconds")
+    ap.add_argument("--wall", type=float, default=None,
+                    help="seconds to spread over the samples: the phase's CPU seconds (py-spy "
+                         "skips idle samples by default) -- or its wall time")
     ap.add_argument("--top", type=int, default=25)
     ns = ap.parse_args()
 

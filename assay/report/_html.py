@@ -1,0 +1,920 @@
+"""A run as one self-contained HTML page: tables plus hand-drawn inline SVG charts.
+
+No external JS, CSS or fonts and nothing fetched: the file can be mailed, archived next to
+the run directory, or opened offline. Every string that comes from a manifest, a spec, a
+metrics row or a record goes through :func:`html.escape` before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Any
+
+import pandas as pd
+
+from assay._version import __version__
+from assay.report._tables import AXES, force_summary_frame
+
+MVR_LEGEND = (
+    "MVR: share of pairs where the raised claim scored ≥ the calibrated one; lower is better."
+)
+FS_LEGEND = (
+    "FS: mean score margin (calibrated − raised) over pairs; higher is better, 0 means "
+    "the judge does not separate the two."
+)
+STATUS_ORDER = ("ok", "parse_error", "refusal", "truncated", "api_error")
+_DASH = "—"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _e(value: object) -> str:
+    """Escape anything for HTML text or a quoted attribute; None becomes an empty string."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _num(value: object) -> float | None:
+    """A finite float, or None for None/NaN/non-numbers."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _int(value: object) -> int | None:
+    num = _num(value)
+    return None if num is None else int(num)
+
+
+def _f3(value: object) -> str:
+    num = _num(value)
+    return _DASH if num is None else f"{num:.3f}"
+
+
+def _ci(lo: object, hi: object) -> str:
+    a, b = _num(lo), _num(hi)
+    return _DASH if a is None or b is None else f"[{a:.3f}, {b:.3f}]"
+
+
+def _count(value: object) -> str:
+    num = _int(value)
+    return _DASH if num is None else f"{num:,}"
+
+
+def _short(sha: object, n: int = 12) -> str:
+    return str(sha)[:n] if sha else _DASH
+
+
+def _when(iso: object) -> str:
+    if not iso:
+        return _DASH
+    try:
+        ts = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+    except ValueError:
+        return str(iso)
+    offset = ts.utcoffset()
+    suffix = "" if offset is None else " UTC" if not offset else ts.strftime(" %z")
+    return ts.strftime("%Y-%m-%d %H:%M:%S") + suffix
+
+
+def _duration(start: object, end: object) -> str | None:
+    try:
+        a = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        b = datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+        seconds = (b - a).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    if seconds < 0:
+        return None
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _kv(value: object) -> str:
+    """A compact `k=v · k=v` rendering of a mapping (escaped by the caller)."""
+    if isinstance(value, Mapping):
+        return " · ".join(f"{k}={_plain(v)}" for k, v in value.items())
+    return _plain(value)
+
+
+def _plain(value: object) -> str:
+    if value is None:
+        return _DASH
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_plain(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    return str(value)
+
+
+def _text_width(text: str, size: float = 12.0) -> float:
+    """Rough rendered width of sans-serif text (errs wide, so labels are not clipped)."""
+    narrow, wide = set("ijlrtf.,:;|!'()[] "), set("mwMW@%")
+    em = 0.0
+    for ch in text:
+        em += 0.34 if ch in narrow else 0.92 if ch in wide else 0.7 if ch.isupper() else 0.6
+    return em * size
+
+
+def _clip(text: str, limit: int = 44) -> str:
+    """Middle-ellipsis long labels; the full text goes into a <title> tooltip."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return text[: keep - keep // 2] + "…" + text[-(keep // 2) :]
+
+
+def _label_width(labels: Iterable[str]) -> float:
+    widest = max((_text_width(_clip(s)) for s in labels), default=60.0)
+    return min(max(widest + 18.0, 110.0), 340.0)
+
+
+def _nice_step(span: float) -> float:
+    for step in (0.05, 0.1, 0.2, 0.25, 0.5, 1.0):
+        if span / step <= 10:
+            return step
+    return 1.0
+
+
+def _ticks(lo: float, hi: float) -> list[float]:
+    step = _nice_step(hi - lo)
+    first = math.ceil(lo / step - 1e-9)
+    out: list[float] = []
+    k = first
+    while k * step <= hi + 1e-9:
+        out.append(round(k * step, 10))
+        k += 1
+    return out
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:.2f}".rstrip("0").rstrip(".") if v not in (0.0, -0.0) else "0"
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class _Judge:
+    id: str
+    model: str | None
+    prompt: str | None
+    prompt_sha: str | None
+    kind: str | None
+    n: int | None
+    failed: int | None
+    mvr: float | None
+    mvr_lo: float | None
+    mvr_hi: float | None
+    fs: float | None
+    fs_lo: float | None
+    fs_hi: float | None
+
+
+def _col(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name in frame.columns:
+        return frame[name]
+    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+
+
+def _judges(metrics: pd.DataFrame, by_id: Mapping[str, dict[str, Any]]) -> list[_Judge]:
+    if metrics.empty or "group_by" not in metrics.columns:
+        return []
+    summary = force_summary_frame(metrics)
+    overall = metrics[metrics["group_by"] == "overall"].drop_duplicates("judge_id")
+    model = dict(zip(overall["judge_id"], _col(overall, "model"), strict=True))
+    pid = dict(zip(overall["judge_id"], _col(overall, "prompt_id"), strict=True))
+    pver = dict(zip(overall["judge_id"], _col(overall, "prompt_version"), strict=True))
+    out: list[_Judge] = []
+    for _, row in summary.iterrows():
+        jid = str(row["judge"])
+        info = by_id.get(jid, {})
+        prompt_info = _dict(info.get("prompt"))
+        m = model.get(jid)
+        m = m if isinstance(m, str) and m else _dict(info.get("client")).get("model")
+        p_id = pid.get(jid)
+        p_id = p_id if isinstance(p_id, str) and p_id else prompt_info.get("id")
+        p_ver = _int(pver.get(jid))
+        if p_ver is None:
+            p_ver = _int(prompt_info.get("version"))
+        prompt = None if not p_id else f"{p_id}@{p_ver}" if p_ver is not None else str(p_id)
+        out.append(
+            _Judge(
+                id=jid,
+                model=str(m) if m else None,
+                prompt=prompt,
+                prompt_sha=prompt_info.get("sha256"),
+                kind=info.get("kind"),
+                n=_int(row["N"]),
+                failed=_int(row["failed"]),
+                mvr=_num(row["MVR"]),
+                mvr_lo=_num(row["MVR_lo"]),
+                mvr_hi=_num(row["MVR_hi"]),
+                fs=_num(row["FS"]),
+                fs_lo=_num(row["FS_lo"]),
+                fs_hi=_num(row["FS_hi"]),
+            )
+        )
+    return out
+
+
+def _group_cells(metrics: pd.DataFrame, group_by: str) -> dict[tuple[str, str], pd.Series]:
+    if metrics.empty or "group_by" not in metrics.columns:
+        return {}
+    rows = metrics[metrics["group_by"] == group_by]
+    return {(str(r["judge_id"]), str(r["group"])): r for _, r in rows.iterrows()}
+
+
+def _axis_order(groups: Iterable[str]) -> list[str]:
+    present = set(groups)
+    return [a for a in AXES if a in present] + sorted(present - set(AXES))
+
+
+def _severity_order(groups: Iterable[str]) -> list[str]:
+    present = set(groups)
+    numeric = sorted((g for g in present if g.isdigit()), key=int)
+    return numeric + sorted(present - set(numeric))
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def _dot_chart(
+    judges: Sequence[_Judge],
+    metric: str,
+    *,
+    domain: tuple[float, float],
+    axis_title: str,
+    aria: str,
+) -> str:
+    """Horizontal dot-and-whisker chart: one row per judge, point estimate and 95% CI."""
+    label_w = _label_width(j.id for j in judges)
+    plot_w, gutter, top, row_h, bottom = 440.0, 170.0, 10.0, 26.0, 50.0
+    width = label_w + plot_w + gutter
+    height = top + row_h * len(judges) + bottom
+    lo_d, hi_d = domain
+    y_end = top + row_h * len(judges)
+
+    def x(v: float) -> float:
+        v = min(max(v, lo_d), hi_d)
+        return label_w + (v - lo_d) / (hi_d - lo_d) * plot_w
+
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
+        f'aria-label="{_e(aria)}">'
+    ]
+    for i in range(len(judges)):
+        if i % 2 == 0:
+            parts.append(
+                f'<rect class="band" x="0" y="{top + i * row_h:.1f}" width="{width:.0f}" '
+                f'height="{row_h:.0f}"/>'
+            )
+    for t in _ticks(lo_d, hi_d):
+        cls = "zero" if abs(t) < 1e-12 and lo_d < 0 < hi_d else "grid"
+        parts.append(
+            f'<line class="{cls}" x1="{x(t):.1f}" y1="{top:.1f}" x2="{x(t):.1f}" y2="{y_end:.1f}"/>'
+        )
+        parts.append(
+            f'<text class="tick" x="{x(t):.1f}" y="{y_end + 16:.1f}" '
+            f'text-anchor="middle">{_e(_tick_label(t))}</text>'
+        )
+    parts.append(
+        f'<line class="axis" x1="{label_w:.1f}" y1="{y_end:.1f}" x2="{label_w + plot_w:.1f}" '
+        f'y2="{y_end:.1f}"/>'
+    )
+    parts.append(
+        f'<text class="axis-title" x="{label_w + plot_w / 2:.1f}" y="{y_end + 38:.1f}" '
+        f'text-anchor="middle">{_e(axis_title)}</text>'
+    )
+    parts.append(
+        f'<text class="axis-title" x="{label_w + plot_w + 12:.1f}" y="{y_end + 16:.1f}">'
+        "estimate [95% CI]</text>"
+    )
+    for i, j in enumerate(judges):
+        cy = top + i * row_h + row_h / 2
+        v, lo, hi = (getattr(j, metric), getattr(j, f"{metric}_lo"), getattr(j, f"{metric}_hi"))
+        tip = f"{j.id}: {metric.upper()} {_f3(v)} 95% CI {_ci(lo, hi)}, n={_count(j.n)}"
+        parts.append(f"<g><title>{_e(tip)}</title>")
+        parts.append(
+            f'<text class="label" x="{label_w - 10:.1f}" y="{cy:.1f}" dy="0.35em" '
+            f'text-anchor="end">{_e(_clip(j.id))}</text>'
+        )
+        if lo is not None and hi is not None:
+            x1, x2 = x(lo), x(hi)
+            parts.append(
+                f'<line class="whisker" x1="{x1:.1f}" y1="{cy:.1f}" x2="{x2:.1f}" y2="{cy:.1f}"/>'
+            )
+            for xc in (x1, x2):
+                parts.append(
+                    f'<line class="whisker" x1="{xc:.1f}" y1="{cy - 5:.1f}" x2="{xc:.1f}" '
+                    f'y2="{cy + 5:.1f}"/>'
+                )
+        if v is not None:
+            parts.append(f'<circle class="dot" cx="{x(v):.1f}" cy="{cy:.1f}" r="5"/>')
+        value = "n/a" if v is None else f"{v:.3f} {_ci(lo, hi)}"
+        parts.append(
+            f'<text class="value" x="{label_w + plot_w + 12:.1f}" y="{cy:.1f}" '
+            f'dy="0.35em">{_e(value)}</text>'
+        )
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+_STOPS = ((0.0, (199, 233, 192)), (0.5, (254, 232, 154)), (1.0, (239, 122, 104)))
+
+
+def _heat_colour(v: float) -> str:
+    v = min(max(v, 0.0), 1.0)
+    for (a, ca), (b, cb) in zip(_STOPS, _STOPS[1:], strict=False):
+        if v <= b:
+            t = (v - a) / (b - a)
+            r, g, bl = (round(ca[k] + (cb[k] - ca[k]) * t) for k in range(3))
+            return f"rgb({r},{g},{bl})"
+    return "rgb(239,122,104)"
+
+
+def _heatmap(
+    judges: Sequence[_Judge],
+    blocks: Sequence[tuple[str, list[tuple[str, str]], dict[tuple[str, str], pd.Series]]],
+) -> str:
+    """Judges × groups grid of MVR; one block of columns per grouping (axis, severity)."""
+    label_w = _label_width(j.id for j in judges)
+    cell_w, cell_h, gap, top = 68.0, 26.0, 22.0, 44.0
+    n_cols = sum(len(cols) for _, cols, _ in blocks)
+    grid_w = n_cols * cell_w + gap * (len(blocks) - 1)
+    width = label_w + max(grid_w, 300.0) + 12
+    y_end = top + cell_h * len(judges)
+    height = y_end + 58
+    parts = [
+        f'<svg class="chart heat" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
+        'aria-label="MVR per axis and severity, one row per judge">'
+    ]
+    for i, j in enumerate(judges):
+        cy = top + i * cell_h + cell_h / 2
+        parts.append(
+            f'<text class="label" x="{label_w - 10:.1f}" y="{cy:.1f}" dy="0.35em" '
+            f'text-anchor="end"><title>{_e(j.id)}</title>{_e(_clip(j.id))}</text>'
+        )
+    x0 = label_w
+    for title, cols, cells in blocks:
+        block_w = len(cols) * cell_w
+        parts.append(
+            f'<text class="block-title" x="{x0 + block_w / 2:.1f}" y="14" '
+            f'text-anchor="middle">{_e(title)}</text>'
+        )
+        parts.append(
+            f'<line class="axis" x1="{x0 + 4:.1f}" y1="20" x2="{x0 + block_w - 4:.1f}" y2="20"/>'
+        )
+        for c, (key, label) in enumerate(cols):
+            cx = x0 + c * cell_w
+            parts.append(
+                f'<text class="tick" x="{cx + cell_w / 2:.1f}" y="36" '
+                f'text-anchor="middle">{_e(label)}</text>'
+            )
+            for i, j in enumerate(judges):
+                y = top + i * cell_h
+                row = cells.get((j.id, key))
+                v = None if row is None else _num(row.get("mvr"))
+                fill = "#eef1f4" if v is None else _heat_colour(v)
+                text = _DASH if v is None else f"{v:.2f}"
+                if row is None:
+                    tip = f"{j.id} · {label}: no pairs"
+                else:
+                    tip = (
+                        f"{j.id} · {label}: MVR {_f3(row.get('mvr'))} 95% CI "
+                        f"{_ci(row.get('mvr_lo'), row.get('mvr_hi'))}, n={_count(row.get('n'))}"
+                        f", failed={_count(row.get('n_failed'))}"
+                    )
+                parts.append(
+                    f'<g><title>{_e(tip)}</title><rect class="cell" x="{cx + 1:.1f}" '
+                    f'y="{y + 1:.1f}" width="{cell_w - 2:.0f}" height="{cell_h - 2:.0f}" '
+                    f'fill="{fill}"/><text class="cell-text" x="{cx + cell_w / 2:.1f}" '
+                    f'y="{y + cell_h / 2:.1f}" dy="0.35em" text-anchor="middle">'
+                    f"{_e(text)}</text></g>"
+                )
+        x0 += block_w + gap
+    # colour scale
+    sx, sy, sw = label_w, y_end + 18, 220.0
+    parts.append(
+        '<defs><linearGradient id="assay-mvr-scale" x1="0" x2="1" y1="0" y2="0">'
+        + "".join(f'<stop offset="{p:.2f}" stop-color="{_heat_colour(p)}"/>' for p, _ in _STOPS)
+        + "</linearGradient></defs>"
+    )
+    parts.append(
+        f'<rect class="cell" x="{sx:.1f}" y="{sy:.1f}" width="{sw:.0f}" height="10" '
+        'fill="url(#assay-mvr-scale)"/>'
+    )
+    for p, label in ((0.0, "0"), (0.5, "0.5"), (1.0, "1")):
+        parts.append(
+            f'<text class="tick" x="{sx + p * sw:.1f}" y="{sy + 24:.1f}" '
+            f'text-anchor="middle">{label}</text>'
+        )
+    parts.append(
+        f'<text class="axis-title" x="{sx + sw + 14:.1f}" y="{sy + 9:.1f}">'
+        "MVR per group (lower is better)</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _header(manifest: Mapping[str, Any]) -> str:
+    env = _dict(manifest.get("environment"))
+    git = _dict(env.get("git"))
+    status = str(manifest.get("status") or "unknown")
+    finished = manifest.get("finished_at")
+    took = _duration(manifest.get("created_at"), finished) if finished else None
+    if finished:
+        done = _e(_when(finished)) + (f' <span class="muted">({_e(took)})</span>' if took else "")
+    else:
+        updated = _e(_when(manifest.get("updated_at")))
+        done = f'<span class="muted">not finished · last update {updated}</span>'
+    items: list[tuple[str, str]] = [
+        ("created", _e(_when(manifest.get("created_at")))),
+        ("finished", done),
+        ("assay version", _e(env.get("assay_version") or _DASH)),
+    ]
+    if git:
+        dirty = (
+            ' <span class="badge warn">dirty</span>'
+            if git.get("dirty")
+            else ' <span class="badge ok">clean</span>'
+        )
+        items.append(
+            (
+                "git commit",
+                f'<code title="{_e(git.get("commit"))}">{_e(_short(git.get("commit"), 10))}</code>'
+                + dirty,
+            )
+        )
+    else:
+        items.append(("git commit", '<span class="muted">not a git checkout</span>'))
+    for ds in _list(manifest.get("datasets")):
+        ds = _dict(ds)
+        items.append(
+            (
+                "dataset",
+                f"{_e(ds.get('name'))} · {_count(ds.get('rows'))} rows · "
+                f'sha256 <code title="{_e(ds.get("sha256"))}">{_e(_short(ds.get("sha256")))}'
+                "</code>",
+            )
+        )
+    planned, recorded = manifest.get("planned_judgments"), manifest.get("recorded_judgments")
+    items.append(("judgments", f"{_count(recorded)} recorded / {_count(planned)} planned"))
+    meta = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in items)
+    badge = {"complete": "ok", "failed": "bad"}.get(status, "warn")
+    out = [
+        "<header>",
+        '<p class="kicker">assay · ForceBench run report</p>',
+        f"<h1>{_e(manifest.get('name') or 'unnamed run')} "
+        f'<span class="badge {badge}">{_e(status)}</span></h1>',
+    ]
+    if manifest.get("run_id"):
+        out.append(f'<p class="muted">run <code>{_e(manifest.get("run_id"))}</code></p>')
+    if manifest.get("message"):
+        out.append(f'<p class="note bad">{_e(manifest.get("message"))}</p>')
+    out.append(f'<dl class="meta">{meta}</dl>')
+    for warning in _list(manifest.get("warnings")):
+        out.append(f'<p class="note warn">warning: {_e(warning)}</p>')
+    out.append("</header>")
+    return "".join(out)
+
+
+def _summary_table(judges: Sequence[_Judge]) -> str:
+    head = (
+        "<tr><th class=num>#</th><th>judge</th><th>model</th><th>prompt</th>"
+        "<th class=num>N</th><th class=num>failed pairs</th><th class=num>MVR ↓</th>"
+        "<th class=num>MVR 95% CI</th><th class=num>FS ↑</th><th class=num>FS 95% CI</th></tr>"
+    )
+    rows = []
+    for rank, j in enumerate(judges, 1):
+        if j.prompt:
+            prompt = f"<code>{_e(j.prompt)}</code>"
+            if j.prompt_sha:
+                prompt += (
+                    f' <span class="muted mono" title="sha256 {_e(j.prompt_sha)}">'
+                    f"{_e(_short(j.prompt_sha, 8))}</span>"
+                )
+        else:
+            prompt = f'<span class="muted">{_DASH}</span>'
+        model = (
+            f"<code>{_e(j.model)}</code>"
+            if j.model
+            else f'<span class="muted">{_e(j.kind or _DASH)}</span>'
+        )
+        failed_cls = "num warn" if j.failed else "num"
+        rows.append(
+            f"<tr><td class=num>{rank}</td><td class=judge>{_e(j.id)}</td><td>{model}</td>"
+            f"<td>{prompt}</td><td class=num>{_count(j.n)}</td>"
+            f"<td class='{failed_cls}'>{_count(j.failed)}</td>"
+            f"<td class='num strong'>{_f3(j.mvr)}</td><td class=num>{_ci(j.mvr_lo, j.mvr_hi)}</td>"
+            f"<td class='num strong'>{_f3(j.fs)}</td><td class=num>{_ci(j.fs_lo, j.fs_hi)}</td>"
+            "</tr>"
+        )
+    return (
+        '<div class="scroll"><table class="summary"><thead>'
+        + head
+        + "</thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+        + '<p class="caption">Sorted by MVR (then FS). MVR lower is better, FS higher is '
+        "better; a failed pair (a member missing or not <code>ok</code>) counts as a violation "
+        "with margin 0 and stays in N. CIs: 95% bootstrap.</p>"
+    )
+
+
+def _fs_domain(judges: Sequence[_Judge]) -> tuple[float, float]:
+    values = [v for j in judges for v in (j.fs, j.fs_lo, j.fs_hi) if v is not None]
+    lo = min([0.0, *values])
+    hi = max([0.0, *values])
+    lo = max(-1.0, math.floor(lo * 10 - 1e-9) / 10) if lo < 0 else 0.0
+    hi = min(1.0, math.ceil(hi * 10 + 1e-9) / 10) if hi > 0 else 0.1
+    return (lo, max(hi, lo + 0.1))
+
+
+def _charts(judges: Sequence[_Judge], metrics: pd.DataFrame) -> str:
+    mvr = _dot_chart(
+        judges,
+        "mvr",
+        domain=(0.0, 1.0),
+        axis_title="MVR (monotonicity violation rate) — lower is better",
+        aria="MVR per judge with 95% confidence interval",
+    )
+    fs = _dot_chart(
+        judges,
+        "fs",
+        domain=_fs_domain(judges),
+        axis_title="FS (force sensitivity) — higher is better",
+        aria="FS per judge with 95% confidence interval",
+    )
+    whisker = "Dot: estimate; whisker: 95% bootstrap CI."
+    out = [
+        "<section><h2>MVR and FS per judge</h2>",
+        f"<figure>{mvr}<figcaption><b>{_e(MVR_LEGEND)}</b> {whisker}</figcaption></figure>",
+        f"<figure>{fs}<figcaption><b>{_e(FS_LEGEND)}</b> {whisker}</figcaption></figure>",
+        "</section>",
+    ]
+    axis_cells = _group_cells(metrics, "axis")
+    sev_cells = _group_cells(metrics, "severity")
+    blocks: list[tuple[str, list[tuple[str, str]], dict[tuple[str, str], pd.Series]]] = []
+    if axis_cells:
+        cols = [(a, a) for a in _axis_order(g for _, g in axis_cells)]
+        blocks.append(("per axis", cols, axis_cells))
+    if sev_cells:
+        sev = _severity_order(g for _, g in sev_cells)
+        cols = [(s, f"severity {s}" if s.isdigit() else s) for s in sev]
+        blocks.append(("per severity", cols, sev_cells))
+    out.append("<section><h2>MVR by axis and severity</h2>")
+    if blocks:
+        out.append(
+            f"<figure>{_heatmap(judges, blocks)}<figcaption><b>{_e(MVR_LEGEND)}</b> Each "
+            "cell is the judge's MVR on the pairs of one axis or severity; hover for n and "
+            "the 95% CI. Greener is better.</figcaption></figure>"
+        )
+    else:
+        out.append('<p class="muted">No per-axis or per-severity rows in the metrics.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _status_counts(records: pd.DataFrame | None) -> dict[str, dict[str, int]]:
+    if records is None or records.empty or not {"judge_id", "status"} <= set(records.columns):
+        return {}
+    counts: dict[str, dict[str, int]] = {}
+    for (jid, status), n in records.groupby(["judge_id", "status"]).size().items():
+        counts.setdefault(str(jid), {})[str(getattr(status, "value", status))] = int(n)
+    return counts
+
+
+def _status_table(
+    order: Sequence[str],
+    by_id: Mapping[str, dict[str, Any]],
+    from_records: Mapping[str, dict[str, int]],
+) -> str:
+    statuses = list(STATUS_ORDER)
+    for jid in order:
+        by_status = from_records.get(jid) or _dict(
+            _dict(by_id.get(jid, {}).get("stats")).get("by_status")
+        )
+        statuses += [s for s in by_status if s not in statuses]
+    head = (
+        "<tr><th>judge</th><th class=num>planned</th><th class=num>recorded</th>"
+        + "".join(f"<th class=num>{_e(s)}</th>" for s in statuses)
+        + "<th class=num>requests sent</th><th class=num>cache hits</th>"
+        "<th class=num>retries</th><th class=num>tokens</th><th class=num>cost (USD)</th>"
+        "<th class=num>mean latency</th></tr>"
+    )
+    rows = []
+    for jid in order:
+        stats = _dict(by_id.get(jid, {}).get("stats"))
+        by_status = from_records.get(jid) or _dict(stats.get("by_status"))
+        cells = [f"<td class=judge>{_e(jid)}</td>"]
+        cells.append(f"<td class=num>{_count(stats.get('planned'))}</td>")
+        recorded = stats.get("recorded")
+        if jid in from_records:
+            recorded = sum(from_records[jid].values())
+        cells.append(f"<td class=num>{_count(recorded)}</td>")
+        for s in statuses:
+            n = _int(by_status.get(s)) if by_status else None
+            cls = "num warn" if s != "ok" and n else "num"
+            cells.append(f"<td class='{cls}'>{_count(n)}</td>")
+        cells.append(f"<td class=num>{_count(stats.get('requests_sent'))}</td>")
+        cells.append(f"<td class=num>{_count(stats.get('cache_hits'))}</td>")
+        retries = _int(stats.get("retries"))
+        cells.append(f"<td class='{'num warn' if retries else 'num'}'>{_count(retries)}</td>")
+        tokens = _dict(stats.get("tokens"))
+        tip = " · ".join(f"{k}: {_count(v)}" for k, v in tokens.items())
+        cells.append(f"<td class=num title='{_e(tip)}'>{_count(tokens.get('total'))}</td>")
+        cost = _num(stats.get("cost_usd"))
+        cells.append(f"<td class=num>{_DASH if cost is None else f'${cost:,.4f}'}</td>")
+        lat = _num(stats.get("mean_latency_s"))
+        cells.append(f"<td class=num>{_DASH if lat is None else f'{lat:.2f} s'}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    source = (
+        "Status counts from <code>judgments.jsonl</code>"
+        if from_records
+        else "From the manifest's <code>judges[].stats</code>"
+    )
+    return (
+        "<section><h2>Judgment statuses</h2>"
+        '<div class="scroll"><table class="statuses"><thead>'
+        + head
+        + "</thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+        + f'<p class="caption">{source}. Requests are HTTP attempts (retries included); cost '
+        "covers uncached calls only and is blank when the model is unknown to litellm's cost "
+        "map.</p></section>"
+    )
+
+
+def _judge_repro_row(info: Mapping[str, Any]) -> str:
+    jid = info.get("id")
+    kind = info.get("kind")
+    client = _dict(info.get("client"))
+    prompt = _dict(info.get("prompt"))
+    if client:
+        retry = _dict(client.get("retry"))
+        client_html = (
+            f"<div>{_e(client.get('provider') or client.get('kind'))} · "
+            f"<code>{_e(client.get('model'))}</code></div>"
+            f"<div class=mono>{_e(client.get('api_base') or 'provider default')}</div>"
+            f'<div class="muted">timeout {_e(client.get("timeout_s"))} s · concurrency '
+            f"{_e(client.get('max_concurrency'))} · attempts {_e(retry.get('max_attempts'))}"
+            f" · structured output {_e(client.get('structured_output'))}</div>"
+        )
+    else:
+        params = {
+            k: v for k, v in info.items() if k not in ("id", "name", "kind", "stats", "version")
+        }
+        client_html = (
+            f"<div>{_e(kind or 'judge')} <code>{_e(info.get('name') or jid)}</code> "
+            f"v{_e(info.get('version') or '?')}</div>"
+            f'<div class="muted mono">{_e(_kv(params))}</div>'
+        )
+    decoding = _dict(info.get("decoding"))
+    decoding_html = (
+        f'<div class="mono">{_e(_kv(decoding))}</div>'
+        if decoding
+        else f'<span class="muted">{_DASH}</span>'
+    )
+    if info.get("output_cap_tokens") is not None and "max_tokens" not in decoding:
+        decoding_html += f"<div>output cap {_e(info.get('output_cap_tokens'))}</div>"
+    if prompt:
+        prompt_html = (
+            f"<div><code>{_e(prompt.get('id'))}@{_e(prompt.get('version'))}</code>"
+            + (" (built-in)" if prompt.get("builtin") else "")
+            + f"</div><div class=mono>{_e(prompt.get('file'))}</div>"
+            f'<div class="muted mono">sha256 {_e(prompt.get("sha256"))}</div>'
+        )
+    else:
+        prompt_html = f'<span class="muted">{_DASH}</span>'
+    parser = info.get("parser_version")
+    if parser:
+        prompt_html += f'<div class="muted">parser {_e(parser)}</div>'
+    return (
+        f"<tr><td class=judge>{_e(jid)}</td><td>{client_html}</td><td>{decoding_html}</td>"
+        f"<td>{prompt_html}</td></tr>"
+    )
+
+
+def _repro(manifest: Mapping[str, Any], order: Sequence[str]) -> str:
+    env = _dict(manifest.get("environment"))
+    git = _dict(env.get("git"))
+    spec = _dict(manifest.get("spec"))
+    cache = _dict(manifest.get("cache"))
+    items: list[tuple[str, str]] = [
+        ("spec", f"<span class=mono>{_e(manifest.get('spec_path') or _DASH)}</span>"),
+        ("spec sha256", f"<span class=mono>{_e(manifest.get('spec_sha256') or _DASH)}</span>"),
+        ("parser version", f"<code>{_e(manifest.get('parser_version') or _DASH)}</code>"),
+        (
+            "bootstrap",
+            f"{_e(spec.get('bootstrap', 1000))} resamples · seed {_e(spec.get('seed', 0))} · "
+            "95% CIs",
+        ),
+    ]
+    for ds in _list(manifest.get("datasets")):
+        ds = _dict(ds)
+        items.append(
+            (
+                f"dataset {_e(ds.get('name'))}",
+                f"<span class=mono>{_e(ds.get('path'))}</span><br>"
+                f"<span class=mono>sha256 {_e(ds.get('sha256'))}</span> · "
+                f"{_count(ds.get('rows'))} rows",
+            )
+        )
+    if git:
+        items.append(
+            (
+                "git",
+                f"<span class=mono>{_e(git.get('commit'))}</span>"
+                + (" (dirty working tree)" if git.get("dirty") else ""),
+            )
+        )
+    if env:
+        items.append(
+            (
+                "environment",
+                f"Python {_e(env.get('python'))} ({_e(env.get('implementation'))}) · "
+                f"{_e(env.get('platform'))}",
+            )
+        )
+        packages = _dict(env.get("packages"))
+        if packages:
+            items.append(
+                (
+                    "packages",
+                    '<span class="mono">'
+                    + " · ".join(f"{_e(k)} {_e(v)}" for k, v in packages.items() if v is not None)
+                    + "</span>",
+                )
+            )
+    if cache:
+        items.append(("cache", f"<span class=mono>{_e(_kv(cache))}</span>"))
+    if manifest.get("failure_policy"):
+        items.append(
+            ("failure policy", f"<span class=mono>{_e(_kv(manifest['failure_policy']))}</span>")
+        )
+    for rp in _list(manifest.get("reparses")):
+        items.append(("reparse", f"<span class=mono>{_e(_kv(rp))}</span>"))
+    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+    by_id = {str(_dict(j).get("id")): _dict(j) for j in _list(manifest.get("judges"))}
+    ordered = [by_id[j] for j in order if j in by_id]
+    ordered += [j for jid, j in by_id.items() if jid not in set(order)]
+    judge_rows = "".join(_judge_repro_row(j) for j in ordered)
+    table = (
+        '<div class="scroll"><table class="repro-judges"><thead><tr><th>judge</th>'
+        "<th>client / parameters</th><th>decoding</th><th>prompt</th></tr></thead><tbody>"
+        + judge_rows
+        + "</tbody></table></div>"
+        if judge_rows
+        else ""
+    )
+    return (
+        f'<section class="repro"><h2>Reproducibility</h2><dl class="kv">{dl}</dl>{table}</section>'
+    )
+
+
+_CSS = """
+:root{color-scheme:light;--fg:#1e293b;--muted:#64748b;--line:#e2e8f0;--panel:#f8fafc;
+--accent:#1d4ed8;--ok:#166534;--okbg:#dcfce7;--warn:#92400e;--warnbg:#fef3c7;--bad:#991b1b;
+--badbg:#fee2e2}
+*{box-sizing:border-box}
+html{background:#fff}
+body{margin:0;color:var(--fg);background:#fff;
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1160px;margin:0 auto;padding:28px 32px 48px}
+h1{font-size:26px;margin:2px 0 4px;line-height:1.2}
+h2{font-size:18px;margin:34px 0 12px;padding-bottom:5px;border-bottom:2px solid var(--line)}
+.kicker{margin:0;color:var(--muted);font-size:12px;letter-spacing:.06em;text-transform:uppercase}
+.muted{color:var(--muted)}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
+font-size:12.5px}
+.mono{overflow-wrap:anywhere}
+.badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;
+vertical-align:middle;border:1px solid currentColor}
+.badge.ok{color:var(--ok);background:var(--okbg)}
+.badge.warn{color:var(--warn);background:var(--warnbg)}
+.badge.bad{color:var(--bad);background:var(--badbg)}
+.note{padding:8px 12px;border-radius:6px;margin:8px 0}
+.note.warn{background:var(--warnbg);color:var(--warn)}
+.note.bad{background:var(--badbg);color:var(--bad)}
+dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:10px 28px;
+margin:16px 0 0;padding:14px 18px;background:var(--panel);border:1px solid var(--line);
+border-radius:8px}
+dl.meta dt{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+dl.meta dd{margin:1px 0 0;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th,td{padding:6px 9px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+thead th{font-size:12px;font-weight:600;color:var(--muted);background:var(--panel);
+border-bottom:1px solid #cbd5e1;white-space:nowrap}
+tbody tr:nth-child(even){background:#fbfcfe}
+td.num,th.num{text-align:right;white-space:nowrap}
+td.judge{font-weight:600;overflow-wrap:anywhere;min-width:12em}
+td.strong{font-weight:700}
+td.warn{background:var(--warnbg);color:var(--warn);font-weight:600}
+.caption,figcaption{color:var(--muted);font-size:12.5px;margin:6px 0 0}
+figcaption b{color:var(--fg);font-weight:600}
+figure{margin:10px 0 26px}
+svg.chart{display:block;max-width:100%;height:auto}
+svg.chart text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;
+font-size:12px;fill:var(--fg)}
+svg.chart .tick{fill:var(--muted);font-size:11px}
+svg.chart .axis-title{fill:var(--muted);font-size:12px}
+svg.chart .block-title{font-weight:600;font-size:12px}
+svg.chart .value{font-variant-numeric:tabular-nums}
+svg.chart .band{fill:#f5f7fa}
+svg.chart .grid{stroke:#e2e8f0;stroke-width:1}
+svg.chart .zero{stroke:#94a3b8;stroke-width:1.2}
+svg.chart .axis{stroke:#94a3b8;stroke-width:1}
+svg.chart .whisker{stroke:#475569;stroke-width:1.6}
+svg.chart .dot{fill:var(--accent);stroke:#fff;stroke-width:1.5}
+svg.chart .cell{stroke:#fff;stroke-width:1}
+svg.chart .cell-text{font-variant-numeric:tabular-nums;fill:#111827}
+section.repro{background:var(--panel);border:1px solid var(--line);border-radius:8px;
+padding:2px 18px 16px;margin-top:34px}
+section.repro h2{margin-top:16px}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:5px 18px;margin:0 0 14px}
+dl.kv dt{color:var(--muted);font-weight:600}
+dl.kv dd{margin:0;overflow-wrap:anywhere}
+table.repro-judges td{font-size:13px}
+table.repro-judges tbody tr:nth-child(even){background:transparent}
+footer{margin-top:28px;color:var(--muted);font-size:12px}
+@page{margin:14mm}
+@media print{
+main{max-width:none;padding:0}
+body{font-size:11.5px}
+h2{break-after:avoid}
+figure,tr,dl.meta,section.repro{break-inside:avoid}
+.scroll{overflow:visible}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+}
+"""
+
+
+def render_html_report(
+    manifest: dict[str, Any],
+    metrics: pd.DataFrame,
+    records: pd.DataFrame | None = None,
+) -> str:
+    """One self-contained HTML page for a run: header, tables, inline SVG charts.
+
+    ``manifest`` is the run's ``manifest.json``; ``metrics`` the rows of ``metrics.json``
+    (ForceRow columns); ``records``, when given, are the judgments (at least ``judge_id``
+    and ``status``) and then supply the status counts instead of the manifest's stats —
+    use it for runs whose manifest may lag behind ``judgments.jsonl``.
+    """
+    by_id = {str(_dict(j).get("id")): _dict(j) for j in _list(manifest.get("judges"))}
+    judges = _judges(metrics, by_id)
+    order = [j.id for j in judges] + [jid for jid in by_id if jid not in {j.id for j in judges}]
+    body = [_header(manifest)]
+    body.append("<section><h2>Summary</h2>")
+    if judges:
+        body.append(_summary_table(judges))
+    else:
+        body.append('<p class="muted">No metrics yet: the run recorded no complete pairs.</p>')
+    body.append("</section>")
+    if judges:
+        body.append(_charts(judges, metrics))
+    if order:
+        body.append(_status_table(order, by_id, _status_counts(records)))
+    body.append(_repro(manifest, order))
+    body.append(
+        f"<footer>Generated by assay {_e(__version__)} from <code>manifest.json</code> and "
+        "<code>metrics.json</code>. Self-contained: no scripts, no external resources."
+        "</footer>"
+    )
+    title = f"{manifest.get('name') or 'run'} · assay report"
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="color-scheme" content="light">\n'
+        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n"
+        + "\n".join(body)
+        + "\n</main>\n</body>\n</html>\n"
+    )

@@ -1,0 +1,44 @@
+"""Run specs, execution with resume, run directories and manifests."""
+
+from assay.runs._records import JudgmentRecord
+from assay.runs._runner import RunOptions, RunOutcome, Runner, run_spec
+from assay.runs._spec import (
+    BaselineSpec,
+    DatasetSpec,
+    FailurePolicy,
+    JudgeMatrixSpec,
+    LoadedSpec,
+    ModelDefaults,
+    RunSpec,
+    load_spec,
+)
+from assay.runs._store import (
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    iter_records,
+    latest_records,
+    read_json,
+)
+
+__all__ = [
+    "JUDGMENTS_FILE",
+    "MANIFEST_FILE",
+    "METRICS_FILE",
+    "BaselineSpec",
+    "DatasetSpec",
+    "FailurePolicy",
+    "JudgeMatrixSpec",
+    "JudgmentRecord",
+    "LoadedSpec",
+    "ModelDefaults",
+    "RunOptions",
+    "RunOutcome",
+    "RunSpec",
+    "Runner",
+    "iter_records",
+    "latest_records",
+    "load_spec",
+    "read_json",
+    "run_spec",
+]

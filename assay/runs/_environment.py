@@ -1,0 +1,86 @@
+"""Facts about where a run happened: versions, platform, git state."""
+
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from assay._version import __version__
+
+TRACKED_PACKAGES = (
+    "litellm",
+    "openai",
+    "pydantic",
+    "tenacity",
+    "diskcache",
+    "jinja2",
+    "pandas",
+    "numpy",
+    "httpx",
+    "instructor",
+    "transformers",
+    "torch",
+)
+_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in TRACKED_PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_state(cwd: Path) -> dict[str, Any] | None:
+    """Commit and dirty flag of the working directory's repo, or None outside a repo."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+        if commit.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+
+
+def environment(cwd: Path) -> dict[str, Any]:
+    return {
+        "assay_version": __version__,
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "packages": package_versions(),
+        "git": git_state(cwd),
+    }
+
+
+def redact_secrets(value: Any) -> Any:
+    """Blank any mapping entry whose name looks like a credential."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                "<redacted>"
+                if _SECRET_NAME.search(str(k)) and not str(k).endswith("_env")
+                else redact_secrets(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_secrets(v) for v in value]
+    return value

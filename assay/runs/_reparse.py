@@ -1,0 +1,118 @@
+"""Re-parse a finished run's raw outputs with the current parser: no model calls."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from assay.errors import RunError
+from assay.outcomes import Status
+from assay.parsing import PARSER_VERSION, parse_verdict
+from assay.prompts import Prompt, PromptRegistry
+from assay.runs._manifest import judge_stats
+from assay.runs._records import JudgmentRecord
+from assay.runs._store import (
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    latest_records,
+    read_json,
+    write_json_atomic,
+)
+
+
+def _prompts_for(manifest: dict[str, Any]) -> dict[str, Prompt]:
+    spec = manifest.get("spec") or {}
+    base = Path(manifest.get("spec_path", ".")).parent
+    registry = PromptRegistry([base / d for d in spec.get("prompt_dirs", [])])
+    prompts: dict[str, Prompt] = {}
+    for judge in manifest.get("judges", []):
+        info = judge.get("prompt")
+        if not info:
+            continue
+        prompt = registry.get(f"{info['id']}@{info['version']}")
+        if prompt.sha256 != info["sha256"]:
+            raise RunError(
+                f"prompt {prompt.ref} changed since the run (sha256 {prompt.sha256[:12]} != "
+                f"{info['sha256'][:12]}); re-parsing needs the prompt the run used",
+                file=prompt.path,
+            )
+        prompts[judge["id"]] = prompt
+    return prompts
+
+
+def reparse_run(run_dir: str | Path) -> dict[str, int]:
+    """Rewrite judgments.jsonl with freshly parsed verdicts; returns status transitions."""
+    run = Path(run_dir)
+    manifest = read_json(run / MANIFEST_FILE)
+    if manifest.get("status") == "running":
+        raise RunError(
+            "run is still running (or crashed); resume it before re-parsing",
+            file=run / MANIFEST_FILE,
+        )
+    prompts = _prompts_for(manifest)
+    records = latest_records(run / JUDGMENTS_FILE)
+    changes: Counter[str] = Counter()
+    updated: list[JudgmentRecord] = []
+    for record in records.values():
+        prompt = prompts.get(record.judge_id)
+        if prompt is None or record.status is Status.API_ERROR:
+            updated.append(record)
+            continue
+        verdict = parse_verdict(
+            record.raw_output,
+            finish_reason=record.finish_reason,
+            refusal=record.refusal,
+            output_model=prompt.output_model,
+            labels=prompt.meta.labels,
+            scores=prompt.meta.scores,
+        )
+        new = record.model_copy(
+            update={
+                "status": verdict.status,
+                "label": verdict.label,
+                "score": verdict.score,
+                "parsed": verdict.parsed,
+                "error": verdict.error,
+                "parser_version": PARSER_VERSION,
+            }
+        )
+        if new.status != record.status:
+            changes[f"{record.status.value}->{new.status.value}"] += 1
+        updated.append(new)
+    backup = run / f"{JUDGMENTS_FILE}.before-reparse"
+    shutil.copyfile(run / JUDGMENTS_FILE, backup)
+    tmp = run / f".{JUDGMENTS_FILE}.tmp"
+    with tmp.open("w", encoding="utf-8") as fh:
+        for rec in updated:
+            fh.write(rec.model_dump_json() + "\n")
+    tmp.replace(run / JUDGMENTS_FILE)
+
+    from assay.metrics import force_metrics
+
+    spec = manifest.get("spec") or {}
+    report = force_metrics(
+        updated, n_boot=int(spec.get("bootstrap", 1000)), seed=int(spec.get("seed", 0))
+    )
+    write_json_atomic(run / METRICS_FILE, report.model_dump(mode="json"))
+    by_judge: dict[str, list[JudgmentRecord]] = {}
+    for rec in updated:
+        by_judge.setdefault(rec.judge_id, []).append(rec)
+    for judge in manifest.get("judges", []):
+        planned = judge.get("stats", {}).get("planned", 0)
+        judge["stats"] = judge_stats(by_judge.get(judge["id"], []), planned)
+        if judge.get("parser_version"):
+            judge["parser_version"] = PARSER_VERSION
+    manifest.setdefault("reparses", []).append(
+        {
+            "from_parser": manifest.get("parser_version"),
+            "to_parser": PARSER_VERSION,
+            "changes": dict(changes),
+            "backup": backup.name,
+        }
+    )
+    manifest["parser_version"] = PARSER_VERSION
+    write_json_atomic(run / MANIFEST_FILE, manifest)
+    return dict(changes)

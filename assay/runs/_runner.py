@@ -1,0 +1,483 @@
+"""Execute a run spec into a run directory, resumably.
+
+The judgments file is the source of truth: the manifest's counters and the metrics are
+derived from it, so a run resumed after a crash reports the same numbers as one that
+never stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
+from assay.errors import AssayError, RunError
+from assay.judges._types import Judge, JudgeItem, Status
+from assay.runs._build import build_judges
+from assay.runs._environment import environment, redact_secrets
+from assay.runs._manifest import judge_stats
+from assay.runs._records import JudgmentRecord
+from assay.runs._spec import LoadedSpec, load_spec
+from assay.runs._store import (
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    JudgmentWriter,
+    latest_records,
+    read_json,
+    write_json_atomic,
+)
+
+
+class RunOptions(BaseModel):
+    output_dir: str | None = None
+    use_cache: bool = True
+    refresh_cache: bool = False
+    cache_dir: str | None = None
+    retry_errors: bool = Field(
+        default=False, description="Re-run judgments that ended in api_error."
+    )
+    progress: bool = True
+
+
+class RunOutcome(BaseModel):
+    run_dir: str
+    status: str
+    planned: int
+    recorded: int
+    written_this_session: int
+    failed: int
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class _Work:
+    dataset: str
+    pair: ForcePair
+    member: Member
+    judge: Judge
+    where: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.dataset, self.pair.id, self.member.value, self.judge.id)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _record(work: _Work, judgment: Any) -> JudgmentRecord:
+    judge = work.judge
+    info = judge.describe()
+    prompt = info.get("prompt") or {}
+    return JudgmentRecord(
+        dataset=work.dataset,
+        pair_id=work.pair.id,
+        member=work.member,
+        judge_id=judge.id,
+        axis=work.pair.axis,
+        severity=work.pair.severity,
+        model=(info.get("client") or {}).get("model"),
+        model_returned=judgment.model_returned,
+        prompt_id=prompt.get("id"),
+        prompt_version=prompt.get("version"),
+        prompt_sha256=prompt.get("sha256"),
+        parser_version=info.get("parser_version"),
+        status=judgment.status,
+        label=judgment.label,
+        score=judgment.score,
+        attempts=judgment.attempts,
+        latency_s=round(judgment.latency_s, 6),
+        usage=judgment.usage,
+        cache_hit=judgment.cache_hit,
+        finish_reason=judgment.finish_reason,
+        raw_output=judgment.raw_output,
+        refusal=judgment.refusal,
+        parsed=judgment.parsed,
+        error=judgment.error,
+        recorded_at=datetime.now(UTC),
+    )
+
+
+class Runner:
+    """Plans, executes and records one run."""
+
+    def __init__(self, loaded: LoadedSpec, options: RunOptions | None = None) -> None:
+        self.loaded = loaded
+        self.options = options or RunOptions()
+        self.run_dir = loaded.output_dir(self.options.output_dir)
+        self.datasets: list[LoadedDataset] = [
+            load_pairs(d.path, name=d.name, base=Path(loaded.base_dir))
+            for d in loaded.spec.datasets
+        ]
+        names = [d.name for d in self.datasets]
+        if len(set(names)) != len(names):
+            raise RunError(
+                "two datasets share a name; set `name` in [[datasets]]", file=loaded.path
+            )
+        cache = None
+        if self.options.use_cache or self.options.refresh_cache:
+            from assay.models import ResponseCache
+
+            needs_cache = bool(loaded.spec.judges)
+            cache = ResponseCache(self.options.cache_dir) if needs_cache else None
+        self.cache = cache
+        self.judges = build_judges(
+            loaded,
+            cache=cache,
+            use_cache=self.options.use_cache,
+            refresh_cache=self.options.refresh_cache,
+        )
+        self._judge_by_id = {j.id: j for j in self.judges}
+        self.warnings: list[str] = []
+        for judge in self.judges:
+            warn = getattr(judge, "warnings", None)
+            if callable(warn):
+                self.warnings.extend(warn())
+
+    # ---- planning -------------------------------------------------------------------
+    def plan(self) -> list[_Work]:
+        work: list[_Work] = []
+        for ds in self.datasets:
+            for line, pair in enumerate(ds.pairs, start=1):
+                for member in Member:
+                    for judge in self.judges:
+                        where = f"{ds.path} pair {pair.id!r} ({member.value})"
+                        work.append(_Work(ds.name, pair, member, judge, where))
+                _ = line
+        return work
+
+    def _check_same_run(self, manifest: dict[str, Any]) -> None:
+        """Resuming is only sound into a directory made by the same spec and data."""
+        if manifest.get("spec_sha256") != self.loaded.sha256:
+            raise RunError(
+                "run directory was made by a different spec; use another output_dir "
+                "(or --output-dir) to start a new run",
+                file=self.run_dir / MANIFEST_FILE,
+            )
+        old = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
+        for ds in self.datasets:
+            if old.get(ds.name) not in (None, ds.sha256):
+                raise RunError(
+                    f"dataset {ds.name!r} changed since this run started (sha256 differs)",
+                    file=ds.path,
+                )
+
+    # ---- manifest -------------------------------------------------------------------
+    def _manifest(
+        self,
+        base: dict[str, Any],
+        status: str,
+        records: dict[Any, JudgmentRecord],
+        planned: list[_Work],
+        message: str | None,
+    ) -> dict[str, Any]:
+        by_judge: dict[str, list[JudgmentRecord]] = {}
+        for rec in records.values():
+            by_judge.setdefault(rec.judge_id, []).append(rec)
+        planned_by_judge = Counter(w.judge.id for w in planned)
+        judges = []
+        for judge in self.judges:
+            entry = dict(judge.describe())
+            entry["id"] = judge.id
+            entry["stats"] = judge_stats(by_judge.get(judge.id, []), planned_by_judge[judge.id])
+            judges.append(entry)
+        manifest = dict(base)
+        manifest.update(
+            status=status,
+            message=message,
+            updated_at=_now(),
+            planned_judgments=len(planned),
+            recorded_judgments=sum(1 for w in planned if w.key in records),
+            judges=judges,
+            warnings=self.warnings,
+        )
+        if status in ("complete", "failed", "interrupted"):
+            manifest["finished_at"] = _now()
+        return manifest
+
+    def _base_manifest(self, existing: dict[str, Any] | None) -> dict[str, Any]:
+        from assay.parsing import PARSER_VERSION
+
+        run_dir = self.run_dir
+        base: dict[str, Any] = {
+            "manifest_version": 1,
+            "run_id": (existing or {}).get("run_id") or uuid.uuid4().hex,
+            "name": self.loaded.spec.name,
+            "created_at": (existing or {}).get("created_at") or _now(),
+            "sessions": list((existing or {}).get("sessions", [])),
+            "environment": environment(Path.cwd()),
+            "spec_path": str(Path(self.loaded.path).resolve()),
+            "spec_sha256": self.loaded.sha256,
+            "spec": redact_secrets(self.loaded.raw),
+            "datasets": [
+                {"name": d.name, "path": d.path, "sha256": d.sha256, "rows": d.rows}
+                for d in self.datasets
+            ],
+            "parser_version": PARSER_VERSION,
+            "cache": {
+                "enabled": self.options.use_cache,
+                "refresh": self.options.refresh_cache,
+                "dir": str(self.cache.directory) if self.cache else None,
+            },
+            "failure_policy": self.loaded.spec.failure.model_dump(mode="json"),
+            "outputs": {
+                "run_dir": str(run_dir.resolve()),
+                "manifest": MANIFEST_FILE,
+                "judgments": JUDGMENTS_FILE,
+                "metrics": METRICS_FILE,
+            },
+        }
+        return base
+
+    # ---- execution ------------------------------------------------------------------
+    def run(self) -> RunOutcome:
+        """Execute the plan. SIGTERM and Ctrl-C leave an `interrupted`, resumable run."""
+        try:
+            return asyncio.run(self._run_async())
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    async def _run_async(self) -> RunOutcome:
+        run_dir = self.run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        manifest_path = run_dir / MANIFEST_FILE
+        existing = read_json(manifest_path) if manifest_path.exists() else None
+        if existing is not None:
+            self._check_same_run(existing)
+        planned = self.plan()
+        judgments_path = run_dir / JUDGMENTS_FILE
+        writer = JudgmentWriter(judgments_path)  # repairs a torn last line first
+        records = latest_records(judgments_path)
+        redo = {Status.API_ERROR} if self.options.retry_errors else set()
+        todo = [w for w in planned if w.key not in records or records[w.key].status in redo]
+        for w in todo:
+            records.pop(w.key, None)  # a redone judgment no longer counts against the policy
+        for judge_id in sorted({w.judge.id for w in todo}):
+            client = getattr(self._judge_by_id[judge_id], "client", None)
+            check = getattr(client, "preflight", None)
+            if callable(check):
+                check()
+        base = self._base_manifest(existing)
+        session = {"started_at": _now(), "todo": len(todo), "resumed": existing is not None}
+        base["sessions"].append(session)
+        write_json_atomic(manifest_path, self._manifest(base, "running", records, planned, None))
+
+        policy = self.loaded.spec.failure
+        limit = policy.limit(len(planned))
+        failing = set(policy.statuses)
+        status = "running"
+        message: str | None = None
+        progress = _Progress(len(planned), len(planned) - len(todo), self.options.progress)
+        for rec in records.values():
+            progress.count(rec)
+
+        queue: asyncio.Queue[_Work] = asyncio.Queue()
+        for w in todo:
+            queue.put_nowait(w)
+        abort = asyncio.Event()
+
+        async def worker() -> None:
+            while not abort.is_set():
+                try:
+                    work = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                item = JudgeItem(
+                    claim=work.pair.claim(work.member),
+                    evidence=work.pair.evidence,
+                    question=work.pair.question,
+                )
+                call = getattr(work.judge, "__call__")
+                try:
+                    judgment = (
+                        await call(item, where=work.where)
+                        if _takes_where(work.judge)
+                        else await call(item)
+                    )
+                except AssayError:
+                    abort.set()
+                    raise
+                record = _record(work, judgment)
+                writer.write(record)
+                records[record.key] = record
+                progress.count(record)
+                if _failed_count(records, failing) > limit:
+                    abort.set()
+
+        n_workers = max(1, min(len(todo), _worker_budget(self.judges)))
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        installed = _install_sigterm(loop, main)
+        try:
+            with progress:
+                tasks = [asyncio.create_task(worker()) for _ in range(n_workers)]
+                all_done: asyncio.Future[list[None]] = asyncio.gather(*tasks)
+                aborted: asyncio.Future[bool] = asyncio.create_task(abort.wait())
+                try:
+                    # Finish when every worker is done, one raised, or the failure limit
+                    # tripped. Cancelled in-flight calls were never recorded: a resume
+                    # redoes them.
+                    waiting: list[asyncio.Future[Any]] = [all_done, aborted]
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for t in tasks:
+                        t.cancel()
+                    aborted.cancel()
+                    results = await asyncio.gather(*tasks, return_exceptions=True)
+                    if all_done.done() and not all_done.cancelled():
+                        all_done.exception()  # retrieved: it is re-raised below
+                for r in results:
+                    if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+                        raise r
+            failed = _failed_count(records, failing)
+            recorded = sum(1 for w in planned if w.key in records)
+            if failed > limit:
+                status = "failed"
+                message = (
+                    f"{failed} judgments ended in {', '.join(sorted(failing))}, above the "
+                    f"failure limit of {limit} (failure.max_failed_fraction="
+                    f"{policy.max_failed_fraction}); rerun with --retry-errors to retry them"
+                )
+            elif recorded == len(planned):
+                status = "complete"
+            else:
+                status = "interrupted"
+                message = f"{len(planned) - recorded} judgments not recorded"
+            self._write_metrics(records)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status, message = "interrupted", "interrupted; run the same command again to resume"
+            raise
+        except AssayError as exc:
+            status, message = "failed", exc.render()
+            raise
+        except BaseException as exc:
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGTERM)
+            writer.close()
+            session.update(ended_at=_now(), written=writer.written, status=status)
+            write_json_atomic(
+                manifest_path, self._manifest(base, status, records, planned, message)
+            )
+        return RunOutcome(
+            run_dir=str(run_dir),
+            status=status,
+            planned=len(planned),
+            recorded=sum(1 for w in planned if w.key in records),
+            written_this_session=writer.written,
+            failed=_failed_count(records, failing),
+            message=message,
+        )
+
+    def _write_metrics(self, records: dict[Any, JudgmentRecord]) -> None:
+        from assay.metrics import force_metrics
+
+        spec = self.loaded.spec
+        report = force_metrics(list(records.values()), n_boot=spec.bootstrap, seed=spec.seed)
+        write_json_atomic(self.run_dir / METRICS_FILE, report.model_dump(mode="json"))
+
+
+def _takes_where(judge: Judge) -> bool:
+    from assay.judges import LLMJudge
+
+    return isinstance(judge, LLMJudge)
+
+
+def _failed_count(records: dict[Any, JudgmentRecord], failing: set[Status]) -> int:
+    return sum(1 for r in records.values() if r.status in failing)
+
+
+def _worker_budget(judges: list[Judge]) -> int:
+    """Enough workers to keep every client's concurrency slots busy, and no more."""
+    clients: dict[int, int] = {}
+    baselines = 0
+    for judge in judges:
+        client = getattr(judge, "client", None)
+        if client is None:
+            baselines = 1
+        else:
+            clients[id(client)] = client.config.max_concurrency
+    return min(max(sum(clients.values()) + baselines, 1), 1024)
+
+
+def _install_sigterm(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) -> bool:
+    """SIGTERM cancels the run like Ctrl-C, so the manifest says `interrupted`."""
+    if task is None:
+        return False
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+    return True
+
+
+class _Progress:
+    """A rich progress bar with a live status tally; silent when disabled."""
+
+    def __init__(self, total: int, done: int, enabled: bool) -> None:
+        self.total = total
+        self.done = done
+        self.enabled = enabled
+        self.tally: Counter[str] = Counter()
+        self.cache_hits = 0
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("[bold]judging"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                transient=False,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task(
+                self._summary(), total=self.total, completed=self.done
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, description=self._summary())
+            self._progress.__exit__(None, None, None)
+
+    def _summary(self) -> str:
+        parts = [f"{k} {v}" for k, v in sorted(self.tally.items())]
+        parts.append(f"cache {self.cache_hits}")
+        return " · ".join(parts)
+
+    def count(self, record: JudgmentRecord) -> None:
+        self.tally[record.status.value] += 1
+        self.cache_hits += int(record.cache_hit)
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, description=self._summary())
+
+
+def run_spec(spec_path: str | Path, options: RunOptions | None = None) -> RunOutcome:
+    """Load, execute and record a spec: the library form of `assay run`."""
+    return Runner(load_spec(spec_path), options).run()

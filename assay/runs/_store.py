@@ -1,0 +1,125 @@
+"""The run directory on disk: an append-only judgments file and atomic JSON files.
+
+A process killed mid-write can leave a partial last line; it is cut off on the next
+open, so a resumed run neither loses a completed line nor reads a broken one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from assay.errors import RunError
+from assay.runs._records import JudgmentRecord
+
+JUDGMENTS_FILE = "judgments.jsonl"
+MANIFEST_FILE = "manifest.json"
+METRICS_FILE = "metrics.json"
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write-then-rename so readers never see half a manifest."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(value, fh, indent=2, ensure_ascii=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError("file not found", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise RunError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    if not isinstance(value, dict):
+        raise RunError("expected a JSON object", file=path)
+    return value
+
+
+def repair_partial_tail(path: Path) -> int:
+    """Truncate bytes after the last newline (an interrupted write). Returns bytes cut."""
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    with path.open("rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return 0
+        chunk = 1 << 16
+        pos = size
+        while pos > 0:
+            start = max(0, pos - chunk)
+            fh.seek(start)
+            data = fh.read(pos - start)
+            idx = data.rfind(b"\n")
+            if idx >= 0:
+                keep = start + idx + 1
+                fh.truncate(keep)
+                return size - keep
+            pos = start
+        fh.truncate(0)
+        return size
+
+
+def iter_records(path: Path) -> Iterator[JudgmentRecord]:
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if not line.endswith("\n"):
+                return  # a partial tail is not a record
+            try:
+                yield JudgmentRecord.model_validate_json(line)
+            except ValidationError as exc:
+                raise RunError(
+                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
+                ) from None
+
+
+def latest_records(path: Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
+    """One record per key; a later line for the same key supersedes an earlier one."""
+    latest: dict[tuple[str, str, str, str], JudgmentRecord] = {}
+    for record in iter_records(path):
+        latest[record.key] = record
+    return latest
+
+
+class JudgmentWriter:
+    """Appends one JSON line per judgment and flushes it at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repair_partial_tail(path)
+        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self.written = 0
+
+    def write(self, record: JudgmentRecord) -> None:
+        self._fh.write(record.model_dump_json(exclude_none=False) + "\n")
+        self._fh.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
