@@ -67,8 +67,11 @@ def _request(**changes: Any) -> ChatRequest:
     return ChatRequest.model_validate(data)
 
 
-def _msgs(system: str | None = "You are a careful judge.", user: str = "Evidence: E. Claim: C.",
-          user_role: str = "user") -> list[dict[str, str]]:
+def _msgs(
+    system: str | None = "You are a careful judge.",
+    user: str = "Evidence: E. Claim: C.",
+    user_role: str = "user",
+) -> list[dict[str, str]]:
     out = [] if system is None else [{"role": "system", "content": system}]
     return [*out, {"role": user_role, "content": user}]
 

@@ -293,8 +293,10 @@ def test_csv_line_numbers_with_multiline_fields(tmp_path: Path) -> None:
     """BUG (assay/datasets/_load.py, `lineno = index + 2`): CSV error locations assume one
     physical line per record. With a quoted multi-line evidence cell in row 1 (lines 2-4),
     a bad severity in row 2 (physical line 5) is reported as line 3."""
-    rows = [_row(0, evidence="Paragraph one.\nParagraph two.\nParagraph three."),
-            _row(1, severity=7)]
+    rows = [
+        _row(0, evidence="Paragraph one.\nParagraph two.\nParagraph three."),
+        _row(1, severity=7),
+    ]
     path = _csv(tmp_path / "p.csv", rows)
     assert path.read_text(encoding="utf-8").splitlines()[4].startswith("p-1,")
     err = _error(path)
@@ -309,8 +311,11 @@ def test_non_utf8_file_is_a_dataset_error(tmp_path: Path, suffix: str) -> None:
     and `assay run` print a traceback."""
     path = tmp_path / f"latin1{suffix}"
     if suffix == ".jsonl":
-        path.write_bytes((json.dumps(_row(0, evidence="Caf\xe9 study."), ensure_ascii=False)
-                          + "\n").encode("latin-1"))
+        path.write_bytes(
+            (json.dumps(_row(0, evidence="Caf\xe9 study."), ensure_ascii=False) + "\n").encode(
+                "latin-1"
+            )
+        )
     else:
         _csv(path, [_row(0, evidence="Caf\xe9 study.")])
         path.write_bytes(path.read_text(encoding="utf-8").encode("latin-1"))

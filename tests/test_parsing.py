@@ -142,9 +142,7 @@ def test_unbalanced_brace_in_prose_before_json() -> None:
     assert extract_json_object('The set {a, b is unbalanced. Final: {"label": "x"}') == {
         "label": "x"
     }
-    assert extract_json_object('Output a literal "{" first? No. {"label": "x"}') == {
-        "label": "x"
-    }
+    assert extract_json_object('Output a literal "{" first? No. {"label": "x"}') == {"label": "x"}
 
 
 # ---- parse_verdict ---------------------------------------------------------------------
@@ -173,9 +171,7 @@ def test_ok_with_label_normalisation(raw: str, label: str, score: float) -> None
 
 
 def test_ok_force_prompt_scores() -> None:
-    ok = parse(
-        '{"label": "Force Gap", "primary_axis": "scope", "severity": 2}', prompt=FORCE
-    )
+    ok = parse('{"label": "Force Gap", "primary_axis": "scope", "severity": 2}', prompt=FORCE)
     assert (ok.status, ok.label, ok.score) == (Status.OK, "force_gap", 0.0)
     cal = parse('{"label": "force_calibrated", "severity": 0}', prompt=FORCE)
     assert (cal.status, cal.label, cal.score) == (Status.OK, "force_calibrated", 1.0)

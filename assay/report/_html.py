@@ -8,6 +8,7 @@ metrics row or a record goes through :func:`html.escape` before it reaches the p
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,10 +23,7 @@ from assay.report._tables import AXES, force_summary_frame
 MVR_LEGEND = (
     "MVR: share of pairs where the raised claim scored ≥ the calibrated one; lower is better."
 )
-FS_LEGEND = (
-    "FS: mean score margin (calibrated − raised) over pairs; higher is better, 0 means "
-    "the judge does not separate the two."
-)
+FS_LEGEND = "FS: mean score margin (calibrated − raised) over pairs; higher is better."
 STATUS_ORDER = ("ok", "parse_error", "refusal", "truncated", "api_error")
 _DASH = "—"
 
@@ -110,10 +108,19 @@ def _list(value: object) -> list[Any]:
 
 
 def _kv(value: object) -> str:
-    """A compact `k=v · k=v` rendering of a mapping (escaped by the caller)."""
+    """`k=v · k=v` HTML (escaped) for a mapping; each item stays on one line."""
     if isinstance(value, Mapping):
-        return " · ".join(f"{k}={_plain(v)}" for k, v in value.items())
-    return _plain(value)
+        items = [f"{k}={_plain(v)}" for k, v in value.items()]
+        return " · ".join(
+            f'<span class="kvi">{_e(t)}</span>' if len(t) <= 32 else _e(t) for t in items
+        )
+    return _e(_plain(value))
+
+
+def _wrap(value: object) -> str:
+    """Escaped text that may line-break after `/`, `:` and `@` (ids and paths)."""
+    text = _e(value)
+    return re.sub(r"(::|[/:@])(?=.)", r"\1<wbr>", text)
 
 
 def _plain(value: object) -> str:
@@ -268,7 +275,7 @@ def _dot_chart(
 ) -> str:
     """Horizontal dot-and-whisker chart: one row per judge, point estimate and 95% CI."""
     label_w = _label_width(j.id for j in judges)
-    plot_w, gutter, top, row_h, bottom = 440.0, 170.0, 10.0, 26.0, 50.0
+    plot_w, gutter, top, row_h, bottom = 480.0, 170.0, 24.0, 26.0, 48.0
     width = label_w + plot_w + gutter
     height = top + row_h * len(judges) + bottom
     lo_d, hi_d = domain
@@ -307,8 +314,7 @@ def _dot_chart(
         f'text-anchor="middle">{_e(axis_title)}</text>'
     )
     parts.append(
-        f'<text class="axis-title" x="{label_w + plot_w + 12:.1f}" y="{y_end + 16:.1f}">'
-        "estimate [95% CI]</text>"
+        f'<text class="axis-title" x="{label_w + plot_w + 12:.1f}" y="15">estimate [95% CI]</text>'
     )
     for i, j in enumerate(judges):
         cy = top + i * row_h + row_h / 2
@@ -507,8 +513,9 @@ def _header(manifest: Mapping[str, Any]) -> str:
 def _summary_table(judges: Sequence[_Judge]) -> str:
     head = (
         "<tr><th class=num>#</th><th>judge</th><th>model</th><th>prompt</th>"
-        "<th class=num>N</th><th class=num>failed pairs</th><th class=num>MVR ↓</th>"
-        "<th class=num>MVR 95% CI</th><th class=num>FS ↑</th><th class=num>FS 95% CI</th></tr>"
+        "<th class=num>N</th><th class=num>failed pairs</th>"
+        "<th class=num title='lower is better'>MVR ↓</th><th class=num>MVR 95% CI</th>"
+        "<th class=num title='higher is better'>FS ↑</th><th class=num>FS 95% CI</th></tr>"
     )
     rows = []
     for rank, j in enumerate(judges, 1):
@@ -528,7 +535,7 @@ def _summary_table(judges: Sequence[_Judge]) -> str:
         )
         failed_cls = "num warn" if j.failed else "num"
         rows.append(
-            f"<tr><td class=num>{rank}</td><td class=judge>{_e(j.id)}</td><td>{model}</td>"
+            f"<tr><td class=num>{rank}</td><td class=judge>{_wrap(j.id)}</td><td>{model}</td>"
             f"<td>{prompt}</td><td class=num>{_count(j.n)}</td>"
             f"<td class='{failed_cls}'>{_count(j.failed)}</td>"
             f"<td class='num strong'>{_f3(j.mvr)}</td><td class=num>{_ci(j.mvr_lo, j.mvr_hi)}</td>"
@@ -541,7 +548,7 @@ def _summary_table(judges: Sequence[_Judge]) -> str:
         + "</thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div>"
-        + '<p class="caption">Sorted by MVR (then FS). MVR lower is better, FS higher is '
+        + '<p class="caption">Sorted by MVR (then FS). MVR ↓ lower is better, FS ↑ higher is '
         "better; a failed pair (a member missing or not <code>ok</code>) counts as a violation "
         "with margin 0 and stays in N. CIs: 95% bootstrap.</p>"
     )
@@ -573,7 +580,7 @@ def _charts(judges: Sequence[_Judge], metrics: pd.DataFrame) -> str:
     )
     whisker = "Dot: estimate; whisker: 95% bootstrap CI."
     out = [
-        "<section><h2>MVR and FS per judge</h2>",
+        '<section id="charts"><h2>MVR and FS per judge</h2>',
         f"<figure>{mvr}<figcaption><b>{_e(MVR_LEGEND)}</b> {whisker}</figcaption></figure>",
         f"<figure>{fs}<figcaption><b>{_e(FS_LEGEND)}</b> {whisker}</figcaption></figure>",
         "</section>",
@@ -588,7 +595,7 @@ def _charts(judges: Sequence[_Judge], metrics: pd.DataFrame) -> str:
         sev = _severity_order(g for _, g in sev_cells)
         cols = [(s, f"severity {s}" if s.isdigit() else s) for s in sev]
         blocks.append(("per severity", cols, sev_cells))
-    out.append("<section><h2>MVR by axis and severity</h2>")
+    out.append('<section id="groups"><h2>MVR by axis and severity</h2>')
     if blocks:
         out.append(
             f"<figure>{_heatmap(judges, blocks)}<figcaption><b>{_e(MVR_LEGEND)}</b> Each "
@@ -623,7 +630,7 @@ def _status_table(
         statuses += [s for s in by_status if s not in statuses]
     head = (
         "<tr><th>judge</th><th class=num>planned</th><th class=num>recorded</th>"
-        + "".join(f"<th class=num>{_e(s)}</th>" for s in statuses)
+        + "".join(f"<th class=num>{_e(s.replace('_', ' '))}</th>" for s in statuses)
         + "<th class=num>requests sent</th><th class=num>cache hits</th>"
         "<th class=num>retries</th><th class=num>tokens</th><th class=num>cost (USD)</th>"
         "<th class=num>mean latency</th></tr>"
@@ -632,7 +639,7 @@ def _status_table(
     for jid in order:
         stats = _dict(by_id.get(jid, {}).get("stats"))
         by_status = from_records.get(jid) or _dict(stats.get("by_status"))
-        cells = [f"<td class=judge>{_e(jid)}</td>"]
+        cells = [f"<td class=judge>{_wrap(jid)}</td>"]
         cells.append(f"<td class=num>{_count(stats.get('planned'))}</td>")
         recorded = stats.get("recorded")
         if jid in from_records:
@@ -660,7 +667,7 @@ def _status_table(
         else "From the manifest's <code>judges[].stats</code>"
     )
     return (
-        "<section><h2>Judgment statuses</h2>"
+        '<section id="statuses"><h2>Judgment statuses</h2>'
         '<div class="scroll"><table class="statuses"><thead>'
         + head
         + "</thead><tbody>"
@@ -694,11 +701,11 @@ def _judge_repro_row(info: Mapping[str, Any]) -> str:
         client_html = (
             f"<div>{_e(kind or 'judge')} <code>{_e(info.get('name') or jid)}</code> "
             f"v{_e(info.get('version') or '?')}</div>"
-            f'<div class="muted mono">{_e(_kv(params))}</div>'
+            f'<div class="muted mono">{_kv(params)}</div>'
         )
     decoding = _dict(info.get("decoding"))
     decoding_html = (
-        f'<div class="mono">{_e(_kv(decoding))}</div>'
+        "".join(f'<div class="mono">{_e(k)}={_e(_plain(v))}</div>' for k, v in decoding.items())
         if decoding
         else f'<span class="muted">{_DASH}</span>'
     )
@@ -708,7 +715,7 @@ def _judge_repro_row(info: Mapping[str, Any]) -> str:
         prompt_html = (
             f"<div><code>{_e(prompt.get('id'))}@{_e(prompt.get('version'))}</code>"
             + (" (built-in)" if prompt.get("builtin") else "")
-            + f"</div><div class=mono>{_e(prompt.get('file'))}</div>"
+            + f"</div><div class=mono>{_wrap(prompt.get('file'))}</div>"
             f'<div class="muted mono">sha256 {_e(prompt.get("sha256"))}</div>'
         )
     else:
@@ -717,7 +724,7 @@ def _judge_repro_row(info: Mapping[str, Any]) -> str:
     if parser:
         prompt_html += f'<div class="muted">parser {_e(parser)}</div>'
     return (
-        f"<tr><td class=judge>{_e(jid)}</td><td>{client_html}</td><td>{decoding_html}</td>"
+        f"<tr><td class=judge>{_wrap(jid)}</td><td>{client_html}</td><td>{decoding_html}</td>"
         f"<td>{prompt_html}</td></tr>"
     )
 
@@ -728,7 +735,7 @@ def _repro(manifest: Mapping[str, Any], order: Sequence[str]) -> str:
     spec = _dict(manifest.get("spec"))
     cache = _dict(manifest.get("cache"))
     items: list[tuple[str, str]] = [
-        ("spec", f"<span class=mono>{_e(manifest.get('spec_path') or _DASH)}</span>"),
+        ("spec", f"<span class=mono>{_wrap(manifest.get('spec_path') or _DASH)}</span>"),
         ("spec sha256", f"<span class=mono>{_e(manifest.get('spec_sha256') or _DASH)}</span>"),
         ("parser version", f"<code>{_e(manifest.get('parser_version') or _DASH)}</code>"),
         (
@@ -742,7 +749,7 @@ def _repro(manifest: Mapping[str, Any], order: Sequence[str]) -> str:
         items.append(
             (
                 f"dataset {_e(ds.get('name'))}",
-                f"<span class=mono>{_e(ds.get('path'))}</span><br>"
+                f"<span class=mono>{_wrap(ds.get('path'))}</span><br>"
                 f"<span class=mono>sha256 {_e(ds.get('sha256'))}</span> · "
                 f"{_count(ds.get('rows'))} rows",
             )
@@ -774,20 +781,22 @@ def _repro(manifest: Mapping[str, Any], order: Sequence[str]) -> str:
                 )
             )
     if cache:
-        items.append(("cache", f"<span class=mono>{_e(_kv(cache))}</span>"))
+        items.append(("cache", f"<span class=mono>{_kv(cache)}</span>"))
     if manifest.get("failure_policy"):
         items.append(
-            ("failure policy", f"<span class=mono>{_e(_kv(manifest['failure_policy']))}</span>")
+            ("failure policy", f"<span class=mono>{_kv(manifest['failure_policy'])}</span>")
         )
     for rp in _list(manifest.get("reparses")):
-        items.append(("reparse", f"<span class=mono>{_e(_kv(rp))}</span>"))
+        items.append(("reparse", f"<span class=mono>{_kv(rp)}</span>"))
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     by_id = {str(_dict(j).get("id")): _dict(j) for j in _list(manifest.get("judges"))}
     ordered = [by_id[j] for j in order if j in by_id]
     ordered += [j for jid, j in by_id.items() if jid not in set(order)]
     judge_rows = "".join(_judge_repro_row(j) for j in ordered)
     table = (
-        '<div class="scroll"><table class="repro-judges"><thead><tr><th>judge</th>'
+        '<div class="scroll"><table class="repro-judges"><colgroup><col style="width:18%">'
+        '<col style="width:30%"><col style="width:17%"><col style="width:35%"></colgroup>'
+        "<thead><tr><th>judge</th>"
         "<th>client / parameters</th><th>decoding</th><th>prompt</th></tr></thead><tbody>"
         + judge_rows
         + "</tbody></table></div>"
@@ -795,7 +804,8 @@ def _repro(manifest: Mapping[str, Any], order: Sequence[str]) -> str:
         else ""
     )
     return (
-        f'<section class="repro"><h2>Reproducibility</h2><dl class="kv">{dl}</dl>{table}</section>'
+        '<section id="repro" class="repro"><h2>Reproducibility</h2>'
+        f'<dl class="kv">{dl}</dl>{table}</section>'
     )
 
 
@@ -814,7 +824,8 @@ h2{font-size:18px;margin:34px 0 12px;padding-bottom:5px;border-bottom:2px solid 
 .muted{color:var(--muted)}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
 font-size:12.5px}
-.mono{overflow-wrap:anywhere}
+.mono{overflow-wrap:break-word}
+.kvi{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;
 vertical-align:middle;border:1px solid currentColor}
 .badge.ok{color:var(--ok);background:var(--okbg)}
@@ -827,7 +838,7 @@ dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));g
 margin:16px 0 0;padding:14px 18px;background:var(--panel);border:1px solid var(--line);
 border-radius:8px}
 dl.meta dt{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
-dl.meta dd{margin:1px 0 0;overflow-wrap:anywhere}
+dl.meta dd{margin:1px 0 0;overflow-wrap:break-word}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:6px 9px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
@@ -835,7 +846,10 @@ thead th{font-size:12px;font-weight:600;color:var(--muted);background:var(--pane
 border-bottom:1px solid #cbd5e1;white-space:nowrap}
 tbody tr:nth-child(even){background:#fbfcfe}
 td.num,th.num{text-align:right;white-space:nowrap}
-td.judge{font-weight:600;overflow-wrap:anywhere;min-width:12em}
+td.judge{font-weight:600;overflow-wrap:break-word;min-width:11em}
+table.statuses thead th{white-space:normal;vertical-align:bottom}
+table.statuses th,table.statuses td{padding:6px 7px}
+table.statuses td.judge{min-width:17.5em}
 td.strong{font-weight:700}
 td.warn{background:var(--warnbg);color:var(--warn);font-weight:600}
 .caption,figcaption{color:var(--muted);font-size:12.5px;margin:6px 0 0}
@@ -862,6 +876,7 @@ section.repro h2{margin-top:16px}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:5px 18px;margin:0 0 14px}
 dl.kv dt{color:var(--muted);font-weight:600}
 dl.kv dd{margin:0;overflow-wrap:anywhere}
+table.repro-judges{table-layout:fixed}
 table.repro-judges td{font-size:13px}
 table.repro-judges tbody tr:nth-child(even){background:transparent}
 footer{margin-top:28px;color:var(--muted);font-size:12px}
@@ -893,7 +908,7 @@ def render_html_report(
     judges = _judges(metrics, by_id)
     order = [j.id for j in judges] + [jid for jid in by_id if jid not in {j.id for j in judges}]
     body = [_header(manifest)]
-    body.append("<section><h2>Summary</h2>")
+    body.append('<section id="summary"><h2>Summary</h2>')
     if judges:
         body.append(_summary_table(judges))
     else:

@@ -1,7 +1,7 @@
 """Run specs, execution with resume, run directories and manifests."""
 
 from assay.runs._records import JudgmentRecord
-from assay.runs._runner import RunOptions, RunOutcome, Runner, run_spec
+from assay.runs._runner import Runner, RunOptions, RunOutcome, run_spec
 from assay.runs._spec import (
     BaselineSpec,
     DatasetSpec,

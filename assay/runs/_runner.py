@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
 from assay.errors import AssayError, RunError
+from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Status
 from assay.runs._build import build_judges
 from assay.runs._environment import environment, redact_secrets
@@ -297,13 +298,12 @@ class Runner:
                     evidence=work.pair.evidence,
                     question=work.pair.question,
                 )
-                call = getattr(work.judge, "__call__")
+                judge = work.judge
                 try:
-                    judgment = (
-                        await call(item, where=work.where)
-                        if _takes_where(work.judge)
-                        else await call(item)
-                    )
+                    if isinstance(judge, LLMJudge):  # names the data row in template errors
+                        judgment = await judge(item, where=work.where)
+                    else:
+                        judgment = await judge(item)
                 except AssayError:
                     abort.set()
                     raise
@@ -387,12 +387,6 @@ class Runner:
         spec = self.loaded.spec
         report = force_metrics(list(records.values()), n_boot=spec.bootstrap, seed=spec.seed)
         write_json_atomic(self.run_dir / METRICS_FILE, report.model_dump(mode="json"))
-
-
-def _takes_where(judge: Judge) -> bool:
-    from assay.judges import LLMJudge
-
-    return isinstance(judge, LLMJudge)
 
 
 def _failed_count(records: dict[Any, JudgmentRecord], failing: set[Status]) -> int:
