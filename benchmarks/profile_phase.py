@@ -27,6 +27,7 @@ import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -73,6 +74,8 @@ def main() -> int:
             # fill the cache with a cold run; it is sampled too, but outside timed_region,
             # so filter the profile on `timed_region`
             bt.run_assay(spec, cache_dir, workdir / "out-fill")
+        fn: Callable[..., Any]
+        args: tuple[Any, ...]
         if ns.phase == "plain":
             messages = bt.render_messages(pairs)
             fn, args = bt.run_plain, (messages, api_base, ns.concurrency)

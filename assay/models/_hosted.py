@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from assay.models._cache import ResponseCache, cache_key, redact_url
 from assay.models._config import ModelConfig
@@ -39,6 +39,7 @@ class HostedClient:
         self.cache = cache
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
         self._wait = make_wait(config.retry)
+        self._wait_later = make_wait(config.retry, attempts_before=1)
         self._structured: str | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -131,11 +132,39 @@ class HostedClient:
         return kwargs
 
     async def _call_once(self, request: ChatRequest) -> RawResponse:
+        # litellm enforces `timeout` per attempt; no extra wrapper task on the hot path
         litellm = litellm_module()
-        response = await asyncio.wait_for(
-            litellm.acompletion(**self._kwargs(request)), timeout=self.config.timeout_s + 5.0
-        )
+        response = await litellm.acompletion(**self._kwargs(request))
         return _to_raw(litellm, response)
+
+    async def _with_retries(self, request: ChatRequest) -> tuple[RawResponse, int]:
+        """First attempt straight away; tenacity takes over only after a retryable error.
+
+        Raises the last exception when attempts are exhausted or the error is final.
+        """
+        try:
+            return await self._call_once(request), 1
+        except Exception as first:
+            if self.config.retry.max_attempts == 1 or not is_retryable(first):
+                first.assay_attempts = 1  # type: ignore[attr-defined]
+                raise
+            await asyncio.sleep(self._wait(_state_after(first)))
+        attempts = 1
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.retry.max_attempts - 1),
+            wait=self._wait_later,
+            retry=retry_if_exception(is_retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    raw = await self._call_once(request)
+        except Exception as exc:
+            exc.assay_attempts = attempts  # type: ignore[attr-defined]
+            raise
+        return raw, attempts
 
     async def complete(
         self, request: ChatRequest, *, use_cache: bool = True, refresh_cache: bool = False
@@ -152,26 +181,16 @@ class HostedClient:
                 return CallResult(
                     response=hit, cache_hit=True, latency_s=time.perf_counter() - started
                 )
-        attempts = 0
         async with self._semaphore:
             try:
-                retrying = AsyncRetrying(
-                    stop=stop_after_attempt(self.config.retry.max_attempts),
-                    wait=self._wait,
-                    retry=retry_if_exception(is_retryable),
-                    reraise=True,
-                )
-                async for attempt in retrying:
-                    with attempt:
-                        attempts += 1
-                        raw = await self._call_once(request)
+                raw, attempts = await self._with_retries(request)
             except Exception as exc:  # every failure becomes a recorded api_error
                 info = describe_error(exc)
                 code = f" {info['status_code']}" if info["status_code"] else ""
                 return CallResult(
                     error=f"{info['error_type']}{code}: {info['message']}",
                     error_type=info["error_type"],
-                    attempts=attempts,
+                    attempts=getattr(exc, "assay_attempts", 1),
                     latency_s=time.perf_counter() - started,
                 )
         if self.cache is not None and key is not None and (use_cache or refresh_cache):
@@ -179,15 +198,27 @@ class HostedClient:
         return CallResult(response=raw, attempts=attempts, latency_s=time.perf_counter() - started)
 
 
+def _state_after(exc: BaseException) -> RetryCallState:
+    """A tenacity call state for 'attempt 1 failed with exc', to compute the first wait."""
+    state = RetryCallState(retry_object=AsyncRetrying(), fn=None, args=(), kwargs={})
+    state.set_exception((type(exc), exc, exc.__traceback__))
+    return state
+
+
 def _to_raw(litellm: Any, response: Any) -> RawResponse:
     choice = response.choices[0]
     message = choice.message
     usage = getattr(response, "usage", None)
-    cost: float | None
-    try:
-        cost = float(litellm.completion_cost(completion_response=response))
-    except Exception:
-        cost = None
+    cost: float | None = None
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # litellm already priced it (None: model not in its map)
+        value = hidden["response_cost"]
+        cost = float(value) if value is not None else None
+    else:
+        try:
+            cost = float(litellm.completion_cost(completion_response=response))
+        except Exception:
+            cost = None
     refusal_text = getattr(message, "refusal", None)
     if refusal_text is None:  # litellm keeps OpenAI's `refusal` among provider fields
         extra = getattr(message, "provider_specific_fields", None) or {}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import random
 import time
 from collections.abc import Callable
 from typing import Any
 
-from tenacity import RetryCallState, wait_exponential_jitter
+from tenacity import RetryCallState
 
 from assay.models._config import RetryPolicy
 
@@ -84,11 +85,14 @@ def retry_after_s(exc: BaseException) -> float | None:
         return max(0.0, parsed.timestamp() - time.time())
 
 
-def make_wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
-    """Exponential backoff with jitter, replaced by Retry-After when the server sends one."""
-    backoff = wait_exponential_jitter(
-        initial=policy.initial_wait_s, max=policy.max_wait_s, jitter=policy.jitter_s
-    )
+def make_wait(
+    policy: RetryPolicy, *, attempts_before: int = 0
+) -> Callable[[RetryCallState], float]:
+    """Exponential backoff with jitter, replaced by Retry-After when the server sends one.
+
+    `attempts_before` shifts the exponent for a retry loop that starts after attempts
+    made outside it, so backoff keeps growing across the hand-over.
+    """
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -96,7 +100,9 @@ def make_wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
             hinted = retry_after_s(exc)
             if hinted is not None:
                 return min(hinted, policy.max_wait_s)
-        return float(backoff(state))
+        n = state.attempt_number + attempts_before
+        backoff = policy.initial_wait_s * 2 ** (n - 1) + random.uniform(0, policy.jitter_s)
+        return float(min(backoff, policy.max_wait_s))
 
     return wait
 

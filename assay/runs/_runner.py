@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
-from assay.judges._types import Judge, JudgeItem, Status
+from assay.judges._types import Judge, JudgeItem, Judgment, Status
 from assay.runs._build import build_judges
 from assay.runs._environment import environment, redact_secrets
 from assay.runs._manifest import judge_stats
@@ -76,23 +76,28 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _record(work: _Work, judgment: Any) -> JudgmentRecord:
-    judge = work.judge
+def _judge_fields(judge: Judge) -> dict[str, Any]:
+    """The record fields that identify a judge; computed once per judge, not per record."""
     info = judge.describe()
     prompt = info.get("prompt") or {}
+    return {
+        "model": (info.get("client") or {}).get("model"),
+        "prompt_id": prompt.get("id"),
+        "prompt_version": prompt.get("version"),
+        "prompt_sha256": prompt.get("sha256"),
+        "parser_version": info.get("parser_version"),
+    }
+
+
+def _record(work: _Work, judgment: Judgment, judge_fields: dict[str, Any]) -> JudgmentRecord:
     return JudgmentRecord(
         dataset=work.dataset,
         pair_id=work.pair.id,
         member=work.member,
-        judge_id=judge.id,
+        judge_id=work.judge.id,
         axis=work.pair.axis,
         severity=work.pair.severity,
-        model=(info.get("client") or {}).get("model"),
         model_returned=judgment.model_returned,
-        prompt_id=prompt.get("id"),
-        prompt_version=prompt.get("version"),
-        prompt_sha256=prompt.get("sha256"),
-        parser_version=info.get("parser_version"),
         status=judgment.status,
         label=judgment.label,
         score=judgment.score,
@@ -106,6 +111,7 @@ def _record(work: _Work, judgment: Any) -> JudgmentRecord:
         parsed=judgment.parsed,
         error=judgment.error,
         recorded_at=datetime.now(UTC),
+        **judge_fields,
     )
 
 
@@ -282,6 +288,8 @@ class Runner:
         for rec in records.values():
             progress.count(rec)
 
+        fields = {j.id: _judge_fields(j) for j in self.judges}
+        failed_now = _failed_count(records, failing)
         queue: asyncio.Queue[_Work] = asyncio.Queue()
         for w in todo:
             queue.put_nowait(w)
@@ -307,11 +315,13 @@ class Runner:
                 except AssayError:
                     abort.set()
                     raise
-                record = _record(work, judgment)
+                record = _record(work, judgment, fields[judge.id])
                 writer.write(record)
                 records[record.key] = record
                 progress.count(record)
-                if _failed_count(records, failing) > limit:
+                nonlocal failed_now
+                failed_now += record.status in failing  # todo keys were popped: no double count
+                if failed_now > limit:
                     abort.set()
 
         n_workers = max(1, min(len(todo), _worker_budget(self.judges)))
@@ -367,6 +377,8 @@ class Runner:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
             writer.close()
+            if self.cache is not None:
+                self.cache.flush()
             session.update(ended_at=_now(), written=writer.written, status=status)
             write_json_atomic(
                 manifest_path, self._manifest(base, status, records, planned, message)
