@@ -66,7 +66,9 @@ class LLMJudge:
     def request_for(self, item: JudgeItem, *, where: str | None = None) -> ChatRequest:
         variables: dict[str, Any] = dict(item.extra)
         variables.update(claim=item.claim, evidence=item.evidence, question=item.question)
-        return ChatRequest(
+        # model_construct: the parts are already validated, and validating the JSON schema
+        # dict on every call would copy it (and defeat the cache's schema-hash memo)
+        return ChatRequest.model_construct(
             messages=self.prompt.render(variables, where=where),
             decoding=self.decoding,
             response_schema=self._schema,

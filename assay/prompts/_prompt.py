@@ -159,9 +159,9 @@ class Prompt(BaseModel):
         try:
             if self.system_template is not None:
                 text = self._template("system", self.system_template).render(values)
-                messages.append(Message(role="system", content=text.strip()))
+                messages.append(Message.model_construct(role="system", content=text.strip()))
             text = self._template("user", self.user_template).render(values)
-            messages.append(Message(role="user", content=text.strip()))
+            messages.append(Message.model_construct(role="user", content=text.strip()))
         except jinja2.UndefinedError as exc:
             name = _undefined_name(str(exc.message))
             self._raise_missing(name, where)
