@@ -296,3 +296,67 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path) -> None:
         assert m["recorded_judgments"] == len(
             {r.key for r in iter_records(out / "judgments.jsonl")}
         )
+
+
+def test_manifest_counts_retries_requests_and_statuses(tmp_path: Path) -> None:
+    from assay.testing import refusal, truncated
+
+    with FakeOpenAIServer(responder=verdict_for) as srv:
+        pairs = [json.loads(line) for line in _demo_lines()[:3]]
+        data = tmp_path / "three.jsonl"
+        data.write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+        spec = tmp_path / "s.toml"
+        spec.write_text(
+            f"""
+name = "counts"
+bootstrap = 50
+[[datasets]]
+path = "three.jsonl"
+[defaults]
+max_attempts = 3
+initial_wait_s = 0.01
+max_wait_s = 0.2
+[[judges]]
+models = ["openai/fake-judge"]
+prompts = ["generic-support@1"]
+api_base = "{srv.base_url}"
+[failure]
+max_failed_fraction = 1.0
+""",
+            encoding="utf-8",
+        )
+        c0, c1, c2 = (p["calibrated_claim"] for p in pairs)
+        r0 = pairs[0]["raised_claim"]
+        srv.script(c0, [http_error(429, retry_after=0.05), http_error(500), reply(GOOD_JSON)])
+        srv.script(c1, [http_error(500)] * 3)  # exhausts 3 attempts -> api_error
+        srv.script(c2, [refusal()])
+        srv.script(r0, [truncated('{"label": "fully')])
+        outcome = run(spec, tmp_path / "run")
+    assert outcome.status == "complete"  # the policy allows any failures here
+    judge = read_json(tmp_path / "run" / "manifest.json")["judges"][0]
+    stats = judge["stats"]
+    # 6 judgments: c0 took 3 attempts, c1 3 (all failed), c2/r0/r1/r2 one each
+    assert stats["requests_sent"] == 3 + 3 + 1 + 1 + 1 + 1
+    assert stats["retries"] == 2 + 2
+    assert stats["by_status"] == {
+        "ok": 3,
+        "parse_error": 0,
+        "refusal": 1,
+        "truncated": 1,
+        "api_error": 1,
+    }
+    assert stats["failures"] == 3 and stats["cache_hits"] == 0
+    metrics = read_json(tmp_path / "run" / "metrics.json")
+    overall = next(r for r in metrics["rows"] if r["group_by"] == "overall")
+    # pairs 0 (truncated raised), 1 (api_error), 2 (refusal) all failed: violations, margin 0
+    assert overall["n"] == 3 and overall["n_failed"] == 3 and overall["mvr"] == 1.0
+    assert overall["fs"] == 0.0
+
+
+GOOD_JSON = '{"label": "fully_supported", "confidence": 0.9, "rationale": "stated"}'
+
+
+def _demo_lines() -> list[str]:
+    from assay.datasets import resolve_dataset_path
+
+    return resolve_dataset_path("builtin:forcebench-demo").read_text().splitlines()
