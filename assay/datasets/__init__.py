@@ -1,5 +1,6 @@
 """Datasets: ForceBench pairs and their loaders."""
 
+from assay.datasets._answers import AnswerItem, GoldClaim, Passage
 from assay.datasets._forcebench import Axis, ForcePair, Member
 from assay.datasets._load import (
     BUILTIN_DATASETS,
@@ -9,6 +10,9 @@ from assay.datasets._load import (
 )
 
 __all__ = [
+    "AnswerItem",
+    "GoldClaim",
+    "Passage",
     "BUILTIN_DATASETS",
     "Axis",
     "ForcePair",

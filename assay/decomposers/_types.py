@@ -6,30 +6,46 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.outcomes import Status
+from assay.outcomes import Status, Usage
+
+
+class Sentence(BaseModel):
+    id: int = Field(ge=0, description="Position of the sentence in the answer, from 0.")
+    text: str
+    span: tuple[int, int] = Field(description="Character span [start, end) in the answer.")
 
 
 class Claim(BaseModel):
-    id: str
+    id: str = Field(description="Stable within an answer: '<answer_id>:s<sentence>:c<k>'.")
     text: str
     sentence_id: int = Field(ge=0)
-    span: tuple[int, int] | None = Field(default=None, description="Char span in the answer.")
+    span: tuple[int, int] | None = Field(
+        default=None, description="Span of the source sentence in the answer."
+    )
 
 
 class Decomposition(BaseModel):
-    """Zero claims is a valid outcome (a sentence with nothing verifiable)."""
+    """One sentence's (or answer's) claims. Zero claims is a valid `ok` outcome."""
 
     status: Status
     claims: list[Claim] = Field(default_factory=list)
     raw_output: str | None = None
     error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 0
+    cache_hit: bool = False
+    latency_s: float = 0.0
 
 
 @runtime_checkable
 class Decomposer(Protocol):
+    """Splits one sentence of an answer into claims, with the whole answer as context."""
+
     @property
     def id(self) -> str: ...
 
     def describe(self) -> dict[str, Any]: ...
 
-    async def __call__(self, answer: str, *, question: str | None = None) -> Decomposition: ...
+    async def decompose(
+        self, sentence: Sentence, *, answer: str, answer_id: str, question: str | None = None
+    ) -> Decomposition: ...

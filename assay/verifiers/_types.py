@@ -7,7 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.outcomes import Status
+from assay.datasets._answers import Passage
+from assay.outcomes import Status, Usage
 
 
 class VerdictLabel(StrEnum):
@@ -16,15 +17,38 @@ class VerdictLabel(StrEnum):
     CONTRADICTED = "contradicted"
 
 
+class ClaimToVerify(BaseModel):
+    """A claim plus everything a verifier may use: question, answer, given evidence."""
+
+    claim_id: str
+    claim: str
+    question: str | None = None
+    answer: str | None = None
+    evidence: list[Passage] = Field(default_factory=list)
+
+
+class EvidenceUse(BaseModel):
+    """Which passage (and which part of it) a verdict rests on."""
+
+    passage_id: str
+    span: tuple[int, int] | None = None
+    score: float | None = None
+
+
 class Verdict(BaseModel):
     """`label` is None unless `status` is ok: a failure is never read as a label."""
 
     status: Status
     label: VerdictLabel | None = None
     score: float | None = Field(default=None, ge=0.0, le=1.0)
-    evidence_ids: list[str] = Field(default_factory=list)
+    evidence: list[EvidenceUse] = Field(default_factory=list)
     raw_output: str | None = None
+    parsed: dict[str, Any] | None = None
     error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 0
+    cache_hit: bool = False
+    latency_s: float = 0.0
 
 
 @runtime_checkable
@@ -34,4 +58,4 @@ class Verifier(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
-    async def __call__(self, claim: str, *, evidence: str | None = None) -> Verdict: ...
+    async def verify(self, item: ClaimToVerify) -> Verdict: ...
