@@ -63,13 +63,17 @@ class PromptMeta(BaseModel):
     variables: list[str] = Field(default_factory=list)
     optional_variables: list[str] = Field(default_factory=list)
     output_schema: str = "LabelVerdict"
-    labels: list[str] = Field(min_length=1)
+    labels: list[str] = Field(
+        default_factory=list, description="Required for judge, verify and nli prompts."
+    )
     scores: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _check(self) -> PromptMeta:
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        if self.task != "decompose" and not self.labels:
+            raise ValueError(f"{self.task} prompts need a non-empty `labels` list")
         if self.output_schema not in SCHEMAS:
             raise ValueError(
                 f"unknown output_schema {self.output_schema!r}; known: {', '.join(SCHEMAS)}"

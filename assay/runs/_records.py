@@ -50,3 +50,96 @@ class JudgmentRecord(BaseModel):
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.dataset, self.pair_id, self.member.value, self.judge_id)
+
+
+class SentenceRecord(BaseModel):
+    """How one sentence of an answer was decomposed (`sentences.jsonl`).
+
+    Written after the sentence's claims, so its presence means the sentence is done; a
+    sentence with zero claims is `ok` with `n_claims == 0`.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    answer_id: str
+    sentence_id: int
+    sentence: str
+    span: tuple[int, int] | None = None
+    decomposer_id: str
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    prompt_sha256: str | None = None
+    status: Status
+    n_claims: int = 0
+    raw_output: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    cache_hit: bool = False
+    latency_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    recorded_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.dataset, self.answer_id, self.sentence_id)
+
+
+class ClaimRecord(BaseModel):
+    """One claim (`claims.jsonl`) and what produced it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    answer_id: str
+    sentence_id: int
+    claim_id: str
+    claim: str
+    span: tuple[int, int] | None = None
+    decomposer_id: str
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    prompt_sha256: str | None = None
+    gold_label: str | None = Field(default=None, description="From datasets that ship labels.")
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.dataset, self.answer_id, self.claim_id)
+
+
+class VerificationRecord(BaseModel):
+    """One verifier's verdict on one claim (`verifications.jsonl`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    answer_id: str
+    claim_id: str
+    sentence_id: int | None = None
+    claim: str
+    verifier_id: str
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    prompt_sha256: str | None = None
+    parser_version: str | None = None
+    status: Status
+    label: str | None = Field(default=None, description="supported | unsupported | contradicted")
+    score: float | None = None
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    gold_label: str | None = None
+    attempts: int = 0
+    latency_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    cache_hit: bool = False
+    finish_reason: str | None = None
+    raw_output: str | None = None
+    parsed: dict[str, Any] | None = None
+    error: str | None = None
+    recorded_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.dataset, self.answer_id, self.claim_id, self.verifier_id)
