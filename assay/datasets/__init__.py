@@ -2,6 +2,15 @@
 
 from assay.datasets._answers import AnswerItem, GoldClaim, Passage
 from assay.datasets._forcebench import Axis, ForcePair, Member
+from assay.datasets._importers import (
+    AnswersDataset,
+    import_medscore_outputs,
+    load_answers,
+    load_expertqa_claims,
+    load_wice_reference_verdicts,
+    medscore_reported_scores,
+    read_true_false,
+)
 from assay.datasets._load import (
     BUILTIN_DATASETS,
     LoadedDataset,
@@ -20,4 +29,11 @@ __all__ = [
     "Member",
     "load_pairs",
     "resolve_dataset_path",
+    "AnswersDataset",
+    "import_medscore_outputs",
+    "load_answers",
+    "load_expertqa_claims",
+    "load_wice_reference_verdicts",
+    "medscore_reported_scores",
+    "read_true_false",
 ]

@@ -14,7 +14,10 @@ from assay.datasets._forcebench import ForcePair
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-BUILTIN_DATASETS = {"forcebench-demo": "forcebench_demo.jsonl"}
+BUILTIN_DATASETS = {
+    "forcebench-demo": "forcebench_demo.jsonl",
+    "factuality-demo": "factuality_demo.jsonl",
+}
 
 
 class LoadedDataset(BaseModel):

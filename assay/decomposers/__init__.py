@@ -1,5 +1,28 @@
 """Decomposers split an answer into verifiable claims."""
 
+from assay.decomposers._baseline import SentenceDecomposer
+from assay.decomposers._llm import LLMDecomposer, claim_id
+from assay.decomposers._parse import (
+    DECOMPOSE_PARSER_VERSION,
+    NO_CLAIM,
+    ParsedClaims,
+    parse_claims,
+)
+from assay.decomposers._sentences import SPLITTER_VERSION, split_sentences
 from assay.decomposers._types import Claim, Decomposer, Decomposition, Sentence
 
-__all__ = ["Claim", "Decomposer", "Decomposition", "Sentence"]
+__all__ = [
+    "DECOMPOSE_PARSER_VERSION",
+    "NO_CLAIM",
+    "SPLITTER_VERSION",
+    "Claim",
+    "Decomposer",
+    "Decomposition",
+    "LLMDecomposer",
+    "ParsedClaims",
+    "Sentence",
+    "SentenceDecomposer",
+    "claim_id",
+    "parse_claims",
+    "split_sentences",
+]

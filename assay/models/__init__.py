@@ -15,6 +15,7 @@ from assay.models._cache import (
     redact_url,
 )
 from assay.models._config import Decoding, ModelConfig, RetryPolicy
+from assay.models._local import LocalCausalClient
 from assay.models._types import CallResult, ChatRequest, RawResponse
 
 
@@ -34,11 +35,13 @@ LOCAL_PROVIDERS = ("hf", "hf-nli")
 
 
 def make_client(config: ModelConfig, cache: ResponseCache | None = None) -> ModelClient:
-    """Pick the client for a model id: local transformers models or litellm."""
-    if config.provider in LOCAL_PROVIDERS:
+    """Pick the client for a model id: a local transformers model (`hf/...`) or litellm."""
+    if config.provider == "hf":
+        return LocalCausalClient(config, cache)
+    if config.provider == "hf-nli":
         raise ModelConfigError(
-            f"model {config.model!r}: local transformers models are not available in this "
-            "version of assay; use a hosted id or an OpenAI-compatible server via api_base"
+            "hf-nli models are verifiers, not chat models; use them as a verifier "
+            f"(assay.verifiers.LocalNLIVerifier({config.model!r}))"
         )
     from assay.models._hosted import HostedClient
 
@@ -51,6 +54,7 @@ __all__ = [
     "CallResult",
     "ChatRequest",
     "Decoding",
+    "LocalCausalClient",
     "ModelClient",
     "ModelConfig",
     "RawResponse",

@@ -39,8 +39,24 @@ class LabelVerdict(_Verdict):
     label: str
 
 
+class NLIVerdict(_Verdict):
+    """An entailment label with the model's probability that the premise entails the claim."""
+
+    label: str
+    entailment_probability: float = Field(ge=0.0, le=1.0)
+    rationale: str | None = None
+
+
+class ClaimList(_Verdict):
+    """Decomposition: the verifiable claims in one sentence (an empty list is valid)."""
+
+    claims: list[str]
+
+
 SCHEMAS: dict[str, type[BaseModel]] = {
+    "NLIVerdict": NLIVerdict,
     "SupportVerdict": SupportVerdict,
     "ForceVerdict": ForceVerdict,
     "LabelVerdict": LabelVerdict,
+    "ClaimList": ClaimList,
 }

@@ -16,12 +16,56 @@ from assay.models import (
     make_client,
 )
 from assay.prompts import PromptRegistry
-from assay.runs._spec import JudgeMatrixSpec, LoadedSpec
+from assay.runs._spec import EndpointOverrides, LoadedSpec, ModelDefaults
 
 
-def _pick(block: JudgeMatrixSpec, defaults: Any, name: str) -> Any:
+def _pick(block: EndpointOverrides, defaults: ModelDefaults, name: str) -> Any:
     value = getattr(block, name)
     return getattr(defaults, name) if value is None else value
+
+
+def decoding_for(block: EndpointOverrides, defaults: ModelDefaults) -> Decoding:
+    return Decoding(
+        temperature=_pick(block, defaults, "temperature"),
+        top_p=_pick(block, defaults, "top_p"),
+        max_tokens=_pick(block, defaults, "max_tokens"),
+        seed=_pick(block, defaults, "seed"),
+        stop=_pick(block, defaults, "stop"),
+    )
+
+
+def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: str) -> ModelConfig:
+    return ModelConfig(
+        model=model,
+        api_base=block.api_base,
+        api_key_env=block.api_key_env,
+        timeout_s=_pick(block, defaults, "timeout_s"),
+        max_concurrency=_pick(block, defaults, "max_concurrency"),
+        retry=RetryPolicy(
+            max_attempts=_pick(block, defaults, "max_attempts"),
+            initial_wait_s=defaults.initial_wait_s,
+            max_wait_s=defaults.max_wait_s,
+        ),
+        structured_output=_pick(block, defaults, "structured_output"),
+        extra_body=block.extra_body,
+    )
+
+
+class ClientPool:
+    """One client per endpoint config, so concurrency limits hold across a whole run."""
+
+    def __init__(self, cache: ResponseCache | None) -> None:
+        self.cache = cache
+        self._clients: dict[str, ModelClient] = {}
+
+    def total_concurrency(self) -> int:
+        return sum(c.config.max_concurrency for c in self._clients.values())
+
+    def get(self, config: ModelConfig) -> ModelClient:
+        key = config.model_dump_json()
+        if key not in self._clients:
+            self._clients[key] = make_client(config, self.cache)
+        return self._clients[key]
 
 
 def build_judges(
@@ -30,6 +74,7 @@ def build_judges(
     cache: ResponseCache | None,
     use_cache: bool = True,
     refresh_cache: bool = False,
+    pool: ClientPool | None = None,
 ) -> list[Judge]:
     """All judges of a spec, in spec order. Ids must be unique within a run."""
     from assay.judges import LLMJudge, baseline
@@ -38,16 +83,10 @@ def build_judges(
     base = Path(loaded.base_dir)
     registry = PromptRegistry([base / d for d in spec.prompt_dirs])
     judges: list[Judge] = []
-    clients: dict[str, ModelClient] = {}
+    pool = pool or ClientPool(cache)
     d = spec.defaults
     for index, block in enumerate(spec.judges):
-        decoding = Decoding(
-            temperature=_pick(block, d, "temperature"),
-            top_p=_pick(block, d, "top_p"),
-            max_tokens=_pick(block, d, "max_tokens"),
-            seed=_pick(block, d, "seed"),
-            stop=_pick(block, d, "stop"),
-        )
+        decoding = decoding_for(block, d)
         prompts = []
         for ref in block.prompts:
             try:
@@ -58,25 +97,7 @@ def build_judges(
                 ) from None
         for model in block.models:
             try:
-                config = ModelConfig(
-                    model=model,
-                    api_base=block.api_base,
-                    api_key_env=block.api_key_env,
-                    timeout_s=_pick(block, d, "timeout_s"),
-                    max_concurrency=_pick(block, d, "max_concurrency"),
-                    retry=RetryPolicy(
-                        max_attempts=_pick(block, d, "max_attempts"),
-                        initial_wait_s=d.initial_wait_s,
-                        max_wait_s=d.max_wait_s,
-                    ),
-                    structured_output=_pick(block, d, "structured_output"),
-                    extra_body=block.extra_body,
-                )
-                # one client per endpoint config, so concurrency limits hold across blocks
-                client_key = config.model_dump_json()
-                if client_key not in clients:
-                    clients[client_key] = make_client(config, cache)
-                client = clients[client_key]
+                client = pool.get(model_config_for(block, d, model))
             except Exception as exc:
                 msg = getattr(exc, "message", None) or str(exc)
                 raise SpecError(msg, file=loaded.path, field=f"judges[{index}].models") from None

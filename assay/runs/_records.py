@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.datasets._forcebench import Axis, Member
+from assay.decomposers._types import Claim
 from assay.outcomes import Status, Usage
 
 
@@ -73,6 +74,9 @@ class SentenceRecord(BaseModel):
     prompt_sha256: str | None = None
     status: Status
     n_claims: int = 0
+    claims: list[Claim] = Field(
+        default_factory=list, description="The sentence's claims; claims.jsonl is derived."
+    )
     raw_output: str | None = None
     error: str | None = None
     attempts: int = 0

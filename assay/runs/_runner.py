@@ -22,9 +22,12 @@ from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
-from assay.runs._build import build_judges
+from assay.runs._build import ClientPool, build_judges
 from assay.runs._environment import environment, redact_secrets
+from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import judge_stats
+from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
+from assay.runs._pool import run_pool
 from assay.runs._records import JudgmentRecord
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._store import (
@@ -135,15 +138,27 @@ class Runner:
         if self.options.use_cache or self.options.refresh_cache:
             from assay.models import ResponseCache
 
-            needs_cache = bool(loaded.spec.judges)
+            needs_cache = bool(loaded.spec.judges) or loaded.spec.factuality is not None
             cache = ResponseCache(self.options.cache_dir) if needs_cache else None
         self.cache = cache
+        self.pool = ClientPool(cache)
         self.judges = build_judges(
             loaded,
             cache=cache,
             use_cache=self.options.use_cache,
             refresh_cache=self.options.refresh_cache,
+            pool=self.pool,
         )
+        self.factuality: FactualityStage | None = None
+        if loaded.spec.factuality is not None:
+            self.factuality = FactualityStage(
+                loaded,
+                loaded.spec.factuality,
+                pool=self.pool,
+                use_cache=self.options.use_cache,
+                refresh_cache=self.options.refresh_cache,
+            )
+        self._fact_state: dict[str, Any] = {}
         self._judge_by_id = {j.id: j for j in self.judges}
         self.warnings: list[str] = []
         for judge in self.judges:
@@ -172,7 +187,12 @@ class Runner:
                 file=self.run_dir / MANIFEST_FILE,
             )
         old = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
-        for ds in self.datasets:
+        fact = manifest.get("factuality") or {}
+        old.update({d["name"]: d["sha256"] for d in fact.get("datasets", [])})
+        current: list[Any] = list(self.datasets)
+        if self.factuality is not None:
+            current += self.factuality.datasets
+        for ds in current:
             if old.get(ds.name) not in (None, ds.sha256):
                 raise RunError(
                     f"dataset {ds.name!r} changed since this run started (sha256 differs)",
@@ -208,9 +228,29 @@ class Runner:
             judges=judges,
             warnings=self.warnings,
         )
+        if self.factuality is not None:
+            manifest["factuality"] = self._factuality_manifest()
         if status in ("complete", "failed", "interrupted"):
             manifest["finished_at"] = _now()
         return manifest
+
+    def _factuality_manifest(self) -> dict[str, Any]:
+        assert self.factuality is not None
+        section = self.factuality.describe()
+        sentences = list(self._fact_state.get("sentences", {}).values())
+        verifications = list(self._fact_state.get("verifications", {}).values())
+        claims = self._fact_state.get("claims")
+        section["decomposer"]["stats"] = stage_stats(sentences)
+        section["decomposer"]["stats"]["claims"] = sum(r.n_claims for r in sentences)
+        for info in section["verifiers"]:
+            mine = [r for r in verifications if r.verifier_id == info["id"]]
+            info["stats"] = stage_stats(mine)
+            info["stats"]["planned"] = len(claims) if claims is not None else None
+        section["planned_verifications"] = (
+            self.factuality.planned_verifications(len(claims)) if claims is not None else None
+        )
+        section["recorded_verifications"] = len(verifications)
+        return section
 
     def _base_manifest(self, existing: dict[str, Any] | None) -> dict[str, Any]:
         from assay.parsing import PARSER_VERSION
@@ -242,6 +282,15 @@ class Runner:
                 "manifest": MANIFEST_FILE,
                 "judgments": JUDGMENTS_FILE,
                 "metrics": METRICS_FILE,
+                **(
+                    {
+                        "sentences": SENTENCES_FILE,
+                        "claims": CLAIMS_FILE,
+                        "verifications": VERIFICATIONS_FILE,
+                    }
+                    if self.factuality is not None
+                    else {}
+                ),
             },
         }
         return base
@@ -284,86 +333,65 @@ class Runner:
         failing = set(policy.statuses)
         status = "running"
         message: str | None = None
-        progress = _Progress(len(planned), len(planned) - len(todo), self.options.progress)
-        for rec in records.values():
-            progress.count(rec)
+        progress = _Progress(self.options.progress)
 
         fields = {j.id: _judge_fields(j) for j in self.judges}
         failed_now = _failed_count(records, failing)
-        queue: asyncio.Queue[_Work] = asyncio.Queue()
-        for w in todo:
-            queue.put_nowait(w)
         abort = asyncio.Event()
 
-        async def worker() -> None:
-            while not abort.is_set():
-                try:
-                    work = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                item = JudgeItem(
-                    claim=work.pair.claim(work.member),
-                    evidence=work.pair.evidence,
-                    question=work.pair.question,
-                )
-                judge = work.judge
-                try:
-                    if isinstance(judge, LLMJudge):  # names the data row in template errors
-                        judgment = await judge(item, where=work.where)
-                    else:
-                        judgment = await judge(item)
-                except AssayError:
-                    abort.set()
-                    raise
-                record = _record(work, judgment, fields[judge.id])
-                writer.write(record)
-                records[record.key] = record
-                progress.count(record)
-                nonlocal failed_now
-                failed_now += record.status in failing  # todo keys were popped: no double count
-                if failed_now > limit:
-                    abort.set()
+        async def handle(work: _Work) -> None:
+            nonlocal failed_now
+            item = JudgeItem(
+                claim=work.pair.claim(work.member),
+                evidence=work.pair.evidence,
+                question=work.pair.question,
+            )
+            judge = work.judge
+            if isinstance(judge, LLMJudge):  # names the data row in template errors
+                judgment = await judge(item, where=work.where)
+            else:
+                judgment = await judge(item)
+            record = _record(work, judgment, fields[judge.id])
+            writer.write(record)
+            records[record.key] = record
+            progress.advance(record.status, cache_hit=record.cache_hit)
+            failed_now += record.status in failing  # todo keys were popped: no double count
+            if failed_now > limit:
+                abort.set()
 
-        n_workers = max(1, min(len(todo), _worker_budget(self.judges)))
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
         installed = _install_sigterm(loop, main)
         try:
             with progress:
-                tasks = [asyncio.create_task(worker()) for _ in range(n_workers)]
-                all_done: asyncio.Future[list[None]] = asyncio.gather(*tasks)
-                aborted: asyncio.Future[bool] = asyncio.create_task(abort.wait())
-                try:
-                    # Finish when every worker is done, one raised, or the failure limit
-                    # tripped. Cancelled in-flight calls were never recorded: a resume
-                    # redoes them.
-                    waiting: list[asyncio.Future[Any]] = [all_done, aborted]
-                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for t in tasks:
-                        t.cancel()
-                    aborted.cancel()
-                    results = await asyncio.gather(*tasks, return_exceptions=True)
-                    if all_done.done() and not all_done.cancelled():
-                        all_done.exception()  # retrieved: it is re-raised below
-                for r in results:
-                    if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
-                        raise r
-            failed = _failed_count(records, failing)
+                if planned:
+                    progress.start("judging", total=len(planned), done=len(planned) - len(todo))
+                    for rec in records.values():
+                        progress.advance(rec.status, cache_hit=rec.cache_hit, count=False)
+                    await run_pool(
+                        todo, handle, workers=_worker_budget(self.judges), abort=abort
+                    )
+                fact_done, fact_failed, fact_planned = True, 0, 0
+                if self.factuality is not None and not abort.is_set():
+                    fact_done, fact_failed, fact_planned = await self._run_factuality(
+                        run_dir, progress, abort, failing
+                    )
+            failed = failed_now + fact_failed
+            limit = policy.limit(len(planned) + fact_planned)
             recorded = sum(1 for w in planned if w.key in records)
             if failed > limit:
                 status = "failed"
                 message = (
-                    f"{failed} judgments ended in {', '.join(sorted(failing))}, above the "
+                    f"{failed} judgments/verdicts ended in {', '.join(sorted(failing))}, above the "
                     f"failure limit of {limit} (failure.max_failed_fraction="
                     f"{policy.max_failed_fraction}); rerun with --retry-errors to retry them"
                 )
-            elif recorded == len(planned):
+            elif recorded == len(planned) and fact_done:
                 status = "complete"
             else:
                 status = "interrupted"
-                message = f"{len(planned) - recorded} judgments not recorded"
-            self._write_metrics(records)
+                message = "some planned work was not recorded; run again to resume"
+            self._write_metrics()
         except (asyncio.CancelledError, KeyboardInterrupt):
             status, message = "interrupted", "interrupted; run the same command again to resume"
             raise
@@ -393,16 +421,63 @@ class Runner:
             message=message,
         )
 
-    def _write_metrics(self, records: dict[Any, JudgmentRecord]) -> None:
-        from assay.metrics import force_metrics
+    def _write_metrics(self) -> None:
+        from assay.runs._metrics import compute_metrics
 
         spec = self.loaded.spec
-        report = force_metrics(list(records.values()), n_boot=spec.bootstrap, seed=spec.seed)
-        write_json_atomic(self.run_dir / METRICS_FILE, report.model_dump(mode="json"))
+        metrics = compute_metrics(
+            self.run_dir,
+            n_boot=spec.bootstrap,
+            seed=spec.seed,
+            length_penalty=spec.factuality.length_penalty if spec.factuality else None,
+        )
+        write_json_atomic(self.run_dir / METRICS_FILE, metrics)
+
+    async def _run_factuality(
+        self, run_dir: Path, progress: _Progress, abort: asyncio.Event, failing: set[Status]
+    ) -> tuple[bool, int, int]:
+        """Decompose, then verify. Returns (all planned work recorded, failures, planned).
+
+        The failure policy is applied to the whole run at the end; within this stage a
+        tripped limit stops further calls.
+        """
+        stage = self.factuality
+        assert stage is not None
+        redo = {Status.API_ERROR} if self.options.retry_errors else set()
+        workers = _stage_budget(self.pool)
+
+        def on_record(status: Status) -> None:
+            return None
+
+        sentences = await stage.decompose_all(
+            run_dir, workers=workers, abort=abort, on_record=on_record, progress=progress,
+            redo=redo,
+        )
+        self._fact_state["sentences"] = sentences
+        failed = sum(1 for r in sentences.values() if r.status in failing)
+        if abort.is_set():
+            return False, failed, len(sentences)
+        claims = stage.claim_records(sentences)
+        stage.write_claims(run_dir, claims)
+        self._fact_state["claims"] = claims
+        verifications = await stage.verify_all(
+            run_dir, claims, workers=workers, abort=abort, on_record=on_record,
+            progress=progress, redo=redo,
+        )
+        self._fact_state["verifications"] = verifications
+        planned = stage.planned_verifications(len(claims))
+        failed += sum(1 for r in verifications.values() if r.status in failing)
+        done = not abort.is_set() and len(verifications) >= planned
+        return done, failed, len(sentences) + planned
 
 
 def _failed_count(records: dict[Any, JudgmentRecord], failing: set[Status]) -> int:
     return sum(1 for r in records.values() if r.status in failing)
+
+
+def _stage_budget(pool: ClientPool) -> int:
+    """Workers for a factuality stage: enough for every client's concurrency slots."""
+    return min(max(pool.total_concurrency(), 4), 1024)
 
 
 def _worker_budget(judges: list[Judge]) -> int:
@@ -430,16 +505,15 @@ def _install_sigterm(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | 
 
 
 class _Progress:
-    """A rich progress bar with a live status tally; silent when disabled."""
+    """Rich progress bars, one per stage, each with a live status tally; silent if off."""
 
-    def __init__(self, total: int, done: int, enabled: bool) -> None:
-        self.total = total
-        self.done = done
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.tally: Counter[str] = Counter()
         self.cache_hits = 0
         self._progress: Any = None
         self._task: Any = None
+        self._label = ""
 
     def __enter__(self) -> _Progress:
         if self.enabled:
@@ -453,7 +527,7 @@ class _Progress:
             )
 
             self._progress = Progress(
-                TextColumn("[bold]judging"),
+                TextColumn("[bold]{task.fields[stage]:<11}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -462,26 +536,39 @@ class _Progress:
                 transient=False,
             )
             self._progress.__enter__()
-            self._task = self._progress.add_task(
-                self._summary(), total=self.total, completed=self.done
-            )
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, description=self._summary())
+            self._refresh()
             self._progress.__exit__(None, None, None)
+
+    def start(self, stage: str, *, total: int, done: int) -> None:
+        """Begin a stage's bar; `done` counts work recorded by earlier sessions."""
+        self._refresh()
+        self.tally = Counter()
+        self.cache_hits = 0
+        if self._progress is not None:
+            self._task = self._progress.add_task(
+                "", total=total, completed=done, stage=stage
+            )
 
     def _summary(self) -> str:
         parts = [f"{k} {v}" for k, v in sorted(self.tally.items())]
         parts.append(f"cache {self.cache_hits}")
         return " · ".join(parts)
 
-    def count(self, record: JudgmentRecord) -> None:
-        self.tally[record.status.value] += 1
-        self.cache_hits += int(record.cache_hit)
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=self._summary())
+    def _refresh(self) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=self._summary())
+
+    def advance(self, status: Status, *, cache_hit: bool = False, count: bool = True) -> None:
+        self.tally[status.value] += 1
+        self.cache_hits += int(cache_hit)
+        if self._progress is not None and self._task is not None:
+            self._progress.update(
+                self._task, advance=1 if count else 0, description=self._summary()
+            )
 
 
 def run_spec(spec_path: str | Path, options: RunOptions | None = None) -> RunOutcome:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -42,15 +42,11 @@ class ModelDefaults(_Strict):
     structured_output: str = Field(default="auto", pattern="^(auto|json_schema|json_object|off)$")
 
 
-class JudgeMatrixSpec(_Strict):
-    """Every model in `models` crossed with every prompt in `prompts`."""
+class EndpointOverrides(_Strict):
+    """How to reach a model and decode; unset fields fall back to [defaults]."""
 
-    models: list[str] = Field(min_length=1)
-    prompts: list[str] = Field(min_length=1)
-    name: str | None = Field(default=None, description="Label used instead of the model id.")
     api_base: str | None = None
     api_key_env: str | None = None
-    samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
     extra_body: dict[str, Any] = Field(default_factory=dict)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
@@ -64,11 +60,79 @@ class JudgeMatrixSpec(_Strict):
         default=None, pattern="^(auto|json_schema|json_object|off)$"
     )
 
+
+class JudgeMatrixSpec(EndpointOverrides):
+    """Every model in `models` crossed with every prompt in `prompts`."""
+
+    models: list[str] = Field(min_length=1)
+    prompts: list[str] = Field(min_length=1)
+    name: str | None = Field(default=None, description="Label used instead of the model id.")
+    samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
+
     @model_validator(mode="after")
     def _names_need_one_model(self) -> JudgeMatrixSpec:
         if self.name and len(self.models) > 1:
             raise ValueError("`name` can only be set when `models` has one entry")
         return self
+
+
+class AnswersDatasetSpec(_Strict):
+    name: str | None = Field(default=None, description="Defaults to the file's stem.")
+    path: str = Field(description="Answers file, or builtin:NAME.")
+    format: str = Field(
+        default="auto", description="auto | jsonl | medscore-input | expertqa | wice"
+    )
+
+
+class DecomposerSpec(EndpointOverrides):
+    """How answers become claims: by sentence, by an LLM prompt, or as given by the data."""
+
+    kind: str = Field(default="sentence", pattern="^(sentence|llm|given)$")
+    model: str | None = None
+    prompt: str = "decompose-conditional@1"
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _llm_needs_model(self) -> DecomposerSpec:
+        if self.kind == "llm" and not self.model:
+            raise ValueError("an llm decomposer needs `model`")
+        return self
+
+
+VERIFIER_KINDS = ("internal", "context", "retrieval", "nli", "nli-local", "overlap")
+
+
+class VerifierSpec(EndpointOverrides):
+    """One verifier; several in one spec compare verifiers on the same claims."""
+
+    kind: Literal["internal", "context", "retrieval", "nli", "nli-local", "overlap"]
+    model: str | None = Field(default=None, description="LLM id, or hf-nli/<dir> for nli-local.")
+    prompt: str | None = Field(default=None, description="Default depends on kind.")
+    parser: Literal["strict", "legacy"] = "strict"
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    corpus: str | None = Field(default=None, description="Passages JSONL (retrieval).")
+    top_k: int = Field(default=10, ge=1, le=1000)
+    dense_model: str | None = Field(default=None, description="Local embedding model dir.")
+    batch_size: int = Field(default=32, ge=1, le=4096)
+    label_map: dict[str, int] | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_needs(self) -> VerifierSpec:
+        if self.kind not in ("overlap",) and not self.model:
+            raise ValueError(f"a {self.kind} verifier needs `model`")
+        if self.kind == "retrieval" and not self.corpus:
+            raise ValueError("a retrieval verifier needs `corpus`")
+        return self
+
+
+class FactualitySpec(_Strict):
+    """Decompose-then-verify: answers -> claims -> verdicts -> factuality scores."""
+
+    datasets: list[AnswersDatasetSpec] = Field(min_length=1)
+    decomposer: DecomposerSpec = Field(default_factory=DecomposerSpec)
+    verifiers: list[VerifierSpec] = Field(min_length=1)
+    length_penalty: str | None = Field(default=None, pattern="^factscore$")
 
 
 class BaselineSpec(_Strict):
@@ -98,16 +162,22 @@ class RunSpec(_Strict):
     prompt_dirs: list[str] = Field(default_factory=list)
     bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for CIs.")
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
-    datasets: list[DatasetSpec] = Field(min_length=1)
+    datasets: list[DatasetSpec] = Field(default_factory=list)
     defaults: ModelDefaults = Field(default_factory=ModelDefaults)
     judges: list[JudgeMatrixSpec] = Field(default_factory=list)
     baselines: list[BaselineSpec] = Field(default_factory=list)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
+    factuality: FactualitySpec | None = None
 
     @model_validator(mode="after")
-    def _has_some_judge(self) -> RunSpec:
-        if not self.judges and not self.baselines:
-            raise ValueError("a run needs at least one [[judges]] or [[baselines]] entry")
+    def _has_some_work(self) -> RunSpec:
+        judged = bool(self.judges or self.baselines)
+        if self.datasets and not judged:
+            raise ValueError("[[datasets]] needs at least one [[judges]] or [[baselines]] entry")
+        if judged and not self.datasets:
+            raise ValueError("[[judges]] and [[baselines]] need at least one [[datasets]] entry")
+        if not self.datasets and self.factuality is None:
+            raise ValueError("a run needs [[datasets]] with judges, or a [factuality] section")
         return self
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from assay.errors import RunError
 from assay.runs._records import JudgmentRecord
@@ -113,7 +113,7 @@ class JudgmentWriter:
         self._fh: IO[str] = path.open("a", encoding="utf-8")
         self.written = 0
 
-    def write(self, record: JudgmentRecord) -> None:
+    def write(self, record: BaseModel) -> None:
         self._fh.write(record.model_dump_json(exclude_none=False) + "\n")
         self._fh.flush()
         self.written += 1
@@ -123,3 +123,37 @@ class JudgmentWriter:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Records of any type from an append-only JSONL file; a torn last line is skipped."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if not line.endswith("\n"):
+                return
+            try:
+                yield model.model_validate_json(line)
+            except ValidationError as exc:
+                raise RunError(
+                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
+                ) from None
+
+
+def write_jsonl_atomic(path: Path, records: Iterable[BaseModel]) -> None:
+    """Rewrite a derived JSONL file in one rename, so readers never see half of it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(record.model_dump_json() + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

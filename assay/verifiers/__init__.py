@@ -1,5 +1,48 @@
-"""Verifiers label a claim against evidence or model knowledge."""
+"""Verifiers label a claim against evidence or model knowledge.
 
+Kinds: internal knowledge, provided context, retrieved corpus and NLI prompt (one
+`LLMVerifier` class), a local transformers NLI model (`LocalNLIVerifier`, needs the
+`local` extra, imported lazily), and `OverlapVerifier`, a baseline that needs no model.
+"""
+
+from typing import Any
+
+from assay.verifiers._baseline import OverlapVerifier
+from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind
+from assay.verifiers._parse import (
+    LEGACY_PARSER_VERSION,
+    VERIFY_PARSER_VERSION,
+    ParsedVerification,
+    parse_nli,
+    parse_true_false,
+    parse_true_false_legacy,
+)
 from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
 
-__all__ = ["ClaimToVerify", "EvidenceUse", "Verdict", "VerdictLabel", "Verifier"]
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalNLIVerifier":  # torch/transformers load only when asked for
+        from assay.verifiers._nli_local import LocalNLIVerifier
+
+        return LocalNLIVerifier
+    raise AttributeError(name)
+
+
+__all__ = [
+    "LEGACY_PARSER_VERSION",
+    "VERIFY_PARSER_VERSION",
+    "ClaimToVerify",
+    "EvidenceUse",
+    "LLMVerifier",
+    "LocalNLIVerifier",
+    "OverlapVerifier",
+    "ParsedVerification",
+    "Retriever",
+    "Verdict",
+    "VerdictLabel",
+    "Verifier",
+    "VerifierKind",
+    "parse_nli",
+    "parse_true_false",
+    "parse_true_false_legacy",
+]

@@ -1,0 +1,26 @@
+"""Retrieval over a local passage corpus: BM25, optional dense embeddings, RRF fusion.
+
+Importing this package loads numpy only; torch and transformers (the `local` extra)
+load when a `TransformersEmbedder` is built. See docs/retrieval.md.
+"""
+
+from assay.retrieval._bm25 import STOPWORDS, BM25Retriever, Tokenizer, tokenize
+from assay.retrieval._corpus import Corpus, Hit, Retriever, load_corpus
+from assay.retrieval._dense import DenseRetriever, Embedder, TransformersEmbedder
+from assay.retrieval._fusion import HybridRetriever, reciprocal_rank_fusion
+
+__all__ = [
+    "STOPWORDS",
+    "BM25Retriever",
+    "Corpus",
+    "DenseRetriever",
+    "Embedder",
+    "Hit",
+    "HybridRetriever",
+    "Retriever",
+    "Tokenizer",
+    "TransformersEmbedder",
+    "load_corpus",
+    "reciprocal_rank_fusion",
+    "tokenize",
+]

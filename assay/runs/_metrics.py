@@ -1,0 +1,88 @@
+"""Every metric of a run, rebuilt from its record files alone (no model calls).
+
+Used at the end of a run, by `assay reparse` and by `assay recompute`, so the three can
+never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
+from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, iter_records, latest_records
+
+SENTENCES_FILE = "sentences.jsonl"
+CLAIMS_FILE = "claims.jsonl"
+VERIFICATIONS_FILE = "verifications.jsonl"
+ANSWERS_FILE = "answers.jsonl"
+
+
+def read_answers(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / ANSWERS_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def compute_metrics(
+    run_dir: Path,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    length_penalty: str | None = None,
+) -> dict[str, Any]:
+    """`{"forcebench": ..., "factuality": ...}`; a part is None when the run has none."""
+    from assay.metrics import force_metrics
+
+    out: dict[str, Any] = {"forcebench": None, "factuality": None}
+    judgments = run_dir / JUDGMENTS_FILE
+    if judgments.exists():
+        records = list(latest_records(judgments).values())
+        if records:
+            report = force_metrics(records, n_boot=max(n_boot, 1), seed=seed)
+            out["forcebench"] = report.model_dump(mode="json")
+    if (run_dir / VERIFICATIONS_FILE).exists() or (run_dir / SENTENCES_FILE).exists():
+        out["factuality"] = factuality_metrics(
+            run_dir, n_boot=n_boot, seed=seed, length_penalty=length_penalty
+        )
+    return out
+
+
+def factuality_metrics(
+    run_dir: Path, *, n_boot: int, seed: int, length_penalty: str | None
+) -> dict[str, Any]:
+    from assay.metrics import factuality_correlation, factuality_scores, gold_metrics
+
+    sentences = list({r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE,
+                                                      SentenceRecord)}.values())
+    claims = list(iter_jsonl(run_dir / CLAIMS_FILE, ClaimRecord))
+    verifications = list(
+        {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE,
+                                      VerificationRecord)}.values()
+    )
+    answers = read_answers(run_dir)
+    responses = [(a["dataset"], a["answer_id"]) for a in answers] or None
+    boot = max(n_boot, 1)
+    scores = factuality_scores(
+        verifications, sentences, claims, responses=responses, n_boot=boot, seed=seed,
+        length_penalty=length_penalty,  # type: ignore[arg-type]
+    )
+    result: dict[str, Any] = {"scores": scores.model_dump(mode="json")}
+    if any(c.gold_label for c in claims) or any(v.gold_label for v in verifications):
+        result["gold"] = gold_metrics(verifications, claims=claims).model_dump(mode="json")
+    gold_f = {
+        (a["dataset"], a["answer_id"]): a["gold_factuality"]
+        for a in answers
+        if a.get("gold_factuality") is not None
+    }
+    if gold_f:
+        corr = factuality_correlation(
+            verifications, gold_f, sentences=sentences, claims=claims, n_boot=boot, seed=seed,
+        )
+        result["correlation"] = corr.model_dump(mode="json")
+    return result
+
+
+__all__ = ["compute_metrics", "factuality_metrics", "iter_records", "read_answers"]

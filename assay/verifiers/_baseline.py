@@ -1,0 +1,62 @@
+"""A verifier that needs no model: lexical support of the claim by a passage.
+
+It exists so the factuality pipeline runs end to end with no key and no download, and
+as a floor any model verifier should beat. It cannot detect contradiction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.judges._baselines import content_tokens
+from assay.outcomes import Status
+from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
+
+
+class OverlapVerifier:
+    """Supported when enough of the claim's content tokens occur in one passage."""
+
+    version = "1"
+
+    def __init__(self, *, threshold: float = 0.7, name: str | None = None) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError("threshold must be in (0, 1]")
+        self.threshold = threshold
+        self._id = name or "baseline:overlap"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "baseline-overlap",
+            "id": self.id,
+            "version": self.version,
+            "threshold": self.threshold,
+            "parser_version": None,
+        }
+
+    async def verify(self, item: ClaimToVerify) -> Verdict:
+        claim_tokens = set(content_tokens(item.claim))
+        if not claim_tokens or not item.evidence:
+            return Verdict(
+                status=Status.OK,
+                label=VerdictLabel.UNSUPPORTED,
+                score=0.0,
+                error="no content tokens" if not claim_tokens else "no evidence passages",
+            )
+        best_id, best = item.evidence[0].id, -1.0
+        for passage in item.evidence:
+            found = claim_tokens & set(content_tokens(passage.text))
+            share = len(found) / len(claim_tokens)
+            if share > best:
+                best_id, best = passage.id, share
+        label = VerdictLabel.SUPPORTED if best >= self.threshold else VerdictLabel.UNSUPPORTED
+        return Verdict(
+            status=Status.OK,
+            label=label,
+            score=round(best, 6),
+            evidence=[EvidenceUse(passage_id=best_id, score=round(best, 6))],
+            parsed={"overlap": round(best, 6), "claim_tokens": len(claim_tokens)},
+        )

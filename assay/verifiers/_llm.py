@@ -1,0 +1,173 @@
+"""LLM verifiers: internal knowledge, provided context, retrieved corpus, NLI prompt.
+
+One class, four kinds: what differs is which passages reach the prompt and which
+parser reads the answer. All share the model client's cache, retries and accounting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from assay.datasets._answers import Passage
+from assay.models import ChatRequest, Decoding, ModelClient
+from assay.outcomes import Status
+from assay.prompts import Prompt
+from assay.verifiers._parse import (
+    LEGACY_PARSER_VERSION,
+    VERIFY_PARSER_VERSION,
+    ParsedVerification,
+    ParserMode,
+    parse_nli,
+    parse_true_false,
+    parse_true_false_legacy,
+)
+from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
+
+VerifierKind = Literal["internal", "context", "retrieval", "nli"]
+
+
+class Hit(Protocol):
+    @property
+    def passage(self) -> Passage: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+class Retriever(Protocol):
+    """What the retrieved-corpus verifier needs from a retriever."""
+
+    def search(self, query: str, k: int = 10) -> list[Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+class LLMVerifier:
+    """Labels a claim with a model: `kind` decides the evidence, `parser` the reading."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        prompt: Prompt,
+        *,
+        kind: VerifierKind,
+        decoding: Decoding | None = None,
+        parser: ParserMode = "strict",
+        threshold: float = 0.8,
+        retriever: Retriever | None = None,
+        top_k: int = 10,
+        name: str | None = None,
+        use_cache: bool = True,
+        refresh_cache: bool = False,
+    ) -> None:
+        expected = "nli" if kind == "nli" else "verify"
+        if prompt.meta.task != expected:
+            raise ValueError(f"a {kind} verifier needs a {expected!r} prompt, got {prompt.ref}")
+        if kind == "retrieval" and retriever is None:
+            raise ValueError("a retrieval verifier needs a retriever")
+        if kind == "nli" and parser == "legacy":
+            raise ValueError("the legacy parser reads True/False answers, not NLI labels")
+        self.client = client
+        self.prompt = prompt
+        self.kind = kind
+        self.decoding = decoding or Decoding()
+        self.parser = parser
+        self.threshold = threshold
+        self.retriever = retriever
+        self.top_k = top_k
+        self.use_cache = use_cache
+        self.refresh_cache = refresh_cache
+        suffix = "+legacy" if parser == "legacy" else ""
+        self._id = name or f"{kind}:{client.config.model}::{prompt.ref}{suffix}"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def parser_version(self) -> str:
+        return LEGACY_PARSER_VERSION if self.parser == "legacy" else VERIFY_PARSER_VERSION
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "kind": f"llm-{self.kind}",
+            "id": self.id,
+            "client": self.client.describe(),
+            "prompt": self.prompt.identity(),
+            "decoding": self.decoding.model_dump(),
+            "output_cap_tokens": self.decoding.max_tokens,
+            "parser": self.parser,
+            "parser_version": self.parser_version,
+        }
+        if self.kind == "nli":
+            info["threshold"] = self.threshold
+        if self.retriever is not None:
+            info["retriever"] = self.retriever.describe()
+            info["top_k"] = self.top_k
+        return info
+
+    def passages_for(self, item: ClaimToVerify) -> tuple[list[Passage], list[EvidenceUse]]:
+        if self.kind == "internal":
+            return [], []
+        if self.kind == "retrieval" and self.retriever is not None:
+            hits = self.retriever.search(item.claim, k=self.top_k)
+            passages = [h.passage for h in hits]
+            return passages, [EvidenceUse(passage_id=h.passage.id, score=h.score) for h in hits]
+        return list(item.evidence), [EvidenceUse(passage_id=p.id) for p in item.evidence]
+
+    async def verify(self, item: ClaimToVerify) -> Verdict:
+        passages, used = self.passages_for(item)
+        if self.kind != "internal" and not passages:
+            # Nothing to check against: the honest answer to "do the passages support
+            # it?" is no. Recorded with a note, and no model call is made.
+            return Verdict(
+                status=Status.OK,
+                label=VerdictLabel.UNSUPPORTED,
+                score=0.0,
+                error="no evidence passages",
+            )
+        variables: dict[str, Any] = {"claim": item.claim, "question": item.question}
+        if self.kind != "internal":
+            variables["passages"] = [p.model_dump() for p in passages]
+        request = ChatRequest.model_construct(
+            messages=self.prompt.render(variables, where=f"claim {item.claim_id}"),
+            decoding=self.decoding,
+            response_schema=None,
+            schema_name=self.prompt.meta.output_schema,
+            sample_index=0,
+        )
+        result = await self.client.complete(
+            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+        )
+        base: dict[str, Any] = {
+            "attempts": result.attempts,
+            "cache_hit": result.cache_hit,
+            "latency_s": result.latency_s,
+            "evidence": used,
+        }
+        raw = result.response
+        if raw is None:
+            return Verdict(status=Status.API_ERROR, error=result.error, **base)
+        parsed = self.read(raw.content, finish_reason=raw.finish_reason, refusal=raw.refusal)
+        return Verdict(
+            status=parsed.status,
+            label=parsed.label,
+            score=parsed.score,
+            parsed=parsed.parsed,
+            error=parsed.error,
+            raw_output=raw.content if raw.content is not None else raw.refusal,
+            usage=raw.usage,
+            **base,
+        )
+
+    def read(
+        self, content: str | None, *, finish_reason: str | None, refusal: str | None
+    ) -> ParsedVerification:
+        """Parse a raw answer with this verifier's parser (also used to re-parse runs)."""
+        if self.kind == "nli":
+            return parse_nli(
+                content, finish_reason=finish_reason, refusal=refusal, threshold=self.threshold
+            )
+        if self.parser == "legacy":
+            return parse_true_false_legacy(content, finish_reason=finish_reason, refusal=refusal)
+        return parse_true_false(content, finish_reason=finish_reason, refusal=refusal)
