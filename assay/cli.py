@@ -86,7 +86,7 @@ def _metrics_frame(run_dir: Path) -> Any:
     from assay.runs import METRICS_FILE, read_json
 
     data = read_json(run_dir / METRICS_FILE)
-    return pd.DataFrame(data.get("rows", []))
+    return pd.DataFrame((data.get("forcebench") or {}).get("rows", []))
 
 
 def _print_run_table(run_dir: Path) -> None:

@@ -378,7 +378,7 @@ def test_speed() -> None:
     rep = factuality_scores(recs, length_penalty="factscore")
     elapsed = time.perf_counter() - t0
     assert len(rep.rows) == 3
-    assert elapsed < 3.0, elapsed
+    assert elapsed < 6.0, elapsed  # ~0.6 s on a 2-core machine; generous bound for CI
 
 
 # ------------------------------------------------------------------ gold labels

@@ -91,7 +91,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def load(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     manifest = read_json(run_dir / MANIFEST_FILE)
-    metrics = pd.DataFrame(read_json(run_dir / METRICS_FILE)["rows"])
+    metrics = pd.DataFrame(read_json(run_dir / METRICS_FILE)["forcebench"]["rows"])
     return manifest, metrics
 
 

@@ -119,7 +119,7 @@ def test_run_writes_records_metrics_and_a_complete_manifest(
     for path in out.iterdir():
         assert SECRET not in path.read_text(encoding="utf-8")
     metrics = read_json(out / "metrics.json")
-    judges = {r["judge_id"] for r in metrics["rows"]}
+    judges = {r["judge_id"] for r in metrics["forcebench"]["rows"]}
     assert judges == {
         "openai/fake-judge::generic-support@1",
         "openai/fake-judge::force-aware@1",
@@ -347,7 +347,7 @@ max_failed_fraction = 1.0
     }
     assert stats["failures"] == 3 and stats["cache_hits"] == 0
     metrics = read_json(tmp_path / "run" / "metrics.json")
-    overall = next(r for r in metrics["rows"] if r["group_by"] == "overall")
+    overall = next(r for r in metrics["forcebench"]["rows"] if r["group_by"] == "overall")
     # pairs 0 (truncated raised), 1 (api_error), 2 (refusal) all failed: violations, margin 0
     assert overall["n"] == 3 and overall["n_failed"] == 3 and overall["mvr"] == 1.0
     assert overall["fs"] == 0.0

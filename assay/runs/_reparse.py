@@ -90,13 +90,16 @@ def reparse_run(run_dir: str | Path) -> dict[str, int]:
             fh.write(rec.model_dump_json() + "\n")
     tmp.replace(run / JUDGMENTS_FILE)
 
-    from assay.metrics import force_metrics
+    from assay.runs._metrics import compute_metrics
 
     spec = manifest.get("spec") or {}
-    report = force_metrics(
-        updated, n_boot=int(spec.get("bootstrap", 1000)), seed=int(spec.get("seed", 0))
+    metrics = compute_metrics(
+        run,
+        n_boot=int(spec.get("bootstrap", 1000)),
+        seed=int(spec.get("seed", 0)),
+        length_penalty=(spec.get("factuality") or {}).get("length_penalty"),
     )
-    write_json_atomic(run / METRICS_FILE, report.model_dump(mode="json"))
+    write_json_atomic(run / METRICS_FILE, metrics)
     by_judge: dict[str, list[JudgmentRecord]] = {}
     for rec in updated:
         by_judge.setdefault(rec.judge_id, []).append(rec)
