@@ -70,10 +70,16 @@ def run(
     _print_run_table(Path(outcome.run_dir))
     console = _console()
     colour = {"complete": "green", "failed": "red"}.get(outcome.status, "yellow")
-    console.print(
-        f"[{colour}]{outcome.status}[/]: {outcome.recorded}/{outcome.planned} judgments "
-        f"({outcome.written_this_session} new) → {outcome.run_dir}"
-    )
+    parts = []
+    if outcome.planned:
+        parts.append(
+            f"{outcome.recorded}/{outcome.planned} judgments ({outcome.written_this_session} new)"
+        )
+    if outcome.verifications_planned is not None:
+        parts.append(
+            f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
+        )
+    console.print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
     if outcome.message:
         err.print(f"[{colour}]{outcome.message}[/]")
     if outcome.status != "complete":
@@ -90,14 +96,31 @@ def _metrics_frame(run_dir: Path) -> Any:
 
 
 def _print_run_table(run_dir: Path) -> None:
-    from assay.report import force_table
-    from assay.runs import METRICS_FILE
+    from assay.report import factuality_table, force_table
+    from assay.runs import METRICS_FILE, read_json
 
-    if (run_dir / METRICS_FILE).exists():
-        console = _console()
+    if not (run_dir / METRICS_FILE).exists():
+        return
+    console = _console()
+    metrics = read_json(run_dir / METRICS_FILE)
+    if metrics.get("forcebench"):
         frame = _metrics_frame(run_dir)
         wide = console.width >= 110
         console.print(force_table(frame, title=f"ForceBench · {run_dir}", axes=wide))
+    if metrics.get("factuality"):
+        console.print(factuality_table(metrics["factuality"], title=f"Factuality · {run_dir}"))
+        gold = metrics["factuality"].get("gold")
+        if gold:
+            for row in gold.get("rows", []):
+                console.print(
+                    f"  vs gold labels · {row.get('verifier_id')}: balanced accuracy "
+                    f"{_fmt(row.get('balanced_accuracy'))}, F1(supported) {_fmt(row.get('f1'))}"
+                    f", n {row.get('n')}, excluded unscored {row.get('n_excluded_unscored')}"
+                )
+
+
+def _fmt(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 @app.command()
@@ -143,13 +166,38 @@ def report(
         sys.stdout.write(f"{target}\n")
         return
     if format != "table":
-        sys.stdout.write(render_force_report(frame, format))
+        metrics = read_json(run_dir / "metrics.json")
+        fact = metrics.get("factuality")
+        if format == "json":
+            sys.stdout.write(json.dumps(metrics, indent=2) + "\n")
+        elif format == "markdown":
+            from assay.report import factuality_markdown
+
+            if metrics.get("forcebench"):
+                sys.stdout.write(render_force_report(frame, format))
+            if fact:
+                sys.stdout.write(factuality_markdown(fact))
+        else:  # csv: one table per part
+            from assay.report import factuality_frame
+
+            if metrics.get("forcebench"):
+                sys.stdout.write(render_force_report(frame, format))
+            if fact:
+                sys.stdout.write(factuality_frame(fact).to_csv(index=False))
         return
     console = _console()
-    console.print(
-        f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')} · "
-        f"{manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
-    )
+    line = f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')}"
+    if manifest.get("planned_judgments"):
+        line += (
+            f" · {manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
+        )
+    fact = manifest.get("factuality") or {}
+    if fact:
+        line += (
+            f" · {fact.get('recorded_verifications')}/{fact.get('planned_verifications')}"
+            " verifications"
+        )
+    console.print(line)
     _print_run_table(run_dir)
     if detail:
         from rich.table import Table
@@ -157,7 +205,8 @@ def report(
         table = Table(title="by group")
         for col in ("judge", "group_by", "group", "n", "failed", "MVR", "FS"):
             table.add_column(col)
-        for _, row in frame[frame["group_by"] != "overall"].iterrows():
+        rows = frame[frame["group_by"] != "overall"] if not frame.empty else frame
+        for _, row in rows.iterrows():
             table.add_row(
                 str(row["judge_id"]),
                 row["group_by"],
@@ -168,6 +217,26 @@ def report(
                 f"{row['fs']:.3f}",
             )
         console.print(table)
+
+
+@app.command()
+def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    """Rebuild every metric from the run's record files, without calling any model."""
+    from assay.runs import MANIFEST_FILE, METRICS_FILE, read_json
+    from assay.runs._metrics import compute_metrics
+    from assay.runs._store import write_json_atomic
+
+    manifest = read_json(run_dir / MANIFEST_FILE)
+    spec = manifest.get("spec") or {}
+    metrics = compute_metrics(
+        run_dir,
+        n_boot=int(spec.get("bootstrap", 1000)),
+        seed=int(spec.get("seed", 0)),
+        length_penalty=(spec.get("factuality") or {}).get("length_penalty"),
+    )
+    write_json_atomic(run_dir / METRICS_FILE, metrics)
+    _console().print(f"recomputed {run_dir / METRICS_FILE}")
+    _print_run_table(run_dir)
 
 
 @app.command()

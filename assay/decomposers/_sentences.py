@@ -14,7 +14,8 @@ Rules, in order (see docs/decomposers.md):
    ``p.``, ``Vol.`` before a number do not; ``etc.``, ``a.m.``, ``p.m.``, ``et al.`` and
    units (``mg.``) end one only before a capital letter; ``U.S.``, ``Jr.``, ``St.``,
    initials (``J. Smith``) and other dotted acronyms end one only before a common
-   sentence-opening word (The, It, This, ...).
+   sentence-opening word (The, It, This, ...). An inline list number (``1.`` at a
+   sentence start or after a colon) does not end a sentence.
 5. Periods without whitespace after them never split: decimals (``2.5``, ``0.05``),
    versions (``3.11.2``), URLs and e-mail addresses.
 
@@ -178,6 +179,10 @@ def _is_end(text: str, m: re.Match[str], sent_start: int, line_end: int) -> bool
     token = before[cut + 1 :].lstrip(_OPENERS)
     if not token:
         return True
+    if token.isdigit() and len(token) <= 2:
+        lead = before[: cut + 1].rstrip()
+        if not lead or lead.endswith(":"):
+            return False  # an inline list number ("Steps: 1. Mix. 2. Stir.")
     low = token.lower()
     if token in _NEVER_FINAL_CASED or low in _NEVER_FINAL:
         return False

@@ -382,13 +382,18 @@ class LocalCausalClient:
         sampling = decoding.temperature > 0
         # every knob set explicitly: transformers would otherwise fill unset ones from
         # the checkpoint's generation_config (top_k=50, repetition penalties, ...)
+        knobs: dict[str, Any] = {"do_sample": False}
+        if sampling:
+            knobs = {
+                "do_sample": True,
+                "temperature": decoding.temperature,
+                "top_p": decoding.top_p if decoding.top_p is not None else 1.0,
+                "top_k": 0,
+                "typical_p": 1.0,
+                "min_p": 0.0,
+            }
         gen = generation_config(
             max_new_tokens=max_new,
-            do_sample=sampling,
-            temperature=decoding.temperature if sampling else 1.0,
-            top_p=decoding.top_p if decoding.top_p is not None and sampling else 1.0,
-            top_k=0,
-            typical_p=1.0,
             repetition_penalty=1.0,
             no_repeat_ngram_size=0,
             min_length=0,
@@ -396,6 +401,7 @@ class LocalCausalClient:
             eos_token_id=eos_ids or None,
             pad_token_id=pad,
             bos_token_id=model.generation_config.bos_token_id,
+            **knobs,
         )
         stops = [s for s in decoding.stop or [] if s]
         criteria = transformers.StoppingCriteriaList()

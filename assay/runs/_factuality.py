@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from assay.datasets._answers import AnswerItem, Passage
 from assay.decomposers._types import Claim, Decomposer, Decomposition, Sentence
@@ -27,7 +27,6 @@ from assay.runs._pool import run_pool
 from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.runs._spec import FactualitySpec, LoadedSpec, VerifierSpec
 from assay.runs._store import JudgmentWriter, iter_jsonl, write_jsonl_atomic
-from assay.verifiers._llm import VerifierKind
 from assay.verifiers._types import ClaimToVerify, Verdict, Verifier
 
 DEFAULT_PROMPTS = {
@@ -83,7 +82,8 @@ class FactualityStage:
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise SpecError(
-                "two answer datasets share a name; set `name`", file=loaded.path,
+                "two answer datasets share a name; set `name`",
+                file=loaded.path,
                 field="factuality.datasets",
             )
         self.registry = PromptRegistry([base / d for d in loaded.spec.prompt_dirs])
@@ -94,8 +94,11 @@ class FactualityStage:
         self.verifiers = [self._build_verifier(i, v) for i, v in enumerate(spec.verifiers)]
         ids = [v.id for v in self.verifiers]
         if len(set(ids)) != len(ids):
-            raise SpecError("two verifiers share an id; set `name`", file=loaded.path,
-                            field="factuality.verifiers")
+            raise SpecError(
+                "two verifiers share an id; set `name`",
+                file=loaded.path,
+                field="factuality.verifiers",
+            )
 
     # ---- building -------------------------------------------------------------------
     def _spec_error(self, exc: Exception, field: str) -> SpecError:
@@ -111,7 +114,9 @@ class FactualityStage:
             if missing:
                 raise SpecError(
                     f"decomposer kind 'given' needs claims in the data; answer {missing[0]!r} "
-                    "has none", file=self.loaded.path, field="factuality.decomposer.kind",
+                    "has none",
+                    file=self.loaded.path,
+                    field="factuality.decomposer.kind",
                 )
             return _GivenDecomposer()
         if d.kind == "sentence":
@@ -123,8 +128,12 @@ class FactualityStage:
         except Exception as exc:
             raise self._spec_error(exc, "factuality.decomposer") from None
         return LLMDecomposer(
-            client, prompt, decoding=decoding_for(d, self.loaded.spec.defaults), name=d.name,
-            use_cache=self.use_cache, refresh_cache=self.refresh_cache,
+            client,
+            prompt,
+            decoding=decoding_for(d, self.loaded.spec.defaults),
+            name=d.name,
+            use_cache=self.use_cache,
+            refresh_cache=self.refresh_cache,
         )
 
     def _build_verifier(self, index: int, v: VerifierSpec) -> Verifier:
@@ -146,8 +155,11 @@ class FactualityStage:
             from assay.verifiers import LocalNLIVerifier
 
             local: Verifier = LocalNLIVerifier(
-                v.model, threshold=v.threshold or 0.8, batch_size=v.batch_size,
-                label_map=v.label_map, name=v.name,
+                v.model,
+                threshold=v.threshold or 0.8,
+                batch_size=v.batch_size,
+                label_map=v.label_map,
+                name=v.name,
             )
             return local
         prompt = self.registry.get(v.prompt or DEFAULT_PROMPTS[v.kind])
@@ -156,10 +168,17 @@ class FactualityStage:
         if v.kind == "retrieval":
             retriever = self._retriever(v)
         return LLMVerifier(
-            client, prompt, kind=cast(VerifierKind, v.kind),
-            decoding=decoding_for(v, self.loaded.spec.defaults), parser=v.parser,
-            threshold=v.threshold or 0.8, retriever=retriever, top_k=v.top_k, name=v.name,
-            use_cache=self.use_cache, refresh_cache=self.refresh_cache,
+            client,
+            prompt,
+            kind=v.kind,
+            decoding=decoding_for(v, self.loaded.spec.defaults),
+            parser=v.parser,
+            threshold=v.threshold or 0.8,
+            retriever=retriever,
+            top_k=v.top_k,
+            name=v.name,
+            use_cache=self.use_cache,
+            refresh_cache=self.refresh_cache,
         )
 
     def _retriever(self, v: VerifierSpec) -> Any:
@@ -186,8 +205,13 @@ class FactualityStage:
     def describe(self) -> dict[str, Any]:
         return {
             "datasets": [
-                {"name": d.name, "path": d.path, "sha256": d.sha256, "format": d.format,
-                 "rows": len(d.items)}
+                {
+                    "name": d.name,
+                    "path": d.path,
+                    "sha256": d.sha256,
+                    "format": d.format,
+                    "rows": len(d.items),
+                }
                 for d in self.datasets
             ],
             "decomposer": self.decomposer.describe(),
@@ -236,12 +260,23 @@ class FactualityStage:
                 sentence, answer=item.answer, answer_id=item.id, question=item.question
             )
             record = SentenceRecord(
-                dataset=ds_name, answer_id=item.id, sentence_id=sentence.id,
-                sentence=sentence.text, span=sentence.span, decomposer_id=self.decomposer.id,
-                status=result.status, n_claims=len(result.claims), claims=result.claims,
-                raw_output=result.raw_output, error=result.error, attempts=result.attempts,
-                cache_hit=result.cache_hit, latency_s=round(result.latency_s, 6),
-                usage=result.usage, recorded_at=_now(), **fields,
+                dataset=ds_name,
+                answer_id=item.id,
+                sentence_id=sentence.id,
+                sentence=sentence.text,
+                span=sentence.span,
+                decomposer_id=self.decomposer.id,
+                status=result.status,
+                n_claims=len(result.claims),
+                claims=result.claims,
+                raw_output=result.raw_output,
+                error=result.error,
+                attempts=result.attempts,
+                cache_hit=result.cache_hit,
+                latency_s=round(result.latency_s, 6),
+                usage=result.usage,
+                recorded_at=_now(),
+                **fields,
             )
             writer.write(record)
             done[record.key] = record
@@ -263,16 +298,26 @@ class FactualityStage:
             for c in item.gold_claims or []
         }
         out: list[ClaimRecord] = []
-        for rec in sorted(sentences.values(), key=lambda r: (r.dataset, r.answer_id,
-                                                                r.sentence_id)):
+        for rec in sorted(
+            sentences.values(), key=lambda r: (r.dataset, r.answer_id, r.sentence_id)
+        ):
             for claim in rec.claims:
-                out.append(ClaimRecord(
-                    dataset=rec.dataset, answer_id=rec.answer_id, sentence_id=rec.sentence_id,
-                    claim_id=claim.id, claim=claim.text, span=claim.span,
-                    decomposer_id=rec.decomposer_id, model=rec.model, prompt_id=rec.prompt_id,
-                    prompt_version=rec.prompt_version, prompt_sha256=rec.prompt_sha256,
-                    gold_label=gold.get((rec.dataset, rec.answer_id, claim.id)),
-                ))
+                out.append(
+                    ClaimRecord(
+                        dataset=rec.dataset,
+                        answer_id=rec.answer_id,
+                        sentence_id=rec.sentence_id,
+                        claim_id=claim.id,
+                        claim=claim.text,
+                        span=claim.span,
+                        decomposer_id=rec.decomposer_id,
+                        model=rec.model,
+                        prompt_id=rec.prompt_id,
+                        prompt_version=rec.prompt_version,
+                        prompt_sha256=rec.prompt_sha256,
+                        gold_label=gold.get((rec.dataset, rec.answer_id, claim.id)),
+                    )
+                )
         return out
 
     async def verify_all(
@@ -295,7 +340,9 @@ class FactualityStage:
             (ds, a.id, c.id): c.evidence for ds, a in self.answers() for c in a.gold_claims or []
         }
         todo: list[tuple[Verifier, ClaimRecord]] = [
-            (v, c) for v in self.verifiers for c in claims
+            (v, c)
+            for v in self.verifiers
+            for c in claims
             if (c.dataset, c.answer_id, c.claim_id, v.id) not in done
         ]
         progress.start("verifying", total=len(todo) + len(done), done=len(done))
@@ -305,21 +352,37 @@ class FactualityStage:
             evidence: list[Passage] = list(
                 gold_evidence.get((c.dataset, c.answer_id, c.claim_id)) or answer.evidence
             )
-            return ClaimToVerify(claim_id=c.claim_id, claim=c.claim, question=answer.question,
-                                 answer=answer.answer, evidence=evidence)
+            return ClaimToVerify(
+                claim_id=c.claim_id,
+                claim=c.claim,
+                question=answer.question,
+                answer=answer.answer,
+                evidence=evidence,
+            )
 
         def record(v: Verifier, c: ClaimRecord, verdict: Verdict) -> None:
             info = fields[v.id]
             rec = VerificationRecord(
-                dataset=c.dataset, answer_id=c.answer_id, claim_id=c.claim_id,
-                sentence_id=c.sentence_id, claim=c.claim, verifier_id=v.id,
+                dataset=c.dataset,
+                answer_id=c.answer_id,
+                claim_id=c.claim_id,
+                sentence_id=c.sentence_id,
+                claim=c.claim,
+                verifier_id=v.id,
                 status=verdict.status,
                 label=verdict.label.value if verdict.label is not None else None,
-                score=verdict.score, evidence=[e.model_dump() for e in verdict.evidence],
-                gold_label=c.gold_label, attempts=verdict.attempts,
-                latency_s=round(verdict.latency_s, 6), usage=verdict.usage,
-                cache_hit=verdict.cache_hit, raw_output=verdict.raw_output,
-                parsed=verdict.parsed, error=verdict.error, recorded_at=_now(), **info,
+                score=verdict.score,
+                evidence=[e.model_dump() for e in verdict.evidence],
+                gold_label=c.gold_label,
+                attempts=verdict.attempts,
+                latency_s=round(verdict.latency_s, 6),
+                usage=verdict.usage,
+                cache_hit=verdict.cache_hit,
+                raw_output=verdict.raw_output,
+                parsed=verdict.parsed,
+                error=verdict.error,
+                recorded_at=_now(),
+                **info,
             )
             writer.write(rec)
             done[rec.key] = rec
@@ -355,8 +418,13 @@ class FactualityStage:
         write_jsonl_atomic(
             run_dir / ANSWERS_FILE,
             [
-                _Answer(dataset=ds, answer_id=a.id, question=a.question,
-                        answer_chars=len(a.answer), gold_factuality=a.gold_factuality)
+                _Answer(
+                    dataset=ds,
+                    answer_id=a.id,
+                    question=a.question,
+                    answer_chars=len(a.answer),
+                    gold_factuality=a.gold_factuality,
+                )
                 for ds, a in self.answers()
             ],
         )
@@ -381,9 +449,7 @@ async def _run_batched(
         by_verifier.setdefault(id(job[0]), []).append(job)
     for group in by_verifier.values():
         verifier = group[0][0]
-        many: Callable[[list[ClaimToVerify]], Awaitable[list[Verdict]]] = (
-            verifier.verify_many  # type: ignore[attr-defined]
-        )
+        many: Callable[[list[ClaimToVerify]], Awaitable[list[Verdict]]] = verifier.verify_many  # type: ignore[attr-defined]
         for start in range(0, len(group), chunk):
             if abort.is_set():
                 return
@@ -409,13 +475,18 @@ def _stage_fields(info: dict[str, Any]) -> dict[str, Any]:
 
 def _given_record(dataset: str, item: AnswerItem) -> SentenceRecord:
     """The dataset's own claims, as one pseudo-sentence spanning the whole answer."""
-    claims = [
-        Claim(id=c.id, text=c.text, sentence_id=0, span=None) for c in item.gold_claims or []
-    ]
+    claims = [Claim(id=c.id, text=c.text, sentence_id=0, span=None) for c in item.gold_claims or []]
     return SentenceRecord(
-        dataset=dataset, answer_id=item.id, sentence_id=0, sentence=item.answer,
-        span=(0, len(item.answer)), decomposer_id="given", status=Status.OK,
-        n_claims=len(claims), claims=claims, recorded_at=_now(),
+        dataset=dataset,
+        answer_id=item.id,
+        sentence_id=0,
+        sentence=item.answer,
+        span=(0, len(item.answer)),
+        decomposer_id="given",
+        status=Status.OK,
+        n_claims=len(claims),
+        claims=claims,
+        recorded_at=_now(),
     )
 
 

@@ -55,18 +55,23 @@ def factuality_metrics(
 ) -> dict[str, Any]:
     from assay.metrics import factuality_correlation, factuality_scores, gold_metrics
 
-    sentences = list({r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE,
-                                                      SentenceRecord)}.values())
+    sentences = list(
+        {r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE, SentenceRecord)}.values()
+    )
     claims = list(iter_jsonl(run_dir / CLAIMS_FILE, ClaimRecord))
     verifications = list(
-        {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE,
-                                      VerificationRecord)}.values()
+        {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE, VerificationRecord)}.values()
     )
     answers = read_answers(run_dir)
     responses = [(a["dataset"], a["answer_id"]) for a in answers] or None
     boot = max(n_boot, 1)
     scores = factuality_scores(
-        verifications, sentences, claims, responses=responses, n_boot=boot, seed=seed,
+        verifications,
+        sentences,
+        claims,
+        responses=responses,
+        n_boot=boot,
+        seed=seed,
         length_penalty=length_penalty,  # type: ignore[arg-type]
     )
     result: dict[str, Any] = {"scores": scores.model_dump(mode="json")}
@@ -79,7 +84,12 @@ def factuality_metrics(
     }
     if gold_f:
         corr = factuality_correlation(
-            verifications, gold_f, sentences=sentences, claims=claims, n_boot=boot, seed=seed,
+            verifications,
+            gold_f,
+            sentences=sentences,
+            claims=claims,
+            n_boot=boot,
+            seed=seed,
         )
         result["correlation"] = corr.model_dump(mode="json")
     return result

@@ -55,11 +55,13 @@ class RunOptions(BaseModel):
 class RunOutcome(BaseModel):
     run_dir: str
     status: str
-    planned: int
+    planned: int = Field(description="Planned ForceBench judgments.")
     recorded: int
     written_this_session: int
-    failed: int
+    failed: int = Field(description="Judgments and factuality records counted as failures.")
     message: str | None = None
+    verifications_planned: int | None = None
+    verifications_recorded: int | None = None
 
 
 @dataclass(frozen=True)
@@ -334,6 +336,7 @@ class Runner:
         status = "running"
         message: str | None = None
         progress = _Progress(self.options.progress)
+        fact_failed = 0
 
         fields = {j.id: _judge_fields(j) for j in self.judges}
         failed_now = _failed_count(records, failing)
@@ -368,9 +371,7 @@ class Runner:
                     progress.start("judging", total=len(planned), done=len(planned) - len(todo))
                     for rec in records.values():
                         progress.advance(rec.status, cache_hit=rec.cache_hit, count=False)
-                    await run_pool(
-                        todo, handle, workers=_worker_budget(self.judges), abort=abort
-                    )
+                    await run_pool(todo, handle, workers=_worker_budget(self.judges), abort=abort)
                 fact_done, fact_failed, fact_planned = True, 0, 0
                 if self.factuality is not None and not abort.is_set():
                     fact_done, fact_failed, fact_planned = await self._run_factuality(
@@ -417,8 +418,18 @@ class Runner:
             planned=len(planned),
             recorded=sum(1 for w in planned if w.key in records),
             written_this_session=writer.written,
-            failed=_failed_count(records, failing),
+            failed=failed_now + fact_failed,
             message=message,
+            verifications_planned=(
+                self.factuality.planned_verifications(len(self._fact_state["claims"]))
+                if self.factuality is not None and "claims" in self._fact_state
+                else None
+            ),
+            verifications_recorded=(
+                len(self._fact_state["verifications"])
+                if "verifications" in self._fact_state
+                else None
+            ),
         )
 
     def _write_metrics(self) -> None:
@@ -450,7 +461,11 @@ class Runner:
             return None
 
         sentences = await stage.decompose_all(
-            run_dir, workers=workers, abort=abort, on_record=on_record, progress=progress,
+            run_dir,
+            workers=workers,
+            abort=abort,
+            on_record=on_record,
+            progress=progress,
             redo=redo,
         )
         self._fact_state["sentences"] = sentences
@@ -461,8 +476,13 @@ class Runner:
         stage.write_claims(run_dir, claims)
         self._fact_state["claims"] = claims
         verifications = await stage.verify_all(
-            run_dir, claims, workers=workers, abort=abort, on_record=on_record,
-            progress=progress, redo=redo,
+            run_dir,
+            claims,
+            workers=workers,
+            abort=abort,
+            on_record=on_record,
+            progress=progress,
+            redo=redo,
         )
         self._fact_state["verifications"] = verifications
         planned = stage.planned_verifications(len(claims))
@@ -549,9 +569,7 @@ class _Progress:
         self.tally = Counter()
         self.cache_hits = 0
         if self._progress is not None:
-            self._task = self._progress.add_task(
-                "", total=total, completed=done, stage=stage
-            )
+            self._task = self._progress.add_task("", total=total, completed=done, stage=stage)
 
     def _summary(self) -> str:
         parts = [f"{k} {v}" for k, v in sorted(self.tally.items())]

@@ -24,9 +24,7 @@ LEGACY_PARSER_VERSION = "legacy-factscore/1"
 
 ParserMode = Literal["strict", "legacy"]
 
-_ANSWER_LINE = re.compile(
-    r"^\W*(?:final\s+)?answer\s*[:\-]?\s*\W*(true|false)\W*$", re.IGNORECASE
-)
+_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:\-]?\s*\W*(true|false)\W*$", re.IGNORECASE)
 _BARE_LINE = re.compile(r"^\W*(true|false)\W*$", re.IGNORECASE)
 _WORD = re.compile(r"\b(true|false)\b", re.IGNORECASE)
 _LEGACY_NEGATIVE = ("not", "cannot", "unknown", "information")
@@ -51,8 +49,10 @@ def _stop_reason(finish_reason: str | None, refusal: str | None) -> ParsedVerifi
 def _tf(value: bool, how: str) -> ParsedVerification:
     label = VerdictLabel.SUPPORTED if value else VerdictLabel.UNSUPPORTED
     return ParsedVerification(
-        status=Status.OK, label=label, score=1.0 if value else 0.0, parsed={"answer": value,
-                                                                            "rule": how}
+        status=Status.OK,
+        label=label,
+        score=1.0 if value else 0.0,
+        parsed={"answer": value, "rule": how},
     )
 
 
@@ -89,8 +89,10 @@ def parse_true_false(
     if _REFUSAL_TEXT.match(text.replace("\u2019", "'")):
         return ParsedVerification(status=Status.REFUSAL, error="refusal text")
     words = {m.group(1).lower() for m in _WORD.finditer(last)}
-    why = "both True and False on the final line" if len(words) == 2 else (
-        "no final 'Answer: True|False' line"
+    why = (
+        "both True and False on the final line"
+        if len(words) == 2
+        else ("no final 'Answer: True|False' line")
     )
     return ParsedVerification(status=Status.PARSE_ERROR, error=why)
 
@@ -141,12 +143,18 @@ def parse_nli(
         return ParsedVerification(status=Status.PARSE_ERROR, error="no JSON object found")
     label = str(obj.get("label", "")).strip().lower()
     if label not in ("entailment", "neutral", "contradiction"):
-        return ParsedVerification(status=Status.PARSE_ERROR, parsed=obj,
-                                  error=f"label {obj.get('label')!r} is not an NLI label")
+        return ParsedVerification(
+            status=Status.PARSE_ERROR,
+            parsed=obj,
+            error=f"label {obj.get('label')!r} is not an NLI label",
+        )
     prob = obj.get("entailment_probability", obj.get("score"))
     if isinstance(prob, bool) or not isinstance(prob, int | float) or not 0.0 <= prob <= 1.0:
-        return ParsedVerification(status=Status.PARSE_ERROR, parsed=obj,
-                                  error="entailment_probability missing or outside [0, 1]")
+        return ParsedVerification(
+            status=Status.PARSE_ERROR,
+            parsed=obj,
+            error="entailment_probability missing or outside [0, 1]",
+        )
     if prob > threshold:
         verdict = VerdictLabel.SUPPORTED
     elif label == "contradiction":
