@@ -181,6 +181,15 @@ def test_lists_are_one_sentence_per_line_without_markers() -> None:
     ]
 
 
+def test_inline_list_numbers_do_not_make_sentences() -> None:
+    assert _texts("Steps: 1. Mix the powder. 2. Stir well. It was 12. Then 13.") == [
+        "Steps: 1. Mix the powder.",
+        "2. Stir well.",
+        "It was 12.",
+        "Then 13.",
+    ]
+
+
 def test_newlines_and_blank_lines_are_hard_boundaries() -> None:
     text = "A line without a period\nanother line\r\n\r\nThird line.\n\n\nLast"
     assert _texts(text) == ["A line without a period", "another line", "Third line.", "Last"]

@@ -130,31 +130,26 @@ def check_dtype(dtype: object, *, model_id: str) -> str | None:
     return str(dtype)
 
 
-def load_pretrained(
-    kind: Literal["causal", "sequence-classification"],
-    directory: Path,
-    *,
-    model_id: str,
-    device: str,
-    dtype: str | None,
+_WHAT = {
+    "causal": "a causal language model",
+    "sequence-classification": "a sequence-classification (NLI) model",
+}
+
+
+def check_architecture(
+    kind: Literal["causal", "sequence-classification"], directory: Path, *, model_id: str
 ) -> Any:
-    """Load weights with transformers' Auto classes, refusing the wrong architecture and
-    checkpoints whose weights are partly missing (transformers would fill them with
-    random values and only log a warning)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
+    """Read the config and refuse a checkpoint made for another task, before any
+    weights load. Returns the config."""
+    from transformers import AutoConfig
     from transformers.models.auto import modeling_auto
 
     if kind == "causal":
-        auto: Any = AutoModelForCausalLM
         names: Any = modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
         suffixes: tuple[str, ...] = ("ForCausalLM", "LMHeadModel")
-        what = "a causal language model"
     else:
-        auto = AutoModelForSequenceClassification
         names = modeling_auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES
         suffixes = ("ForSequenceClassification",)
-        what = "a sequence-classification (NLI) model"
     try:
         config = AutoConfig.from_pretrained(directory)
     except Exception as exc:
@@ -167,8 +162,29 @@ def load_pretrained(
     archs = list(getattr(config, "architectures", None) or [])
     if archs and not any(a in allowed or a.endswith(suffixes) for a in archs):
         raise ModelConfigError(
-            f"model {model_id!r}: {directory} is not {what} (architectures: {', '.join(archs)})"
+            f"model {model_id!r}: {directory} is not {_WHAT[kind]} "
+            f"(architectures: {', '.join(archs)})"
         )
+    return config
+
+
+def load_pretrained(
+    kind: Literal["causal", "sequence-classification"],
+    directory: Path,
+    *,
+    model_id: str,
+    device: str,
+    dtype: str | None,
+) -> Any:
+    """Load weights with transformers' Auto classes, refusing the wrong architecture and
+    checkpoints whose weights are partly missing (transformers would fill them with
+    random values and only log a warning)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    auto: Any = AutoModelForCausalLM if kind == "causal" else AutoModelForSequenceClassification
+    what = _WHAT[kind]
+    check_architecture(kind, directory, model_id=model_id)
     try:
         model, info = auto.from_pretrained(directory, output_loading_info=True)
     except Exception as exc:
@@ -325,6 +341,7 @@ class LocalCausalClient:
             if self._model is not None:
                 return
             directory = self.directory()
+            check_architecture("causal", directory, model_id=self.config.model)
             tokenizer = load_tokenizer(directory, model_id=self.config.model)
             if not getattr(tokenizer, "chat_template", None):
                 raise ModelConfigError(

@@ -18,6 +18,7 @@ from typing import Any
 from assay.errors import ModelConfigError
 from assay.models._local import (
     SerialGate,
+    check_architecture,
     check_dtype,
     library_versions,
     load_pretrained,
@@ -221,15 +222,8 @@ class LocalNLIVerifier:
         with self._load_lock:
             if self._tokenizer is not None:
                 return
-            from transformers import AutoConfig
-
             directory = resolve_model_dir(self.path, model_id=self.model)
-            try:
-                config = AutoConfig.from_pretrained(directory)
-            except Exception as exc:
-                raise ModelConfigError(
-                    f"model {self.model!r}: cannot read a transformers config in {directory}: {exc}"
-                ) from None
+            config = check_architecture("sequence-classification", directory, model_id=self.model)
             id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
             roles = resolve_label_roles(id2label, self.label_map, model_id=self.model)
             tokenizer = load_tokenizer(directory, model_id=self.model)
