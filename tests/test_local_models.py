@@ -150,11 +150,12 @@ def _assert_close(a: list[dict[str, float]], b: list[dict[str, float]]) -> None:
             assert math.isclose(x[role], y[role], abs_tol=1e-5), (x, y)
 
 
-def test_batched_probabilities_equal_one_at_a_time_in_input_order(
-    nli: LocalNLIVerifier, nli_dir: Path
-) -> None:
+def test_batched_probabilities_equal_one_at_a_time_in_input_order(nli_dir: Path) -> None:
     pairs = _varied_pairs(23)
+    # max_length 128: no pair is truncated, so lengths (and padding) really vary
+    nli = LocalNLIVerifier(f"hf-nli/{nli_dir}", max_length=128)
     one = nli.pair_probabilities(pairs, batch_size=1)
+    assert nli.stats["padded_tokens"] == nli.stats["tokens"]  # batch of one: no padding
     before = dict(nli.stats)
     batched = nli.pair_probabilities(pairs, batch_size=5)
     bucketed_padding = nli.stats["padded_tokens"] - before["padded_tokens"]
@@ -164,7 +165,7 @@ def test_batched_probabilities_equal_one_at_a_time_in_input_order(
         assert set(probs) == {"entailment", "neutral", "contradiction"}
         assert math.isclose(sum(probs.values()), 1.0, abs_tol=1e-5)
     # the same without length bucketing: same numbers, more padding
-    plain = LocalNLIVerifier(f"hf-nli/{nli_dir}", max_length=48, length_bucketing=False)
+    plain = LocalNLIVerifier(f"hf-nli/{nli_dir}", max_length=128, length_bucketing=False)
     _assert_close(plain.pair_probabilities(pairs, batch_size=5), one)
     assert plain.stats["padded_tokens"] > bucketed_padding
     # reversing the input reverses the output: results follow the caller's order

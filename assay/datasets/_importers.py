@@ -27,7 +27,6 @@ from assay.datasets._answers import AnswerItem, GoldClaim, Passage
 from assay.datasets._load import _decode, first_error, resolve_dataset_path
 from assay.errors import DatasetError
 from assay.outcomes import Status
-from assay.parsing import extract_json_object
 
 if TYPE_CHECKING:  # assay.runs imports assay.datasets: import the records lazily at run time
     from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
@@ -246,7 +245,7 @@ def _detect_format(given: Path) -> ResolvedFormat:
         return "wice"
     if "answer_id" in keys and isinstance(row.get("claims"), list) and "answer" in keys:
         return "expertqa"
-    if {"decomposition", "verification"} & keys or ({"sentence_id", "claim"} <= keys):
+    if {"sentence_id", "claim"} <= keys:
         raise DatasetError(
             "this looks like a MedScore output file; read it with import_medscore_outputs",
             file=given,
@@ -289,13 +288,7 @@ def _plain_items(src: _JsonlFile) -> list[AnswerItem]:
                 line=line,
                 field="answer",
             )
-        item_id = row.get("id")
-        item_id = line if item_id is None else item_id
-        item_id = (
-            str(item_id)
-            if isinstance(item_id, int) and not isinstance(item_id, bool)
-            else (item_id)
-        )
+        item_id = _int_id_to_str(line if row.get("id") is None else row["id"])
         fields: dict[str, str] = {"answer": answer_key}  # AnswerItem field -> the row's key
         data: dict[str, Any] = {"id": item_id, "answer": row[answer_key]}
         question_key = _first_key(row, QUESTION_KEYS)
@@ -876,39 +869,22 @@ def _medscore_kind(p: Path) -> str:
     )
 
 
-_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:\-]?\s*\W*(true|false)\W*$", re.I)
-_BARE_LINE = re.compile(r"^\W*(true|false)\W*$", re.I)
-_WORD = re.compile(r"\b(true|false)\b", re.I)
 
 
 def read_true_false(raw: str) -> tuple[bool | None, str]:
     """Strict reading of a True/False verifier output: (verdict, rule) or (None, why).
 
-    Accepted: a JSON object whose `label`/`answer`/`verdict` is a boolean or "true" /
-    "false"; a final line `Answer: True|False`; a final line that is just True / False
-    (punctuation and markdown allowed). Whole words only. Anything else (empty output,
-    prose, both answers on the final line) is unreadable: never coerced to a label.
+    The same rules as assay's own strict verifier parser (`parse_true_false`): anything
+    unreadable (empty output, prose, both answers on the final line) is never coerced.
     """
-    text = raw.strip()
-    if not text:
-        return None, "empty output"
-    obj = extract_json_object(text)
-    if obj is not None:
-        for key in ("label", "answer", "verdict"):
-            value = obj.get(key)
-            if isinstance(value, bool):
-                return value, f"json:{key}"
-            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-                return value.strip().lower() == "true", f"json:{key}"
-    last = [ln.strip() for ln in text.splitlines() if ln.strip()][-1]
-    for pattern, rule in ((_ANSWER_LINE, "answer-line"), (_BARE_LINE, "bare-line")):
-        match = pattern.match(last)
-        if match:
-            return match.group(1).lower() == "true", rule
-    words = {m.group(1).lower() for m in _WORD.finditer(last)}
-    if len(words) == 2:
-        return None, "both True and False on the final line"
-    return None, "no final 'Answer: True|False' line"
+    from assay.verifiers._parse import parse_true_false
+    from assay.verifiers._types import VerdictLabel
+
+    parsed = parse_true_false(raw)
+    if parsed.label is None:
+        return None, parsed.error or parsed.status.value
+    rule = str((parsed.parsed or {}).get("rule", ""))
+    return parsed.label is VerdictLabel.SUPPORTED, rule
 
 
 def _medscore_score(row: dict[str, Any]) -> tuple[bool | None, str | None]:

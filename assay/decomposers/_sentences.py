@@ -25,6 +25,7 @@ Spans are exact ``[start, end)`` offsets into the original text, whitespace excl
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from assay.decomposers._types import Sentence
 
@@ -154,6 +155,12 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _inside(spans: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
+    """Whether `pos` lies in one of the sorted, non-overlapping `spans`."""
+    i = bisect_right(starts, pos) - 1
+    return i >= 0 and pos < spans[i][1]
+
+
 def _next_word(text: str, pos: int, end: int) -> str:
     """The word starting at `pos` (after any opening quotes or brackets)."""
     while pos < end and text[pos] in _OPENERS:
@@ -214,6 +221,7 @@ def split_sentences(text: str) -> list[Sentence]:
     if not text or text.isspace():
         return out
     protected = _protected_spans(text)
+    starts = [a for a, _ in protected]
     for line in _LINE.finditer(text):
         line_start, line_end = line.span()
         prefix = _PREFIX.match(text, line_start, line_end)
@@ -224,8 +232,7 @@ def split_sentences(text: str) -> list[Sentence]:
         for m in _END.finditer(text, start, line_end):
             if m.end() >= line_end:
                 break  # the line ends here anyway
-            term_at = m.start()
-            if any(a <= term_at < b for a, b in protected):
+            if protected and _inside(protected, starts, m.start()):
                 continue
             if _is_end(text, m, sent_start, line_end):
                 _add(text, sent_start, m.start("space"), out)

@@ -6,6 +6,7 @@ import hashlib
 import math
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -158,30 +159,34 @@ class BM25Retriever:
         self.b = float(b)
         self.tokenizer = tokenizer
 
+        # Vectorised index build: every token becomes (term id, passage index); sorting
+        # the combined key groups postings by term, passages ascending within a term.
         n = len(corpus)
-        doc_len = np.zeros(n, dtype=np.float64)
-        post_ids: dict[str, list[int]] = {}
-        post_tf: dict[str, list[int]] = {}
+        vocab: dict[str, int] = {}
+        term_ids: array[int] = array("q")
+        doc_len = np.zeros(n, dtype=np.int64)
         for i, passage in enumerate(corpus.passages):
             text = f"{passage.title}\n{passage.text}" if passage.title else passage.text
             tokens = tokenizer(text)
             doc_len[i] = len(tokens)
-            for term, tf in Counter(tokens).items():
-                post_ids.setdefault(term, []).append(i)
-                post_tf.setdefault(term, []).append(tf)
+            term_ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
+        docs = np.repeat(np.arange(n, dtype=np.int64), doc_len)
+        keys, tf = np.unique(np.frombuffer(term_ids, dtype=np.int64) * n + docs, return_counts=True)
+        post_term, post_doc = np.divmod(keys, n) if n else (keys, keys)
+        df = np.bincount(post_term, minlength=len(vocab))
         self.avgdl = float(doc_len.mean()) if n else 0.0
-        norm = self.k1 * (1.0 - self.b + self.b * doc_len / (self.avgdl or 1.0))
 
-        self._idf: dict[str, float] = {}
-        #: term -> (passage indices ascending, idf · saturated tf for each posting)
-        self._postings: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
-        for term, id_list in post_ids.items():
-            ids = np.asarray(id_list, dtype=np.int64)
-            tfs = np.asarray(post_tf[term], dtype=np.float64)
-            df = len(id_list)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            self._idf[term] = idf
-            self._postings[term] = (ids, idf * tfs * (self.k1 + 1.0) / (tfs + norm[ids]))
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        norm = self.k1 * (1.0 - self.b + self.b * doc_len / (self.avgdl or 1.0))
+        tf_f = tf.astype(np.float64)
+        #: per posting: passage index, and idf · saturated tf (the term's full contribution)
+        self._post_doc: NDArray[np.int64] = post_doc.astype(np.int64, copy=False)
+        self._post_val: NDArray[np.float64] = (
+            idf[post_term] * tf_f * (self.k1 + 1.0) / (tf_f + norm[post_doc])
+        )
+        self._offsets: NDArray[np.int64] = np.concatenate(([0], np.cumsum(df))).astype(np.int64)
+        self._vocab = vocab
+        self._idf_arr: NDArray[np.float64] = idf
 
     @property
     def corpus(self) -> Corpus:
@@ -189,21 +194,24 @@ class BM25Retriever:
 
     @property
     def vocabulary_size(self) -> int:
-        return len(self._postings)
+        return len(self._vocab)
 
     def idf(self, term: str) -> float:
         """idf of an (already tokenized) term; 0.0 when no passage contains it."""
-        return self._idf.get(term, 0.0)
+        tid = self._vocab.get(term)
+        return 0.0 if tid is None else float(self._idf_arr[tid])
 
     def scores(self, query: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """(indices of passages matching the query ascending, their BM25 scores)."""
         parts_ids: list[NDArray[np.int64]] = []
         parts_val: list[NDArray[np.float64]] = []
         for term, qtf in Counter(self.tokenizer(query)).items():
-            posting = self._postings.get(term)
-            if posting is not None:
-                parts_ids.append(posting[0])
-                parts_val.append(posting[1] * qtf if qtf != 1 else posting[1])
+            tid = self._vocab.get(term)
+            if tid is not None:
+                lo, hi = self._offsets[tid], self._offsets[tid + 1]
+                val = self._post_val[lo:hi]
+                parts_ids.append(self._post_doc[lo:hi])
+                parts_val.append(val * qtf if qtf != 1 else val)
         if not parts_ids:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if len(parts_ids) == 1:

@@ -108,7 +108,11 @@ class VerifierSpec(EndpointOverrides):
     kind: Literal["internal", "context", "retrieval", "nli", "nli-local", "overlap"]
     model: str | None = Field(default=None, description="LLM id, or hf-nli/<dir> for nli-local.")
     prompt: str | None = Field(default=None, description="Default depends on kind.")
-    parser: Literal["strict", "legacy"] = "strict"
+    parser: Literal["strict", "legacy", "legacy-factscore", "legacy-medscore"] = Field(
+        default="strict",
+        description="strict, or a published tool's True/False rule for comparability "
+        "(legacy = legacy-factscore).",
+    )
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     corpus: str | None = Field(default=None, description="Passages JSONL (retrieval).")
     top_k: int = Field(default=10, ge=1, le=1000)

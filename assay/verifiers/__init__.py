@@ -11,7 +11,9 @@ from assay.verifiers._baseline import OverlapVerifier
 from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind
 from assay.verifiers._parse import (
     LEGACY_PARSER_VERSION,
+    LEGACY_PARSER_VERSIONS,
     VERIFY_PARSER_VERSION,
+    LegacyRule,
     ParsedVerification,
     parse_nli,
     parse_true_false,
@@ -30,7 +32,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "LEGACY_PARSER_VERSION",
+    "LEGACY_PARSER_VERSIONS",
     "VERIFY_PARSER_VERSION",
+    "LegacyRule",
     "ClaimToVerify",
     "EvidenceUse",
     "LLMVerifier",

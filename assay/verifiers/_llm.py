@@ -13,8 +13,9 @@ from assay.models import ChatRequest, Decoding, ModelClient
 from assay.outcomes import Status
 from assay.prompts import Prompt
 from assay.verifiers._parse import (
-    LEGACY_PARSER_VERSION,
+    LEGACY_PARSER_VERSIONS,
     VERIFY_PARSER_VERSION,
+    LegacyRule,
     ParsedVerification,
     ParserMode,
     parse_nli,
@@ -65,7 +66,7 @@ class LLMVerifier:
             raise ValueError(f"a {kind} verifier needs a {expected!r} prompt, got {prompt.ref}")
         if kind == "retrieval" and retriever is None:
             raise ValueError("a retrieval verifier needs a retriever")
-        if kind == "nli" and parser == "legacy":
+        if kind == "nli" and parser != "strict":
             raise ValueError("the legacy parser reads True/False answers, not NLI labels")
         self.client = client
         self.prompt = prompt
@@ -77,7 +78,12 @@ class LLMVerifier:
         self.top_k = top_k
         self.use_cache = use_cache
         self.refresh_cache = refresh_cache
-        suffix = "+legacy" if parser == "legacy" else ""
+        self.legacy_rule: LegacyRule | None = (
+            None
+            if parser == "strict"
+            else ("medscore" if parser == "legacy-medscore" else "factscore")
+        )
+        suffix = "" if parser == "strict" else f"+{parser}"
         self._id = name or f"{kind}:{client.config.model}::{prompt.ref}{suffix}"
 
     @property
@@ -86,7 +92,9 @@ class LLMVerifier:
 
     @property
     def parser_version(self) -> str:
-        return LEGACY_PARSER_VERSION if self.parser == "legacy" else VERIFY_PARSER_VERSION
+        if self.legacy_rule is None:
+            return VERIFY_PARSER_VERSION
+        return LEGACY_PARSER_VERSIONS[self.legacy_rule]
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -168,6 +176,8 @@ class LLMVerifier:
             return parse_nli(
                 content, finish_reason=finish_reason, refusal=refusal, threshold=self.threshold
             )
-        if self.parser == "legacy":
-            return parse_true_false_legacy(content, finish_reason=finish_reason, refusal=refusal)
+        if self.legacy_rule is not None:
+            return parse_true_false_legacy(
+                content, finish_reason=finish_reason, refusal=refusal, rule=self.legacy_rule
+            )
         return parse_true_false(content, finish_reason=finish_reason, refusal=refusal)

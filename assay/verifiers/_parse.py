@@ -20,9 +20,11 @@ from assay.parsing._verdict import _REFUSAL_TEXT
 from assay.verifiers._types import VerdictLabel
 
 VERIFY_PARSER_VERSION = "assay-verify/1"
-LEGACY_PARSER_VERSION = "legacy-factscore/1"
+LEGACY_PARSER_VERSION = "legacy-factscore/1"  # kept for the `legacy` alias
+LEGACY_PARSER_VERSIONS = {"factscore": "legacy-factscore/1", "medscore": "legacy-medscore/1"}
 
-ParserMode = Literal["strict", "legacy"]
+ParserMode = Literal["strict", "legacy", "legacy-factscore", "legacy-medscore"]
+LegacyRule = Literal["factscore", "medscore"]
 
 _ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:\-]?\s*\W*(true|false)\W*$", re.IGNORECASE)
 _BARE_LINE = re.compile(r"^\W*(true|false)\W*$", re.IGNORECASE)
@@ -98,14 +100,21 @@ def parse_true_false(
 
 
 def parse_true_false_legacy(
-    content: str | None, *, finish_reason: str | None = None, refusal: str | None = None
+    content: str | None,
+    *,
+    finish_reason: str | None = None,
+    refusal: str | None = None,
+    rule: LegacyRule = "factscore",
 ) -> ParsedVerification:
-    """FActScore/MedScore's True/False rule, reproduced for comparability only.
+    """FActScore's or MedScore's True/False string rule, for comparability only.
 
-    Known quirks, kept on purpose: substring matching ("untrue" counts as "true"); when
-    both words occur, the one whose FIRST occurrence comes later wins; when neither
-    occurs, the claim is supported unless the output contains one of the words not /
-    cannot / unknown / information — so an EMPTY output counts as supported.
+    Known quirks, kept on purpose:
+    - substring matching: "untrue" counts as "true";
+    - when both words occur, FActScore (`rule="factscore"`) compares their FIRST
+      occurrences and MedScore (`rule="medscore"`) their LAST occurrences; the later
+      one wins;
+    - when neither occurs, the claim is supported unless the output contains one of the
+      words not / cannot / unknown / information — so an EMPTY output is supported.
     Refusals and truncations are still reported as such (they never reach the rule).
     """
     stopped = _stop_reason(finish_reason, refusal)
@@ -114,13 +123,15 @@ def parse_true_false_legacy(
     text = (content or "").strip().lower()
     has_true, has_false = "true" in text, "false" in text
     if has_true and not has_false:
-        return _tf(True, "legacy:true-only")
+        return _tf(True, f"{rule}:true-only")
     if has_false and not has_true:
-        return _tf(False, "legacy:false-only")
+        return _tf(False, f"{rule}:false-only")
     if has_true and has_false:
-        return _tf(text.index("true") > text.index("false"), "legacy:first-occurrence")
+        if rule == "medscore":
+            return _tf(text.rindex("true") > text.rindex("false"), "medscore:last-occurrence")
+        return _tf(text.index("true") > text.index("false"), "factscore:first-occurrence")
     words = text.translate(str.maketrans("", "", string.punctuation)).split()
-    return _tf(all(k not in words for k in _LEGACY_NEGATIVE), "legacy:no-keyword")
+    return _tf(all(k not in words for k in _LEGACY_NEGATIVE), f"{rule}:no-keyword")
 
 
 def parse_nli(

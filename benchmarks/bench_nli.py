@@ -1,0 +1,251 @@
+"""Local NLI verifier throughput on CPU: batched + length-bucketed vs one pair at a time.
+
+What it measures, on the same model and the same claim/evidence pairs:
+
+* naive loop   -- for each pair: ``tokenizer(premise, claim, return_tensors="pt")`` then
+                  ``model(**enc)`` under ``torch.inference_mode()``; what one writes first.
+* assay        -- ``LocalNLIVerifier.verify_many(items)``: all pairs tokenized at once,
+                  sorted by length, run in batches of ``--batch-size`` padded to the
+                  longest member, verdicts built (chunk planning included).
+* for context  -- the same verifier without length bucketing, and with batch size 1.
+
+The model is BERT-shaped (hidden 256, 4 layers, 4 heads, intermediate 1024, WordPiece
+vocab ~8k) with random weights, built like the tests (tests/_tiny_models.py) and saved to
+a temp dir, so it loads through the real ``from_pretrained`` path offline. Throughput
+does not depend on the weights' values. Evidence lengths vary 10-350 words (log-uniform),
+claims 6-30 words; every pair fits in 512 tokens, so both paths score exactly the same
+pairs, and the script checks that their entailment probabilities agree.
+
+Target: assay >= 3x the naive loop's pairs/s. Exit status 1 when missed.
+
+Usage::
+
+    python benchmarks/bench_nli.py [--pairs 512] [--batch-size 32] [--repeat 1] [--json]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import random  # noqa: E402
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from importlib.metadata import version  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from _tiny_models import WORDS, save_nli_model, synthetic_text, wordpiece_tokenizer  # noqa: E402
+
+TARGET = 3.0
+ONSETS = ["b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "br", "st", "tr"]
+VOWELS = ["a", "e", "i", "o", "u", "ai", "ou"]
+
+
+def pseudo_words(rng: random.Random, n: int) -> list[str]:
+    """A vocabulary bigger than the test corpus, so the WordPiece vocab reaches ~8k."""
+    out: set[str] = set()
+    while len(out) < n:
+        syllables = rng.randint(1, 4)
+        out.add("".join(rng.choice(ONSETS) + rng.choice(VOWELS) for _ in range(syllables)))
+    return sorted(out)
+
+
+def build_model(directory: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    vocab = WORDS + pseudo_words(rng, 9000)
+    texts = [synthetic_text(rng, 200, vocab) for _ in range(600)]
+    tokenizer = wordpiece_tokenizer(texts, vocab_size=8000)
+    save_nli_model(
+        directory,
+        tokenizer,
+        hidden_size=256,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        intermediate_size=1024,
+        max_position_embeddings=512,
+        seed=seed,
+    )
+
+
+def make_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed + 1)
+    vocab = WORDS + pseudo_words(random.Random(seed), 9000)
+    pairs = []
+    for _ in range(n):
+        evidence_words = int(math.exp(rng.uniform(math.log(10), math.log(350))))
+        claim = synthetic_text(rng, rng.randint(6, 30), vocab)
+        pairs.append((synthetic_text(rng, evidence_words, vocab), claim))
+    return pairs
+
+
+def naive_loop(directory: Path, pairs: list[tuple[str, str]]) -> tuple[float, list[float]]:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    model = AutoModelForSequenceClassification.from_pretrained(directory).eval()
+    with torch.inference_mode():  # warm-up
+        model(**tokenizer(pairs[0][0], pairs[0][1], return_tensors="pt"))
+    started = time.perf_counter()
+    p_entail = []
+    with torch.inference_mode():
+        for premise, claim in pairs:
+            enc = tokenizer(premise, claim, truncation=True, max_length=512, return_tensors="pt")
+            probs = model(**enc).logits.softmax(-1)[0]
+            p_entail.append(float(probs[0]))  # index 0 is ENTAILMENT in this model
+    return time.perf_counter() - started, p_entail
+
+
+def assay_run(
+    directory: Path, pairs: list[tuple[str, str]], batch_size: int, bucketing: bool
+) -> tuple[float, list[float], dict[str, int]]:
+    from assay.datasets._answers import Passage
+    from assay.verifiers import ClaimToVerify, LocalNLIVerifier
+
+    verifier = LocalNLIVerifier(
+        f"hf-nli/{directory}", batch_size=batch_size, length_bucketing=bucketing
+    )
+    items = [
+        ClaimToVerify(claim_id=str(i), claim=claim, evidence=[Passage(id="e", text=premise)])
+        for i, (premise, claim) in enumerate(pairs)
+    ]
+    asyncio.run(verifier.verify_many(items[:2]))  # load + warm-up
+    verifier.stats = dict.fromkeys(verifier.stats, 0)
+    started = time.perf_counter()
+    verdicts = asyncio.run(verifier.verify_many(items))
+    elapsed = time.perf_counter() - started
+    assert all(v.status == "ok" for v in verdicts), "every verdict must be ok"
+    assert verifier.stats["pairs"] == len(pairs), "every pair fits: no chunking expected"
+    return elapsed, [float(v.score or 0.0) for v in verdicts], dict(verifier.stats)
+
+
+def machine() -> dict[str, Any]:
+    import torch
+
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "transformers": version("transformers"),
+        "tokenizers": version("tokenizers"),
+        "loadavg_before": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=512)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=1, help="best of N for each phase")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    info = machine()
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-"))
+    try:
+        directory = tmp / "nli"
+        t0 = time.perf_counter()
+        build_model(directory, args.seed)
+        build_s = time.perf_counter() - t0
+        pairs = make_pairs(args.pairs, args.seed)
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(directory)
+        lengths = sorted(
+            len(ids) for ids in tok([p for p, _ in pairs], [c for _, c in pairs])["input_ids"]
+        )
+        naive_s = assay_s = plain_s = one_s = math.inf
+        stats: dict[str, int] = {}
+        plain_stats: dict[str, int] = {}
+        naive_p: list[float] = []
+        assay_p: list[float] = []
+        for _ in range(args.repeat):
+            s, naive_p = naive_loop(directory, pairs)
+            naive_s = min(naive_s, s)
+            s, assay_p, stats = assay_run(directory, pairs, args.batch_size, True)
+            assay_s = min(assay_s, s)
+            s, _, plain_stats = assay_run(directory, pairs, args.batch_size, False)
+            plain_s = min(plain_s, s)
+            s, _, _ = assay_run(directory, pairs, 1, True)
+            one_s = min(one_s, s)
+        max_diff = max(abs(a - b) for a, b in zip(naive_p, assay_p, strict=True))
+        n = len(pairs)
+        result = {
+            "pairs": n,
+            "batch_size": args.batch_size,
+            "tokens_per_pair": {
+                "min": lengths[0],
+                "median": lengths[n // 2],
+                "max": lengths[-1],
+                "mean": round(sum(lengths) / n, 1),
+            },
+            "model": "BERT hidden 256, 4 layers, 4 heads, intermediate 1024, random weights",
+            "vocab_size": len(tok),
+            "build_s": round(build_s, 2),
+            "naive_pairs_per_s": round(n / naive_s, 1),
+            "assay_pairs_per_s": round(n / assay_s, 1),
+            "assay_no_bucketing_pairs_per_s": round(n / plain_s, 1),
+            "assay_batch1_pairs_per_s": round(n / one_s, 1),
+            "ratio": round(naive_s / assay_s, 2),
+            "padding_overhead": {
+                "bucketed": round(stats["padded_tokens"] / stats["tokens"] - 1, 3),
+                "unbucketed": round(plain_stats["padded_tokens"] / plain_stats["tokens"] - 1, 3),
+            },
+            "max_abs_diff_p_entailment": max_diff,
+            "target": TARGET,
+            "pass": naive_s / assay_s >= TARGET and max_diff < 1e-4,
+            "machine": {**info, "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        m = result["machine"]
+        print(
+            f"machine: {m['platform']}, {m['cpu_count']} CPUs, torch threads "
+            f"{m['torch_threads']}, Python {m['python']}, torch {m['torch']}, "
+            f"transformers {m['transformers']}, load avg {m['loadavg_before']} -> "
+            f"{m['loadavg_after']}"
+        )
+        t = result["tokens_per_pair"]
+        print(f"model: {result['model']}, vocab {result['vocab_size']}")
+        print(
+            f"pairs: {n}, tokens/pair min {t['min']} median {t['median']} "
+            f"mean {t['mean']} max {t['max']}; batch size {args.batch_size}; best of "
+            f"{args.repeat}"
+        )
+        print(f"  naive one-pair loop        {result['naive_pairs_per_s']:>8} pairs/s")
+        print(f"  assay batched + bucketed   {result['assay_pairs_per_s']:>8} pairs/s")
+        print(f"  assay batched, no buckets  {result['assay_no_bucketing_pairs_per_s']:>8} pairs/s")
+        print(f"  assay batch size 1         {result['assay_batch1_pairs_per_s']:>8} pairs/s")
+        pad = result["padding_overhead"]
+        print(
+            f"padding overhead: bucketed {pad['bucketed']:.1%}, unbucketed {pad['unbucketed']:.1%}"
+        )
+        print(f"max |p_entail naive - assay| = {max_diff:.2e}")
+        verdict = "PASS" if result["pass"] else "FAIL"
+        print(f"assay / naive = {result['ratio']}x (target {TARGET}x): {verdict}")
+    return 0 if result["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
