@@ -191,3 +191,31 @@ def test_demo_spec_runs_without_key_or_network(tmp_path: Path) -> None:
     assert metrics["forcebench"]["rows"] and metrics["factuality"]["scores"]["rows"]
     row = metrics["factuality"]["scores"]["rows"][0]
     assert row["verifier_id"] == "baseline:overlap" and row["n_responses"] == 8
+
+
+SHARED = ROOT.parent / "shared" / "data"
+
+
+@pytest.mark.skipif(not (SHARED / "expertqa").is_dir(), reason="../shared/data/expertqa absent")
+def test_expertqa_given_claims_end_to_end(tmp_path: Path) -> None:
+    spec = tmp_path / "eqa.toml"
+    spec.write_text(
+        f"""
+name = "eqa"
+bootstrap = 200
+[factuality]
+datasets = [{{ path = "{SHARED / 'expertqa'}", format = "expertqa" }}]
+decomposer = {{ kind = "given" }}
+verifiers = [{{ kind = "overlap", threshold = 0.5 }}]
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    assert run(spec, out).status == "complete"
+    fact = read_json(out / "metrics.json")["factuality"]
+    row = fact["scores"]["rows"][0]
+    assert row["n_responses"] == 49 and row["n_claims"] == 301 and row["n_unscored"] == 0
+    gold = fact["gold"]["rows"][0]
+    assert gold["n"] == 301  # every claim has an expert label
+    assert 0.0 <= gold["balanced_accuracy"] <= 1.0
+    assert fact["correlation"]["rows"][0]["n"] == 49

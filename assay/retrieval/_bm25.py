@@ -60,6 +60,15 @@ def s_stem(token: str) -> str:
     return token
 
 
+def _fold(token: str) -> str:
+    """`1,000` → `1000`; possessive `'s` dropped, other apostrophes removed."""
+    if "," in token:
+        return token.replace(",", "")
+    if "'" in token:
+        return token.removesuffix("'s").replace("'", "")
+    return token
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """The default BM25 analyser; same steps for passages and queries.
@@ -80,19 +89,12 @@ class Tokenizer:
 
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text).translate(_QUOTES).lower()
-        out: list[str] = []
-        for raw in _TOKEN_RE.findall(text):
-            tok = raw
-            if "," in tok:
-                tok = tok.replace(",", "")
-            elif "'" in tok:
-                tok = tok.removesuffix("'s").replace("'", "")
-            if not tok or tok in self.stopwords:
-                continue
-            if self.stem:
-                tok = s_stem(tok)
-            out.append(tok)
-        return out
+        tokens: list[str] = _TOKEN_RE.findall(text)
+        if "," in text or "'" in text:
+            tokens = [_fold(t) for t in tokens]
+        stop = self.stopwords
+        out = [t for t in tokens if t and t not in stop]
+        return [s_stem(t) for t in out] if self.stem else out
 
     def describe(self) -> dict[str, Any]:
         words = "\n".join(sorted(self.stopwords)).encode("utf-8")
@@ -216,6 +218,16 @@ class BM25Retriever:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if len(parts_ids) == 1:
             return parts_ids[0], parts_val[0]
+        n = len(self._corpus)
+        if sum(len(p) for p in parts_ids) * 8 >= n:
+            # long postings: accumulate into a dense vector (no sort); same addition order
+            acc = np.zeros(n, dtype=np.float64)
+            matched = np.zeros(n, dtype=bool)
+            for ids, val in zip(parts_ids, parts_val, strict=True):
+                acc[ids] += val
+                matched[ids] = True
+            hit = np.flatnonzero(matched)
+            return hit.astype(np.int64, copy=False), acc[hit]
         uniq, inverse = np.unique(np.concatenate(parts_ids), return_inverse=True)
         summed = np.bincount(inverse, weights=np.concatenate(parts_val), minlength=len(uniq))
         return uniq.astype(np.int64, copy=False), summed.astype(np.float64, copy=False)
