@@ -275,6 +275,47 @@ def test_bm25_search_many_equals_repeated_search(bm25: BM25Retriever) -> None:
     assert bm25.search_many(queries, k=3) == [bm25.search(q, k=3) for q in queries]
 
 
+def _reference_bm25(docs: list[list[str]], query: list[str], k1: float, b: float) -> list[float]:
+    """Textbook BM25, one passage and one query token at a time."""
+    n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    out = []
+    for d in docs:
+        score = 0.0
+        for t in query:
+            df = sum(t in other for other in docs)
+            tf = d.count(t)
+            if tf:
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(d) / avgdl))
+        out.append(score)
+    return out
+
+
+@pytest.mark.parametrize(("k1", "b"), [(1.5, 0.75), (0.9, 0.4), (1.2, 1.0), (2.0, 0.0)])
+def test_bm25_matches_reference_on_generated_corpus(k1: float, b: float) -> None:
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(40)]
+    p = 1 / np.arange(1, 41)
+    texts = [
+        " ".join(rng.choice(words, size=int(rng.integers(1, 15)), p=p / p.sum()))
+        for _ in range(300)
+    ]
+    corpus = Corpus.from_passages(Passage(id=str(i), text=t) for i, t in enumerate(texts))
+    retriever = BM25Retriever(corpus, k1=k1, b=b)
+    docs = [tokenize(t) for t in texts]
+    # rare terms take the sparse path (few postings), common ones the dense accumulator
+    for query in ["w39 w38", "w37 w30 w37", "w0 w1 w2", "w0 w39", "w5"]:
+        expected = _reference_bm25(docs, tokenize(query), k1, b)
+        hits = retriever.search(query, k=300)
+        assert len(hits) == sum(s > 0 for s in expected)
+        for h in hits:
+            assert h.score == pytest.approx(expected[int(h.id)], abs=1e-9)
+        ranked = sorted(
+            (i for i, s in enumerate(expected) if s > 0), key=lambda i: (-expected[i], i)
+        )
+        assert [int(h.id) for h in hits][:5] == ranked[:5]
+
+
 def test_bm25_stemming_is_optional(corpus: Corpus) -> None:
     assert BM25Retriever(corpus).search("flood") == []
     stemmed = BM25Retriever(corpus, tokenizer=Tokenizer(stem=True))
