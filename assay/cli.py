@@ -239,6 +239,21 @@ def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")])
     _print_run_table(run_dir)
 
 
+@app.command("import-medscore")
+def import_medscore(
+    source: Annotated[Path, typer.Argument(help="MedScore output dir or one of its files.")],
+    output_dir: Annotated[Path, typer.Option(help="Run directory to create.")],
+    dataset: Annotated[str, typer.Option(help="Dataset name in the records.")] = "medscore",
+) -> None:
+    """Import MedScore's released per-claim files as a run and score them under assay's
+    rules (unparsable verdicts unscored, not supported) — no model is called."""
+    from assay.runs._imported import import_medscore_run
+
+    import_medscore_run(source, output_dir, dataset=dataset)
+    _console().print(f"imported {source} → {output_dir}")
+    _print_run_table(output_dir)
+
+
 @app.command()
 def reparse(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
     """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""

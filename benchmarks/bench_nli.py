@@ -23,6 +23,7 @@ Target: assay >= 3x the naive loop's pairs/s. Exit status 1 when missed.
 Usage::
 
     python benchmarks/bench_nli.py [--pairs 512] [--batch-size 32] [--repeat 1] [--json]
+                                   [--threads N]
 """
 
 from __future__ import annotations
@@ -192,7 +193,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="best of N for each phase")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads(N) first (default: leave torch's default)",
+    )
     args = parser.parse_args()
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     info = machine()
     tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-"))

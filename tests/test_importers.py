@@ -711,3 +711,36 @@ def test_real_samples_auto_detect() -> None:
     pubmedqa = _shared("pubmedqa") / "pqal_test_sample.jsonl"
     with pytest.raises(DatasetError, match="field 'answer': missing"):
         load_answers(pubmedqa)  # no answer field: it is not an answers dataset
+
+
+def test_import_medscore_cli_makes_a_run_and_scores_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = _medscore_run(tmp_path / "ms")
+    out = tmp_path / "imported"
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "import-medscore", str(folder), "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    import json
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    row = metrics["factuality"]["scores"]["rows"][0]
+    # 4 claims: the empty verdict MedScore scored 1.0 is a parse_error here (unscored)
+    assert row["n_claims"] == 4 and row["n_parse_error"] == 1 and row["n_scored"] == 3
+    assert row["micro"] == pytest.approx(2 / 3)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["imported_from"]["tool"] == "MedScore"
+    # recompute reproduces the same metrics from the imported files
+    again = subprocess.run(
+        [sys.executable, "-m", "assay", "recompute", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "metrics.json").read_text()) == metrics

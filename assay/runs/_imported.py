@@ -1,0 +1,90 @@
+"""Turn another tool's released per-claim files into an assay run directory.
+
+The point is to recompute published numbers under assay's rules (an unparsable verdict
+is unscored, never supported) without calling any model.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.errors import RunError
+from assay.runs._environment import environment
+from assay.runs._factuality import stage_stats
+from assay.runs._metrics import (
+    CLAIMS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+    compute_metrics,
+)
+from assay.runs._store import MANIFEST_FILE, METRICS_FILE, write_json_atomic, write_jsonl_atomic
+
+
+def import_medscore_run(
+    source: str | Path,
+    run_dir: str | Path,
+    *,
+    dataset: str = "medscore",
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Write MedScore outputs as a complete run directory; returns the metrics."""
+    from assay.datasets import import_medscore_outputs, medscore_reported_scores
+
+    run = Path(run_dir)
+    if (run / MANIFEST_FILE).exists():
+        raise RunError("run directory already holds a run; choose another", file=run)
+    run.mkdir(parents=True, exist_ok=True)
+    sentences, claims, verifications = import_medscore_outputs(source, dataset=dataset)
+    write_jsonl_atomic(run / SENTENCES_FILE, sentences)
+    write_jsonl_atomic(run / CLAIMS_FILE, claims)
+    write_jsonl_atomic(run / VERIFICATIONS_FILE, verifications)
+    metrics = compute_metrics(run, n_boot=n_boot, seed=seed)
+    try:
+        reported = medscore_reported_scores(source)
+    except Exception:  # no output.jsonl among the sources: nothing to compare with
+        reported = {}
+    write_json_atomic(run / METRICS_FILE, metrics)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    manifest = {
+        "manifest_version": 1,
+        "run_id": uuid.uuid4().hex,
+        "name": f"import:{Path(source).name}",
+        "status": "complete",
+        "message": "imported from MedScore output files; no model was called",
+        "created_at": now,
+        "finished_at": now,
+        "environment": environment(Path.cwd()),
+        "imported_from": {"tool": "MedScore", "source": str(Path(source).resolve())},
+        "spec": {"bootstrap": n_boot, "seed": seed},
+        "factuality": {
+            "datasets": [{"name": dataset, "path": str(source)}],
+            "decomposer": {"kind": "imported", "id": "medscore", "stats": stage_stats(sentences)},
+            "verifiers": [
+                {"kind": "imported", "id": "medscore", "stats": stage_stats(verifications)}
+            ],
+            "planned_verifications": len(verifications),
+            "recorded_verifications": len(verifications),
+            "reported_scores": {
+                "n": len(reported),
+                "mean": _mean([v for v in reported.values() if v is not None]),
+            },
+        },
+        "outputs": {
+            "run_dir": str(run.resolve()),
+            "manifest": MANIFEST_FILE,
+            "metrics": METRICS_FILE,
+            "sentences": SENTENCES_FILE,
+            "claims": CLAIMS_FILE,
+            "verifications": VERIFICATIONS_FILE,
+        },
+    }
+    write_json_atomic(run / MANIFEST_FILE, manifest)
+    return metrics
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
