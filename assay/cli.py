@@ -149,7 +149,9 @@ def report(
         import pandas as pd
 
         from assay.report import render_html_report
-        from assay.runs import JUDGMENTS_FILE, latest_records
+        from assay.runs import JUDGMENTS_FILE, METRICS_FILE, latest_records
+
+        metrics = read_json(run_dir / METRICS_FILE)  # both parts: forcebench and factuality
 
         records = None
         judges = manifest.get("judges") or []
@@ -162,7 +164,7 @@ def report(
             )
         target = output if output is not None else run_dir / "report.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_html_report(manifest, frame, records), encoding="utf-8")
+        target.write_text(render_html_report(manifest, metrics, records), encoding="utf-8")
         sys.stdout.write(f"{target}\n")
         return
     if format != "table":

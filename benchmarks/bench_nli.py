@@ -23,7 +23,7 @@ Target: assay >= 3x the naive loop's pairs/s. Exit status 1 when missed.
 Usage::
 
     python benchmarks/bench_nli.py [--pairs 512] [--batch-size 32] [--repeat 1] [--json]
-                                   [--threads N]
+                                   [--evidence-words MIN MAX] [--threads N]
 """
 
 from __future__ import annotations
@@ -82,14 +82,17 @@ def build_model(directory: Path, seed: int) -> None:
     )
 
 
-def make_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+def make_pairs(
+    n: int, seed: int, evidence_words: tuple[int, int] = (10, 200)
+) -> list[tuple[str, str]]:
     rng = random.Random(seed + 1)
     vocab = WORDS + pseudo_words(random.Random(seed), 9000)
+    low, high = (math.log(w) for w in evidence_words)
     pairs = []
     for _ in range(n):
-        evidence_words = int(math.exp(rng.uniform(math.log(10), math.log(200))))
+        words = int(math.exp(rng.uniform(low, high)))
         claim = synthetic_text(rng, rng.randint(6, 30), vocab)
-        pairs.append((synthetic_text(rng, evidence_words, vocab), claim))
+        pairs.append((synthetic_text(rng, words, vocab), claim))
     return pairs
 
 
@@ -192,6 +195,15 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=1, help="best of N for each phase")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--evidence-words",
+        type=int,
+        nargs=2,
+        default=(10, 200),
+        metavar=("MIN", "MAX"),
+        help="evidence length range in words, log-uniform (default 10 200; at most ~200 "
+        "so every pair fits in 512 tokens)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--threads",
@@ -212,7 +224,7 @@ def main() -> int:
         t0 = time.perf_counter()
         build_model(directory, args.seed)
         build_s = time.perf_counter() - t0
-        pairs = make_pairs(args.pairs, args.seed)
+        pairs = make_pairs(args.pairs, args.seed, tuple(args.evidence_words))
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(directory)
@@ -240,6 +252,7 @@ def main() -> int:
         result = {
             "pairs": n,
             "batch_size": args.batch_size,
+            "evidence_words": list(args.evidence_words),
             "tokens_per_pair": {
                 "min": lengths[0],
                 "median": lengths[n // 2],
@@ -282,7 +295,8 @@ def main() -> int:
         t = result["tokens_per_pair"]
         print(f"model: {result['model']}, vocab {result['vocab_size']}")
         print(
-            f"pairs: {n}, tokens/pair min {t['min']} median {t['median']} "
+            f"pairs: {n} (evidence {args.evidence_words[0]}-{args.evidence_words[1]} words), "
+            f"tokens/pair min {t['min']} median {t['median']} "
             f"mean {t['mean']} max {t['max']}; batch size {args.batch_size}; best of "
             f"{args.repeat}"
         )

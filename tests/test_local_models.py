@@ -461,6 +461,9 @@ async def test_load_errors_name_the_path(root: Path, chat_tok: Any, nli_dir: Pat
     with pytest.raises(ModelConfigError, match="no-such-model"):
         await client.complete(_request())
     assert client.describe()["fingerprint"] is None  # describing never raises
+    hub = make_client(ModelConfig(model="hf/assay-tests/not-downloaded"))
+    with pytest.raises(ModelConfigError, match="never downloads"):
+        hub.preflight()  # type: ignore[attr-defined]
     # a model directory whose tokenizer has no chat template
     plain = root / "lm-no-template"
     shutil.copytree(root / "lm", plain, dirs_exist_ok=True)

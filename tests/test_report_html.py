@@ -206,3 +206,327 @@ def test_cli_writes_html(demo_run: Path, tmp_path: Path) -> None:
 
     result = runner.invoke(app, ["report", str(demo_run), "--format", "markdown"])
     assert result.exit_code == 0 and result.output.startswith("| judge |")
+
+
+# --------------------------------------------------------------------------- factuality
+
+BOTH_SPEC = Path(__file__).parents[1] / "examples/demo.toml"
+FACT_ONLY = """
+name = "fact-only"
+bootstrap = 200
+[factuality]
+datasets = [{ name = "factuality-demo", path = "builtin:factuality-demo" }]
+decomposer = { kind = "sentence" }
+verifiers = [{ kind = "overlap" }]
+"""
+
+
+class _Sections(HTMLParser):
+    """Ids of the <section>s, tables by class with their cell texts, h2/h3 texts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sections: list[str] = []
+        self.headings: list[str] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: list[str | None] = []
+        self._cell: list[str] | None = None
+        self._heading: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "section" and a.get("id"):
+            self.sections.append(str(a["id"]))
+        if tag in ("h2", "h3"):
+            self._heading = []
+        if tag == "table":
+            self._table.append(a.get("class"))
+            self.tables.setdefault(str(a.get("class")), [])
+        if tag == "tr" and self._table:
+            self.tables[str(self._table[-1])].append([])
+        if tag in ("td", "th") and self._table:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("h2", "h3") and self._heading is not None:
+            self.headings.append("".join(self._heading).strip())
+            self._heading = None
+        if tag in ("td", "th") and self._cell is not None and self._table:
+            self.tables[str(self._table[-1])][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        if tag == "table" and self._table:
+            self._table.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
+
+
+def sections(page: str) -> _Sections:
+    parser = _Sections()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def _run(spec: Path, out: Path) -> Path:
+    outcome = Runner(load_spec(spec), RunOptions(output_dir=str(out), progress=False)).run()
+    assert outcome.status == "complete"
+    return out
+
+
+@pytest.fixture(scope="module")
+def both_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run(BOTH_SPEC, tmp_path_factory.mktemp("both") / "run")
+
+
+@pytest.fixture(scope="module")
+def fact_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("fact")
+    spec = base / "spec.toml"
+    spec.write_text(FACT_ONLY, encoding="utf-8")
+    return _run(spec, base / "run")
+
+
+def load_all(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    return read_json(run_dir / MANIFEST_FILE), read_json(run_dir / METRICS_FILE)
+
+
+def test_run_with_both_parts_renders_both_sections(both_run: Path) -> None:
+    manifest, metrics = load_all(both_run)
+    assert metrics["forcebench"] and metrics["factuality"]
+    page = render_html_report(manifest, metrics)
+    check(page)
+    parsed = sections(page)
+    for sid in ("summary", "charts", "groups", "statuses", "factuality", "repro"):
+        assert sid in parsed.sections
+    assert "ForceBench summary" in parsed.headings and "Factuality" in parsed.headings
+    assert "ForceBench + factuality run report" in page
+    # the ForceBench part is the same as from the frame alone
+    assert len(parsed.tables["summary"]) == 1 + 5
+
+    row = metrics["factuality"]["scores"]["rows"][0]
+    head, *body = parsed.tables["fact-summary"]
+    assert head[:8] == [
+        "verifier",
+        "model",
+        "prompt",
+        "responses",
+        "0-claim rate",
+        "claims",
+        "scored",
+        "unscored",
+    ]
+    assert head[8].startswith("macro") and head[9].startswith("micro")
+    assert len(body) == 1 and body[0][0] == row["verifier_id"]
+    cells = body[0]
+    assert cells[3] == str(row["n_responses"]) and cells[5] == str(row["n_claims"])
+    assert cells[8] == f"{row['macro']:.3f}[{row['macro_lo']:.3f}, {row['macro_hi']:.3f}]"
+    assert cells[9] == f"{row['micro']:.3f}[{row['micro_lo']:.3f}, {row['micro_hi']:.3f}]"
+    # macro/micro chart and the stacked outcome bar
+    assert 'aria-label="Macro and micro factuality per verifier' in page
+    assert 'aria-label="Claim outcomes per verifier' in page
+    assert f"{row['n_supported']:,} of {row['n_claims']:,} claims" in page
+    # the pipeline in the reproducibility box
+    assert "Factuality pipeline" in parsed.headings
+    repro = {r[0]: r for r in parsed.tables["repro-judges"][1:]}
+    assert any(k.startswith("decomposer") and "sentence" in k for k in repro)
+    assert any(row["verifier_id"] in k and "threshold 0.7" in r[3] for k, r in repro.items())
+
+
+def test_factuality_only_run_renders_without_forcebench(fact_run: Path) -> None:
+    manifest, metrics = load_all(fact_run)
+    assert metrics["forcebench"] is None and metrics["factuality"]
+    page = render_html_report(manifest, metrics)
+    check(page)
+    parsed = sections(page)
+    assert parsed.sections == ["factuality", "repro"]
+    assert "summary" not in parsed.tables and "statuses" not in parsed.tables
+    assert "MVR" not in page and "judgments" not in page
+    assert "Factuality run report" in page
+    assert "fact-summary" in parsed.tables
+    # no gold labels in the demo data: no gold or correlation tables
+    assert "gold" not in parsed.tables and "correlation" not in parsed.tables
+
+
+def _fact_metrics(vid: str) -> dict[str, Any]:
+    counts = {
+        "n_supported": 5,
+        "n_unsupported": 2,
+        "n_contradicted": 1,
+        "n_parse_error": 3,
+        "n_refusal": 0,
+        "n_truncated": 0,
+        "n_api_error": 1,
+        "n_missing": 2,
+    }
+    row = {
+        "verifier_id": vid,
+        "model": "<i>model</i>",
+        "prompt_id": "p&q",
+        "prompt_version": 2,
+        "n_responses": 4,
+        "n_responses_scored": 3,
+        "n_zero_claim": 1,
+        "zero_claim_rate": 0.25,
+        "n_claims": 14,
+        "n_scored": 8,
+        "n_unscored": 6,
+        **counts,
+        "macro": 0.61,
+        "macro_lo": 0.4,
+        "macro_hi": 0.8,
+        "micro": 0.625,
+        "micro_lo": 0.3,
+        "micro_hi": 0.9,
+        "macro_length_penalized": 0.5,
+        "macro_length_penalized_lo": 0.2,
+        "macro_length_penalized_hi": 0.7,
+    }
+    gold = {
+        "verifier_id": vid,
+        "unscored": "exclude",
+        "n": 8,
+        "n_gold": 14,
+        "n_excluded_unscored": 6,
+        "tp": 4,
+        "fp": 1,
+        "fn": 1,
+        "tn": 2,
+        "accuracy": 0.75,
+        "balanced_accuracy": 0.733,
+        "precision": 0.8,
+        "recall": 0.8,
+        "f1": 0.8,
+        "confusion": {
+            "supported": {"supported": 4, "not_supported": 1},
+            "not_supported": {"supported": 1, "not_supported": 2},
+        },
+        "label_confusion": {"supported": {"supported": 4, "parse_error": 3, "<b>x</b>": 1}},
+    }
+    corr = {
+        "verifier_id": vid,
+        "n": 4,
+        "n_predicted": 3,
+        "n_gold": 4,
+        "spearman": 0.42,
+        "spearman_lo": -0.1,
+        "spearman_hi": 0.9,
+        "n_boot_degenerate": 0,
+    }
+    return {
+        "scores": {
+            "rows": [row],
+            "n_boot": 100,
+            "seed": 0,
+            "confidence": 0.95,
+            "length_penalty": "factscore",
+            "gamma": 10,
+        },
+        "gold": {"rows": [gold], "positive": ["supported"], "unscored": "exclude"},
+        "correlation": {
+            "rows": [corr],
+            "gold_source": "given",
+            "predicted": "factuality",
+            "n_boot": 100,
+            "seed": 0,
+            "confidence": 0.95,
+        },
+    }
+
+
+def test_factuality_strings_are_escaped_and_every_part_renders() -> None:
+    manifest: dict[str, Any] = {
+        "name": "n",
+        "status": "complete",
+        "factuality": {
+            "datasets": [{"name": "<b>ds</b>", "path": "/x/<y>.jsonl", "sha256": "ab", "rows": 4}],
+            "decomposer": {
+                "kind": "llm-decomposer",
+                "id": "<svg onload=alert(1)>",
+                "client": {"provider": "openai", "model": "<m>", "api_base": "http://h/'\""},
+                "prompt": {"id": "d<p>", "version": 1, "sha256": "cafe", "file": "/<f>"},
+                "decoding": {"temperature": 0.0},
+                "stats": {"recorded": 4, "claims": 14, "by_status": {"ok": 3, "refusal": 1}},
+            },
+            "verifiers": [
+                {
+                    "kind": "llm-retrieval",
+                    "id": EVIL,
+                    "client": {"provider": "openai", "model": "<i>model</i>"},
+                    "prompt": {"id": "p&q", "version": 2, "sha256": "beef", "file": "/a/<b>"},
+                    "parser": "<legacy>",
+                    "parser_version": "v<1>",
+                    "threshold": 0.5,
+                    "retriever": {
+                        "kind": "<bm25>",
+                        "k1": 1.5,
+                        "corpus": {"path": "/c/<d>.jsonl", "sha256": "ff", "size": 3},
+                    },
+                    "top_k": 3,
+                    "stats": {"recorded": 12, "planned": 14, "requests_sent": 12},
+                }
+            ],
+            "planned_verifications": 14,
+            "recorded_verifications": 12,
+        },
+    }
+    page = render_html_report(manifest, {"forcebench": None, "factuality": _fact_metrics(EVIL)})
+    check(page)
+    assert "<script" not in page and "<svg onload" not in page and "<i>model" not in page
+    for raw in ("<b>ds", "<b>x", "<m>", "<p>", "<f>", "<legacy>", "<bm25>", "<d>", "<1>"):
+        assert raw not in page
+    assert html.escape(EVIL) in page
+    assert "p&amp;q@2" in page and "&lt;legacy&gt;" in page and "v&lt;1&gt;" in page
+    assert "&lt;bm25&gt;" in page and "top 3" in page and "threshold 0.5" in page
+    parsed = sections(page)
+    row = parsed.tables["fact-summary"][1]
+    # unscored total and its breakdown; macro, micro and the length-penalized macro
+    assert row[7] == "6parse error 3api error 1missing 2"
+    assert row[8:] == ["0.610[0.400, 0.800]", "0.625[0.300, 0.900]", "0.500[0.200, 0.700]"]
+    assert parsed.tables["gold"][1][1:] == [
+        "0.750",
+        "0.733",
+        "0.800",
+        "0.800",
+        "0.800",
+        "8",
+        "6",
+        "14",
+    ]
+    assert parsed.tables["confusion"][1:] == [["supported", "4", "1"], ["not supported", "1", "2"]]
+    # the raw label table shows unscored statuses and the odd label, escaped
+    assert parsed.tables["confusion raw"][0][1:] == ["supported", "parse error", "<b>x</b>"]
+    assert parsed.tables["correlation"][1][1:4] == ["0.420", "[-0.100, 0.900]", "4"]
+    # every outcome segment, the unscored ones hatched
+    for status, n in (("parse error", 3), ("api error", 1), ("missing", 2)):
+        assert f"{html.escape(EVIL)} · {status}: {n} of 14 claims" in page
+    assert page.count('fill="url(#assay-unscored)"') == 3
+    assert "8 scored · 6 unscored (42.9%)" in page
+
+
+def test_metrics_dict_without_parts_renders() -> None:
+    assert "No metrics yet" in render_html_report({}, {})
+    page = render_html_report({}, {"forcebench": None, "factuality": None})
+    assert page.startswith("<!DOCTYPE html>") and "No metrics yet" in page
+    page = render_html_report({"factuality": {"verifiers": [{"id": "v", "kind": "x"}]}}, {})
+    assert "No factuality metrics yet" in page and "summary" not in sections(page).sections
+
+
+@pytest.mark.parametrize("which", ["both", "fact"])
+def test_cli_writes_html_for_factuality_runs(
+    which: str, both_run: Path, fact_run: Path, tmp_path: Path
+) -> None:
+    run_dir = both_run if which == "both" else fact_run
+    target = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(run_dir), "-f", "html", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    page = target.read_text(encoding="utf-8")
+    check(page)
+    found = sections(page).sections
+    assert "factuality" in found
+    assert ("summary" in found) == (which == "both")
+    manifest, metrics = load_all(run_dir)
+    assert page == render_html_report(manifest, metrics)
