@@ -204,7 +204,7 @@ def test_expertqa_given_claims_end_to_end(tmp_path: Path) -> None:
 name = "eqa"
 bootstrap = 200
 [factuality]
-datasets = [{{ path = "{SHARED / 'expertqa'}", format = "expertqa" }}]
+datasets = [{{ path = "{SHARED / "expertqa"}", format = "expertqa" }}]
 decomposer = {{ kind = "given" }}
 verifiers = [{{ kind = "overlap", threshold = 0.5 }}]
 """,

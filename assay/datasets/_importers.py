@@ -869,8 +869,6 @@ def _medscore_kind(p: Path) -> str:
     )
 
 
-
-
 def read_true_false(raw: str) -> tuple[bool | None, str]:
     """Strict reading of a True/False verifier output: (verdict, rule) or (None, why).
 
