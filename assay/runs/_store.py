@@ -79,20 +79,8 @@ def repair_partial_tail(path: Path) -> int:
 
 
 def iter_records(path: Path) -> Iterator[JudgmentRecord]:
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            if not line.endswith("\n"):
-                return  # a partial tail is not a record
-            try:
-                yield JudgmentRecord.model_validate_json(line)
-            except ValidationError as exc:
-                raise RunError(
-                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
-                ) from None
+    """Judgment records of a run, in file order (see `iter_jsonl`)."""
+    return iter_jsonl(path, JudgmentRecord)
 
 
 def latest_records(path: Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
