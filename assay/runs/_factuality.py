@@ -22,6 +22,7 @@ from assay.errors import SpecError
 from assay.outcomes import Status
 from assay.prompts import PromptRegistry
 from assay.runs._build import ClientPool, decoding_for, model_config_for
+from assay.runs._manifest import identity_fields
 from assay.runs._metrics import ANSWERS_FILE, CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
 from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
@@ -251,7 +252,7 @@ class FactualityStage:
                 for sentence in split_sentences(item.answer):
                     if (ds_name, item.id, sentence.id) not in done:
                         work.append((ds_name, item, sentence))
-        fields = _stage_fields(self.decomposer.describe())
+        fields = identity_fields(self.decomposer.describe())
         progress.start("decomposing", total=len(work) + len(done), done=len(done))
 
         async def handle(job: tuple[str, AnswerItem, Sentence]) -> None:
@@ -389,7 +390,7 @@ class FactualityStage:
             progress.advance(rec.status, cache_hit=rec.cache_hit)
             on_record(rec.status)
 
-        fields = {v.id: _stage_fields(v.describe()) for v in self.verifiers}
+        fields = {v.id: identity_fields(v.describe()) for v in self.verifiers}
         batched = [(v, c) for v, c in todo if hasattr(v, "verify_many")]
         single = [(v, c) for v, c in todo if not hasattr(v, "verify_many")]
 
@@ -457,20 +458,6 @@ async def _run_batched(
             verdicts = await many([to_verify(c) for _, c in part])
             for (v, c), verdict in zip(part, verdicts, strict=True):
                 record(v, c, verdict)
-
-
-def _stage_fields(info: dict[str, Any]) -> dict[str, Any]:
-    prompt = info.get("prompt") or {}
-    client = info.get("client") or {}
-    out = {
-        "model": client.get("model") or info.get("model"),
-        "prompt_id": prompt.get("id"),
-        "prompt_version": prompt.get("version"),
-        "prompt_sha256": prompt.get("sha256"),
-    }
-    if "parser_version" in info:
-        out["parser_version"] = info.get("parser_version")
-    return out
 
 
 def _given_record(dataset: str, item: AnswerItem) -> SentenceRecord:

@@ -9,6 +9,22 @@ from assay.outcomes import Status
 from assay.runs._records import JudgmentRecord
 
 
+def identity_fields(info: dict[str, Any]) -> dict[str, Any]:
+    """Record fields naming what produced a record (model, prompt, parser), taken from a
+    component's `describe()`; computed once per component, not per record."""
+    prompt = info.get("prompt") or {}
+    client = info.get("client") or {}
+    out = {
+        "model": client.get("model") or info.get("model"),
+        "prompt_id": prompt.get("id"),
+        "prompt_version": prompt.get("version"),
+        "prompt_sha256": prompt.get("sha256"),
+    }
+    if "parser_version" in info:
+        out["parser_version"] = info.get("parser_version")
+    return out
+
+
 def judge_stats(records: list[JudgmentRecord], planned: int) -> dict[str, Any]:
     """Requests, cache hits, retries, failures by status, tokens and cost for one judge.
 

@@ -25,7 +25,7 @@ from assay.judges._types import Judge, JudgeItem, Judgment, Status
 from assay.runs._build import ClientPool, build_judges
 from assay.runs._environment import environment, redact_secrets
 from assay.runs._factuality import FactualityStage, stage_stats
-from assay.runs._manifest import judge_stats
+from assay.runs._manifest import identity_fields, judge_stats
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
 from assay.runs._records import JudgmentRecord
@@ -79,19 +79,6 @@ class _Work:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _judge_fields(judge: Judge) -> dict[str, Any]:
-    """The record fields that identify a judge; computed once per judge, not per record."""
-    info = judge.describe()
-    prompt = info.get("prompt") or {}
-    return {
-        "model": (info.get("client") or {}).get("model"),
-        "prompt_id": prompt.get("id"),
-        "prompt_version": prompt.get("version"),
-        "prompt_sha256": prompt.get("sha256"),
-        "parser_version": info.get("parser_version"),
-    }
 
 
 def _record(work: _Work, judgment: Judgment, judge_fields: dict[str, Any]) -> JudgmentRecord:
@@ -338,7 +325,7 @@ class Runner:
         progress = _Progress(self.options.progress)
         fact_failed = 0
 
-        fields = {j.id: _judge_fields(j) for j in self.judges}
+        fields = {j.id: identity_fields(j.describe()) for j in self.judges}
         failed_now = _failed_count(records, failing)
         abort = asyncio.Event()
 
