@@ -7,6 +7,7 @@ from typing import Any
 from assay.decomposers._parse import DECOMPOSE_PARSER_VERSION, parse_claims
 from assay.decomposers._types import Claim, Decomposition, Sentence
 from assay.models import ChatRequest, Decoding, ModelClient
+from assay.models._prompted import PromptedModel
 from assay.outcomes import Status, Usage
 from assay.prompts import Prompt
 
@@ -16,8 +17,10 @@ def claim_id(answer_id: str, sentence_id: int, k: int) -> str:
     return f"{answer_id}:s{sentence_id}:c{k}"
 
 
-class LLMDecomposer:
+class LLMDecomposer(PromptedModel):
     """Splits a sentence into claims by asking a model with a versioned prompt."""
+
+    role = "decomposer"
 
     def __init__(
         self,
@@ -29,41 +32,19 @@ class LLMDecomposer:
         use_cache: bool = True,
         refresh_cache: bool = False,
     ) -> None:
-        if prompt.meta.task != "decompose":
-            raise ValueError(
-                f"prompt {prompt.ref} is a {prompt.meta.task!r} prompt, not a decompose prompt"
-            )
-        self.client = client
-        self.prompt = prompt
-        self.decoding = decoding or Decoding()
-        self.use_cache = use_cache
-        self.refresh_cache = refresh_cache
-        self._id = name or f"{client.config.model}::{prompt.ref}"
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    @property
-    def model(self) -> str:
-        return self.client.config.model
-
-    def warnings(self) -> list[str]:
-        if self.decoding.temperature > 0 and self.decoding.seed is None:
-            return [
-                f"decomposer {self.id} samples at temperature {self.decoding.temperature} "
-                "without a seed: its claims are not reproducible"
-            ]
-        return []
+        super().__init__(
+            client,
+            prompt,
+            tasks=("decompose",),
+            decoding=decoding,
+            name=name,
+            use_cache=use_cache,
+            refresh_cache=refresh_cache,
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
-            "kind": "llm-decomposer",
-            "id": self.id,
-            "client": self.client.describe(),
-            "prompt": self.prompt.identity(),
-            "decoding": self.decoding.model_dump(),
-            "output_cap_tokens": self.decoding.max_tokens,
+            **self.base_description("llm-decomposer"),
             "parser_version": DECOMPOSE_PARSER_VERSION,
         }
 
@@ -80,14 +61,8 @@ class LLMDecomposer:
             "answer": answer,
             "question": question,
         }
-        # model_construct, as LLMJudge does: the parts are already validated
-        return ChatRequest.model_construct(
-            messages=self.prompt.render(variables, where=where),
-            decoding=self.decoding,
-            response_schema=None,  # the output is line-based; JSON is accepted but not asked
-            schema_name=self.prompt.meta.output_schema,
-            sample_index=0,
-        )
+        # no response schema: the output is line-based; JSON is accepted but not asked
+        return self.build_request(variables, where=where)
 
     async def decompose(
         self, sentence: Sentence, *, answer: str, answer_id: str, question: str | None = None
@@ -95,14 +70,7 @@ class LLMDecomposer:
         request = self.request_for(
             sentence, answer=answer, question=question, where=f"{answer_id}:s{sentence.id}"
         )
-        result = await self.client.complete(
-            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-        )
-        base: dict[str, Any] = {
-            "attempts": result.attempts,
-            "cache_hit": result.cache_hit,
-            "latency_s": result.latency_s,
-        }
+        result, base = await self.call(request)
         raw = result.response
         if raw is None:
             return Decomposition(status=Status.API_ERROR, error=result.error, **base)

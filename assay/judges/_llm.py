@@ -6,12 +6,15 @@ from typing import Any
 
 from assay.judges._types import JudgeItem, Judgment, Status, Usage
 from assay.models import ChatRequest, Decoding, ModelClient
+from assay.models._prompted import PromptedModel
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt
 
 
-class LLMJudge:
+class LLMJudge(PromptedModel):
     """Scores an item by asking a model with a versioned prompt and parsing its verdict."""
+
+    role = "judge"
 
     def __init__(
         self,
@@ -24,41 +27,21 @@ class LLMJudge:
         use_cache: bool = True,
         refresh_cache: bool = False,
     ) -> None:
-        if prompt.meta.task != "judge":
-            raise ValueError(f"prompt {prompt.ref} is a {prompt.meta.task!r} prompt, not a judge")
-        self.client = client
-        self.prompt = prompt
-        self.decoding = decoding or Decoding()
+        super().__init__(
+            client,
+            prompt,
+            tasks=("judge",),
+            decoding=decoding,
+            name=name,
+            use_cache=use_cache,
+            refresh_cache=refresh_cache,
+        )
         self.sample_index = sample_index
-        self.use_cache = use_cache
-        self.refresh_cache = refresh_cache
-        self._id = name or f"{client.config.model}::{prompt.ref}"
         self._schema = prompt.output_model.model_json_schema()
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    @property
-    def model(self) -> str:
-        return self.client.config.model
-
-    def warnings(self) -> list[str]:
-        if self.decoding.temperature > 0 and self.decoding.seed is None:
-            return [
-                f"judge {self.id} samples at temperature {self.decoding.temperature} without "
-                "a seed: its judgments are not reproducible"
-            ]
-        return []
 
     def describe(self) -> dict[str, Any]:
         return {
-            "kind": "llm",
-            "id": self.id,
-            "client": self.client.describe(),
-            "prompt": self.prompt.identity(),
-            "decoding": self.decoding.model_dump(),
-            "output_cap_tokens": self.decoding.max_tokens,
+            **self.base_description("llm"),
             "parser_version": PARSER_VERSION,
             "sample_index": self.sample_index,
         }
@@ -66,26 +49,15 @@ class LLMJudge:
     def request_for(self, item: JudgeItem, *, where: str | None = None) -> ChatRequest:
         variables: dict[str, Any] = dict(item.extra)
         variables.update(claim=item.claim, evidence=item.evidence, question=item.question)
-        # model_construct: the parts are already validated, and validating the JSON schema
-        # dict on every call would copy it (and defeat the cache's schema-hash memo)
-        return ChatRequest.model_construct(
-            messages=self.prompt.render(variables, where=where),
-            decoding=self.decoding,
+        return self.build_request(
+            variables,
+            where=where,
             response_schema=self._schema,
-            schema_name=self.prompt.meta.output_schema,
             sample_index=self.sample_index,
         )
 
     async def __call__(self, item: JudgeItem, *, where: str | None = None) -> Judgment:
-        request = self.request_for(item, where=where)
-        result = await self.client.complete(
-            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-        )
-        base: dict[str, Any] = {
-            "attempts": result.attempts,
-            "cache_hit": result.cache_hit,
-            "latency_s": result.latency_s,
-        }
+        result, base = await self.call(self.request_for(item, where=where))
         raw = result.response
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)

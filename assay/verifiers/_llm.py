@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol
 
 from assay.datasets._answers import Passage
-from assay.models import ChatRequest, Decoding, ModelClient
+from assay.models import Decoding, ModelClient
+from assay.models._prompted import PromptedModel
 from assay.outcomes import Status
 from assay.prompts import Prompt
 from assay.verifiers._parse import (
@@ -43,8 +44,10 @@ class Retriever(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-class LLMVerifier:
+class LLMVerifier(PromptedModel):
     """Labels a claim with a model: `kind` decides the evidence, `parser` the reading."""
+
+    role = "verifier"
 
     def __init__(
         self,
@@ -61,34 +64,31 @@ class LLMVerifier:
         use_cache: bool = True,
         refresh_cache: bool = False,
     ) -> None:
-        expected = "nli" if kind == "nli" else "verify"
-        if prompt.meta.task != expected:
-            raise ValueError(f"a {kind} verifier needs a {expected!r} prompt, got {prompt.ref}")
         if kind == "retrieval" and retriever is None:
             raise ValueError("a retrieval verifier needs a retriever")
         if kind == "nli" and parser != "strict":
             raise ValueError("the legacy parser reads True/False answers, not NLI labels")
-        self.client = client
-        self.prompt = prompt
+        suffix = "" if parser == "strict" else f"+{parser}"
+        super().__init__(
+            client,
+            prompt,
+            tasks=("nli",) if kind == "nli" else ("verify",),
+            decoding=decoding,
+            name=name,
+            default_id=f"{kind}:{client.config.model}::{prompt.ref}{suffix}",
+            use_cache=use_cache,
+            refresh_cache=refresh_cache,
+        )
         self.kind = kind
-        self.decoding = decoding or Decoding()
         self.parser = parser
         self.threshold = threshold
         self.retriever = retriever
         self.top_k = top_k
-        self.use_cache = use_cache
-        self.refresh_cache = refresh_cache
         self.legacy_rule: LegacyRule | None = (
             None
             if parser == "strict"
             else ("medscore" if parser == "legacy-medscore" else "factscore")
         )
-        suffix = "" if parser == "strict" else f"+{parser}"
-        self._id = name or f"{kind}:{client.config.model}::{prompt.ref}{suffix}"
-
-    @property
-    def id(self) -> str:
-        return self._id
 
     @property
     def parser_version(self) -> str:
@@ -98,12 +98,7 @@ class LLMVerifier:
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "kind": f"llm-{self.kind}",
-            "id": self.id,
-            "client": self.client.describe(),
-            "prompt": self.prompt.identity(),
-            "decoding": self.decoding.model_dump(),
-            "output_cap_tokens": self.decoding.max_tokens,
+            **self.base_description(f"llm-{self.kind}"),
             "parser": self.parser,
             "parser_version": self.parser_version,
         }
@@ -137,22 +132,9 @@ class LLMVerifier:
         variables: dict[str, Any] = {"claim": item.claim, "question": item.question}
         if self.kind != "internal":
             variables["passages"] = [p.model_dump() for p in passages]
-        request = ChatRequest.model_construct(
-            messages=self.prompt.render(variables, where=f"claim {item.claim_id}"),
-            decoding=self.decoding,
-            response_schema=None,
-            schema_name=self.prompt.meta.output_schema,
-            sample_index=0,
-        )
-        result = await self.client.complete(
-            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-        )
-        base: dict[str, Any] = {
-            "attempts": result.attempts,
-            "cache_hit": result.cache_hit,
-            "latency_s": result.latency_s,
-            "evidence": used,
-        }
+        request = self.build_request(variables, where=f"claim {item.claim_id}")
+        result, base = await self.call(request)
+        base["evidence"] = used
         raw = result.response
         if raw is None:
             return Verdict(status=Status.API_ERROR, error=result.error, **base)

@@ -1,0 +1,97 @@
+"""What every LLM component (judge, decomposer, verifier) shares: a client, a versioned
+prompt, decoding settings, a stable id, and one way to call and account for a request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.models._config import Decoding
+from assay.models._types import CallResult, ChatRequest
+from assay.prompts._prompt import Prompt
+
+
+class PromptedModel:
+    """Base for components that render a prompt and ask a model client."""
+
+    #: word used in warnings ("judge", "decomposer", "verifier")
+    role = "component"
+
+    def __init__(
+        self,
+        client: Any,
+        prompt: Prompt,
+        *,
+        tasks: tuple[str, ...],
+        decoding: Decoding | None = None,
+        name: str | None = None,
+        default_id: str | None = None,
+        use_cache: bool = True,
+        refresh_cache: bool = False,
+    ) -> None:
+        if prompt.meta.task not in tasks:
+            raise ValueError(
+                f"prompt {prompt.ref} is a {prompt.meta.task!r} prompt, not a "
+                f"{' or '.join(tasks)} prompt (a {self.role} needs one)"
+            )
+        self.client = client
+        self.prompt = prompt
+        self.decoding = decoding or Decoding()
+        self.use_cache = use_cache
+        self.refresh_cache = refresh_cache
+        self._id = name or default_id or f"{client.config.model}::{prompt.ref}"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def model(self) -> str:
+        return str(self.client.config.model)
+
+    def warnings(self) -> list[str]:
+        if self.decoding.temperature > 0 and self.decoding.seed is None:
+            return [
+                f"{self.role} {self.id} samples at temperature {self.decoding.temperature} "
+                "without a seed: its outputs are not reproducible"
+            ]
+        return []
+
+    def base_description(self, kind: str) -> dict[str, Any]:
+        """The manifest fields every LLM component has."""
+        return {
+            "kind": kind,
+            "id": self.id,
+            "client": self.client.describe(),
+            "prompt": self.prompt.identity(),
+            "decoding": self.decoding.model_dump(),
+            "output_cap_tokens": self.decoding.max_tokens,
+        }
+
+    def build_request(
+        self,
+        variables: dict[str, Any],
+        *,
+        where: str | None = None,
+        response_schema: dict[str, Any] | None = None,
+        sample_index: int = 0,
+    ) -> ChatRequest:
+        # model_construct: the parts are already validated, and validating the JSON schema
+        # dict on every call would copy it (and defeat the cache's schema-hash memo)
+        return ChatRequest.model_construct(
+            messages=self.prompt.render(variables, where=where),
+            decoding=self.decoding,
+            response_schema=response_schema,
+            schema_name=self.prompt.meta.output_schema,
+            sample_index=sample_index,
+        )
+
+    async def call(self, request: ChatRequest) -> tuple[CallResult, dict[str, Any]]:
+        """Send a request; returns the result and the accounting fields every record has."""
+        result = await self.client.complete(
+            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+        )
+        return result, {
+            "attempts": result.attempts,
+            "cache_hit": result.cache_hit,
+            "latency_s": result.latency_s,
+        }
