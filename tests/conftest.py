@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +13,15 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# The whole session (module- and session-scoped fixtures and subprocesses included) gets
+# a throw-away home: no test may read or write the user's real ~/.cache, ~/.config, ...
+REAL_HOME = Path.home()
+SESSION_HOME = Path(tempfile.mkdtemp(prefix="assay-test-home-"))
+os.environ["HOME"] = str(SESSION_HOME)
+os.environ["XDG_CACHE_HOME"] = str(SESSION_HOME / ".cache")
+os.environ["ASSAY_CACHE_DIR"] = str(SESSION_HOME / ".cache" / "assay-session")
+atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
 
 from assay.testing import FakeOpenAIServer  # noqa: E402
 
