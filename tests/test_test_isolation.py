@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assay.models._cache import default_cache_dir
 from conftest import REAL_HOME, SESSION_HOME
+
+from assay.models._cache import default_cache_dir
 
 
 def test_home_is_a_throwaway_directory() -> None:
