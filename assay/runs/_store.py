@@ -78,12 +78,12 @@ def repair_partial_tail(path: Path) -> int:
         return size
 
 
-def iter_records(path: Path) -> Iterator[JudgmentRecord]:
+def iter_records(path: str | Path) -> Iterator[JudgmentRecord]:
     """Judgment records of a run, in file order (see `iter_jsonl`)."""
-    return iter_jsonl(path, JudgmentRecord)
+    return iter_jsonl(Path(path), JudgmentRecord)
 
 
-def latest_records(path: Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
+def latest_records(path: str | Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
     """One record per key; a later line for the same key supersedes an earlier one."""
     latest: dict[tuple[str, str, str, str], JudgmentRecord] = {}
     for record in iter_records(path):
