@@ -1,0 +1,220 @@
+"""Every command and code block in the README is executed here, in document order.
+
+The README is the first thing a user runs, so it must never drift from the code:
+- ```bash blocks: each command runs in a sandbox (a temp dir with the repository's files
+  linked in) and must exit 0. Install steps (`python3 -m venv ... && pip install ...`) are
+  what `.ci/run` itself does on a clean clone; here the part after the install runs, and the
+  test command must be the one `.ci/run` runs. `python -m pytest` is this suite (not re-run).
+  A command that sets a provider key runs against the loopback OpenAI-compatible server
+  (OPENAI_BASE_URL), and the fake-server command runs until it prints its URL.
+- ```python blocks run as scripts in the same sandbox.
+- ```toml blocks must parse and validate as (part of) a run spec.
+- ```text blocks are printed output: every line must appear in the output of the command
+  run just before the block.
+- A ```prompt block must load as a prompt file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from assay.testing import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+LINKED = ("assay", "tests", "examples", "benchmarks", "docs", "pyproject.toml", "README.md")
+INSTALL = re.compile(
+    r"^python3 -m venv \.venv && \. \.venv/bin/activate && pip install (?P<args>[^&]+?) && "
+    r"(?P<rest>.+)$"
+)
+FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
+
+
+@dataclass
+class Block:
+    lang: str
+    text: str
+    line: int
+
+
+def readme_blocks(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start, body = i + 1, []
+        i += 1
+        while i < len(lines) and lines[i].rstrip() != "```":
+            body.append(lines[i])
+            i += 1
+        blocks.append(Block(m.group("lang"), "\n".join(body) + "\n", start))
+        i += 1
+    return blocks
+
+
+def _commands(block: Block) -> list[str]:
+    out = []
+    for raw in block.text.splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    box = tmp_path_factory.mktemp("readme")
+    for name in LINKED:
+        (box / name).symlink_to(ROOT / name)
+    return box
+
+
+def _env(box: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["ASSAY_CACHE_DIR"] = str(box / "cache")
+    env["COLUMNS"] = "100"
+    return env
+
+
+def _run(cmd: str, box: Path, env: dict[str, str], timeout: float = 600) -> str:
+    done = subprocess.run(
+        ["bash", "-e", "-c", cmd],
+        cwd=box,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"README command failed: {cmd}\n{output}"
+    assert "Traceback" not in output, f"{cmd}\n{output}"
+    return done.stdout
+
+
+def _run_server_command(cmd: str, box: Path, env: dict[str, str]) -> str:
+    """A long-running command (the fake server): it must start and print its URL."""
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec {cmd}"],
+        cwd=box,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("http://127.0.0.1:"), first
+        return first
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _ci_command() -> str:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    m = re.search(r"pip install -q (?P<args>[^&]+?) && (?P<rest>python -m pytest[^\n]*)", ci)
+    assert m, ".ci/run no longer runs `pip install ... && python -m pytest`"
+    return f"{m.group('args').strip()} && {m.group('rest').strip()}"
+
+
+def run_bash_line(cmd: str, box: Path, env: dict[str, str]) -> str:
+    install = INSTALL.match(cmd)
+    if install:
+        args, rest = install.group("args").strip(), install.group("rest").strip()
+        if rest.startswith("python -m pytest"):
+            # The test command: exactly what CI runs (CI adds only pip's -q).
+            assert f"{args} && {rest}" == _ci_command()
+            return ""
+        cmd = rest  # the package is installed already (this suite runs inside it)
+    if cmd.startswith("pip install"):
+        return ""  # installs are exercised by .ci/run on a clean clone
+    if cmd.startswith("python -m pytest"):
+        return ""  # this suite itself
+    if cmd.startswith("python -m assay.testing"):
+        return _run_server_command(cmd, box, env)
+    if "_API_KEY=" in cmd.split(" assay ")[0]:
+        with FakeOpenAIServer() as srv:
+            hosted = dict(env, OPENAI_BASE_URL=srv.base_url)
+            out = _run(cmd + " --no-progress", box, hosted)
+            assert srv.stats.total > 0, "the hosted example sent no request"
+            return out
+    return _run(cmd, box, env)
+
+
+def check_toml(block: Block, box: Path) -> None:
+    """A spec, or a fragment of one (then checked with the demo dataset added)."""
+    from assay.runs import load_spec
+
+    data = tomllib.loads(block.text)
+    text = block.text
+    if "datasets" not in data and "factuality" not in data:
+        text += '\n[[datasets]]\npath = "builtin:forcebench-demo"\n'
+    spec = box / f"readme_{block.line}.toml"
+    spec.write_text(text, encoding="utf-8")
+    load_spec(spec)
+
+
+def check_prompt(block: Block, box: Path) -> None:
+    from assay.prompts import PromptRegistry
+
+    d = box / "readme-prompts"
+    d.mkdir(exist_ok=True)
+    meta = tomllib.loads(block.text.split("+++")[1])
+    (d / f"{meta['id']}.prompt").write_text(block.text, encoding="utf-8")
+    prompt = PromptRegistry([d], include_env=False).get(f"{meta['id']}@{meta['version']}")
+    assert prompt.meta.task == meta["task"]
+
+
+def check_output(block: Block, last_output: str) -> None:
+    def norm(s: str) -> str:
+        return " ".join(s.split())
+
+    produced = {norm(line) for line in last_output.splitlines()}
+    for line in block.text.splitlines():
+        if line.strip():
+            assert norm(line) in produced, (
+                f"README.md:{block.line}: this output line is not what the command prints "
+                f"now (regenerate it):\n{line}\n--- actual output ---\n{last_output}"
+            )
+
+
+def test_readme_blocks_are_all_of_known_kinds() -> None:
+    kinds = {b.lang for b in readme_blocks(README.read_text(encoding="utf-8"))}
+    assert kinds <= {"bash", "python", "toml", "text", "prompt"}, kinds
+
+
+def test_every_readme_block_runs(sandbox: Path) -> None:
+    env = _env(sandbox)
+    last_output = ""
+    for block in readme_blocks(README.read_text(encoding="utf-8")):
+        where = f"README.md:{block.line}"
+        if block.lang == "bash":
+            for cmd in _commands(block):
+                last_output = run_bash_line(cmd, sandbox, env) or last_output
+        elif block.lang == "python":
+            script = sandbox / f"readme_{block.line}.py"
+            script.write_text(block.text, encoding="utf-8")
+            last_output = _run(shlex.join([sys.executable, str(script)]), sandbox, env)
+        elif block.lang == "toml":
+            check_toml(block, sandbox)
+        elif block.lang == "prompt":
+            check_prompt(block, sandbox)
+        elif block.lang == "text":
+            check_output(block, last_output)
+        else:  # pragma: no cover - guarded by the test above
+            pytest.fail(f"{where}: unknown block kind {block.lang!r}")
