@@ -48,21 +48,32 @@ def run(
         bool, typer.Option(help="On resume, redo judgments that ended in api_error.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be sent and cost; send nothing.")
+    ] = False,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="--dry-run output: table or json.")
+    ] = "table",
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
     from assay.runs import Runner, RunOptions, load_spec
 
-    runner = Runner(
-        load_spec(spec),
-        RunOptions(
-            output_dir=str(output_dir) if output_dir else None,
-            use_cache=not no_cache,
-            refresh_cache=refresh_cache,
-            cache_dir=str(cache_dir) if cache_dir else None,
-            retry_errors=retry_errors,
-            progress=progress,
-        ),
+    options = RunOptions(
+        output_dir=str(output_dir) if output_dir else None,
+        use_cache=not no_cache,
+        refresh_cache=refresh_cache,
+        cache_dir=str(cache_dir) if cache_dir else None,
+        retry_errors=retry_errors,
+        progress=progress,
     )
+    if format not in ("table", "json") or (format != "table" and not dry_run):
+        raise AssayError(f"--format {format!r}: use table or json, with --dry-run")
+    if dry_run:
+        from assay.runs._dryrun import plan_run, print_plan
+
+        print_plan(plan_run(load_spec(spec), options), format)
+        return
+    runner = Runner(load_spec(spec), options)
     err = _console(stderr=True)
     for warning in runner.warnings:
         err.print(f"[yellow]warning:[/] {warning}")
@@ -378,6 +389,41 @@ def version() -> None:
     from assay import __version__
 
     print(__version__)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from assay import __version__
+
+        print(f"assay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Reproducible LLM judges and claim-level verification."""
+
+
+@app.command("list")
+def list_(
+    section: Annotated[
+        str | None,
+        typer.Argument(
+            help="judges, baselines, decomposers, verifiers, prompts or importers (default all)."
+        ),
+    ] = None,
+) -> None:
+    """List the judges, baselines, decomposers, verifiers, prompts and importers."""
+    from assay.catalog import print_catalog
+
+    print_catalog(section)
 
 
 def main() -> None:

@@ -14,6 +14,8 @@ from assay.datasets._forcebench import ForcePair
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+JSONL_SUFFIXES = (".jsonl", ".ndjson")  # ForceBench file formats, by suffix
+CSV_SUFFIXES = (".csv",)
 BUILTIN_DATASETS = {
     "forcebench-demo": "forcebench_demo.jsonl",
     "factuality-demo": "factuality_demo.jsonl",
@@ -89,7 +91,7 @@ def load_pairs(
     pairs: list[ForcePair] = []
     seen: dict[str, int] = {}
     suffix = resolved.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
+    if suffix in JSONL_SUFFIXES:
         # split on "\n" only: U+2028 and friends are legal inside JSON strings
         for lineno, text in enumerate(_decode(data, resolved).split("\n"), start=1):
             if not text.strip():
@@ -101,7 +103,7 @@ def load_pairs(
             pair = _validate(row, resolved, lineno)
             _check_unique(pair, seen, resolved, lineno)
             pairs.append(pair)
-    elif suffix == ".csv":
+    elif suffix in CSV_SUFFIXES:
         reader = csv.DictReader(io.StringIO(_decode(data, resolved), newline=""))
         lineno = 2  # the header is line 1; a quoted cell may span several lines
         for row in reader:

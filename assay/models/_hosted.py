@@ -166,14 +166,14 @@ class HostedClient:
             raise
         return raw, attempts
 
+    def cache_key(self, request: ChatRequest) -> str:
+        """The response-cache key for a request (also read by `assay run --dry-run`)."""
+        return cache_key(self.config, request, structured_mode=self.structured_mode())
+
     async def complete(
         self, request: ChatRequest, *, use_cache: bool = True, refresh_cache: bool = False
     ) -> CallResult:
-        key = (
-            cache_key(self.config, request, structured_mode=self.structured_mode())
-            if self.cache is not None
-            else None
-        )
+        key = self.cache_key(request) if self.cache is not None else None
         started = time.perf_counter()
         if self.cache is not None and key is not None and use_cache and not refresh_cache:
             hit = self.cache.get(key)

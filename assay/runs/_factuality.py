@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -223,6 +223,26 @@ class FactualityStage:
     def answers(self) -> list[tuple[str, AnswerItem]]:
         return [(ds.name, item) for ds in self.datasets for item in ds.items]
 
+    def recorded_sentences(
+        self, run_dir: Path, redo: set[Status] | None = None
+    ) -> dict[tuple[str, str, int], SentenceRecord]:
+        """Sentences an earlier session recorded, less those to redo (read-only)."""
+        done = {r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE, SentenceRecord)}
+        return {k: r for k, r in done.items() if r.status not in (redo or set())}
+
+    def sentence_work(
+        self, done: Mapping[tuple[str, str, int], Any]
+    ) -> list[tuple[str, AnswerItem, Sentence]]:
+        """(dataset, answer, sentence) still to decompose; also `assay run --dry-run`'s plan."""
+        from assay.decomposers import split_sentences
+
+        return [
+            (ds_name, item, sentence)
+            for ds_name, item in self.answers()
+            for sentence in split_sentences(item.answer)
+            if (ds_name, item.id, sentence.id) not in done
+        ]
+
     async def decompose_all(
         self,
         run_dir: Path,
@@ -234,10 +254,8 @@ class FactualityStage:
         redo: set[Status] | None = None,
     ) -> dict[tuple[str, str, int], SentenceRecord]:
         self.write_answers(run_dir)
-        path = run_dir / SENTENCES_FILE
-        writer = JudgmentWriter(path)
-        done = {r.key: r for r in iter_jsonl(path, SentenceRecord)}
-        done = {k: r for k, r in done.items() if r.status not in (redo or set())}
+        writer = JudgmentWriter(run_dir / SENTENCES_FILE)  # repairs a torn last line first
+        done = self.recorded_sentences(run_dir, redo)
         work: list[tuple[str, AnswerItem, Sentence]] = []
         if isinstance(self.decomposer, _GivenDecomposer):
             for ds_name, item in self.answers():
@@ -246,12 +264,7 @@ class FactualityStage:
                     writer.write(record)
                     done[record.key] = record
         else:
-            from assay.decomposers import split_sentences
-
-            for ds_name, item in self.answers():
-                for sentence in split_sentences(item.answer):
-                    if (ds_name, item.id, sentence.id) not in done:
-                        work.append((ds_name, item, sentence))
+            work = self.sentence_work(done)
         fields = identity_fields(self.decomposer.describe())
         progress.start("decomposing", total=len(work) + len(done), done=len(done))
 
@@ -321,6 +334,13 @@ class FactualityStage:
                 )
         return out
 
+    def recorded_verifications(
+        self, run_dir: Path, redo: set[Status] | None = None
+    ) -> dict[tuple[str, str, str, str], VerificationRecord]:
+        """Verdicts an earlier session recorded, less those to redo (read-only)."""
+        done = {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE, VerificationRecord)}
+        return {k: r for k, r in done.items() if r.status not in (redo or set())}
+
     async def verify_all(
         self,
         run_dir: Path,
@@ -332,10 +352,8 @@ class FactualityStage:
         progress: Any,
         redo: set[Status] | None = None,
     ) -> dict[tuple[str, str, str, str], VerificationRecord]:
-        path = run_dir / VERIFICATIONS_FILE
-        writer = JudgmentWriter(path)
-        done = {r.key: r for r in iter_jsonl(path, VerificationRecord)}
-        done = {k: r for k, r in done.items() if r.status not in (redo or set())}
+        writer = JudgmentWriter(run_dir / VERIFICATIONS_FILE)  # repairs a torn last line first
+        done = self.recorded_verifications(run_dir, redo)
         items = {(ds, a.id): a for ds, a in self.answers()}
         gold_evidence = {
             (ds, a.id, c.id): c.evidence for ds, a in self.answers() for c in a.gold_claims or []

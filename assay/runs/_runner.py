@@ -76,6 +76,14 @@ class _Work:
     def key(self) -> tuple[str, str, str, str]:
         return (self.dataset, self.pair.id, self.member.value, self.judge.id)
 
+    def item(self) -> JudgeItem:
+        """What the judge sees: this member's claim, the pair's evidence and question."""
+        return JudgeItem(
+            claim=self.pair.claim(self.member),
+            evidence=self.pair.evidence,
+            question=self.pair.question,
+        )
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -166,6 +174,12 @@ class Runner:
                         work.append(_Work(ds.name, pair, member, judge, where))
                 _ = line
         return work
+
+    def pending(self, planned: list[_Work], records: dict[Any, JudgmentRecord]) -> list[_Work]:
+        """Planned work not yet recorded (and, with retry_errors, work that ended in
+        api_error): what this session will run. Shared with `assay run --dry-run`."""
+        redo = {Status.API_ERROR} if self.options.retry_errors else set()
+        return [w for w in planned if w.key not in records or records[w.key].status in redo]
 
     def _check_same_run(self, manifest: dict[str, Any]) -> None:
         """Resuming is only sound into a directory made by the same spec and data."""
@@ -303,8 +317,7 @@ class Runner:
         judgments_path = run_dir / JUDGMENTS_FILE
         writer = JudgmentWriter(judgments_path)  # repairs a torn last line first
         records = latest_records(judgments_path)
-        redo = {Status.API_ERROR} if self.options.retry_errors else set()
-        todo = [w for w in planned if w.key not in records or records[w.key].status in redo]
+        todo = self.pending(planned, records)
         for w in todo:
             records.pop(w.key, None)  # a redone judgment no longer counts against the policy
         for judge_id in sorted({w.judge.id for w in todo}):
@@ -331,11 +344,7 @@ class Runner:
 
         async def handle(work: _Work) -> None:
             nonlocal failed_now
-            item = JudgeItem(
-                claim=work.pair.claim(work.member),
-                evidence=work.pair.evidence,
-                question=work.pair.question,
-            )
+            item = work.item()
             judge = work.judge
             if isinstance(judge, LLMJudge):  # names the data row in template errors
                 judgment = await judge(item, where=work.where)

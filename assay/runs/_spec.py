@@ -84,10 +84,13 @@ class AnswersDatasetSpec(_Strict):
     )
 
 
+DECOMPOSER_KINDS = ("sentence", "llm", "given")
+
+
 class DecomposerSpec(EndpointOverrides):
     """How answers become claims: by sentence, by an LLM prompt, or as given by the data."""
 
-    kind: str = Field(default="sentence", pattern="^(sentence|llm|given)$")
+    kind: str = Field(default="sentence", pattern=f"^({'|'.join(DECOMPOSER_KINDS)})$")
     model: str | None = None
     prompt: str = "decompose-conditional@1"
     name: str | None = None

@@ -1,0 +1,378 @@
+"""`assay run SPEC --dry-run`: what a run would send, and roughly what it would cost.
+
+The plan is the runner's own (same judges, rendered prompts, resume rule and cache keys);
+nothing is sent, no run directory is created and no key is needed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from assay.errors import AssayError
+from assay.models import ChatRequest
+from assay.outcomes import Status
+from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
+from assay.runs._factuality import FactualityStage
+from assay.runs._runner import Runner, RunOptions
+from assay.runs._spec import LoadedSpec
+from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
+
+AFTER = "after decomposition"
+
+
+class PlanRow(BaseModel):
+    """One judge, decomposer or verifier of the plan. None = not known before the run."""
+
+    stage: Literal["judge", "decomposer", "verifier"]
+    id: str
+    model: str | None = Field(description="None for components that call no model.")
+    items: int | None = Field(description="Pair members, sentences, answers or claims.")
+    requests: int | None = Field(description="Model requests planned in all (0: no model).")
+    recorded: int | None = Field(description="Already in the run directory (resume).")
+    cached: int | None = Field(description="Of the rest, served by the response cache.")
+    to_send: int | None
+    input_tokens: int | None = Field(description="Prompt tokens of the requests to send.")
+    output_tokens_max: int | None = Field(description="max_tokens x requests to send.")
+    cost_usd_min: float | None = Field(description="Input tokens only; None: no price.")
+    cost_usd_max: float | None = Field(description="Input + output at the cap; None: no price.")
+    note: str | None = None
+
+
+class DryRunPlan(BaseModel):
+    spec: str
+    run_dir: str
+    run_dir_exists: bool
+    cache_dir: str | None = Field(description="None: the cache is not read (--no-cache).")
+    rows: list[PlanRow]
+    assumptions: list[str]
+    notes: list[str]
+
+
+class _Ctx:
+    """What every row builder needs: the estimator, the cache rule and the notes list."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.estimator = Estimator()
+        self.reads_cache = runner.options.use_cache and not runner.options.refresh_cache
+        self.notes: list[str] = list(runner.warnings)
+        self.redo = {Status.API_ERROR} if runner.options.retry_errors else set()
+
+
+def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPlan:
+    """The dry-run plan of a spec: per component, what is recorded, cached and to send."""
+    runner = Runner(loaded, options)
+    manifest = runner.run_dir / MANIFEST_FILE
+    if manifest.exists():
+        runner._check_same_run(read_json(manifest))  # the real run would stop here too
+    ctx = _Ctx(runner)
+    rows = _judge_rows(runner, ctx)
+    if runner.factuality is not None:
+        rows += _factuality_rows(runner, runner.factuality, ctx)
+    approx = ctx.estimator.approximated
+    assumptions = [TOKENS_HOW, OUTPUT_HOW]
+    if approx:
+        assumptions.append(f"tokens counted as characters / 4 for: {', '.join(approx)}")
+    return DryRunPlan(
+        spec=loaded.path,
+        run_dir=str(runner.run_dir),
+        run_dir_exists=runner.run_dir.exists(),
+        cache_dir=(
+            str(runner.cache.directory) if runner.cache is not None and ctx.reads_cache else None
+        ),
+        rows=rows,
+        assumptions=assumptions,
+        notes=ctx.notes,
+    )
+
+
+def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
+    from assay.judges import LLMJudge
+
+    planned = runner.plan()
+    records = latest_records(runner.run_dir / JUDGMENTS_FILE)
+    pending = defaultdict(list)
+    for work in runner.pending(planned, records):
+        pending[work.judge.id].append(work)
+    total = Counter(w.judge.id for w in planned)
+    rows = []
+    for judge in runner.judges:
+        works, n = pending[judge.id], total[judge.id]
+        if isinstance(judge, LLMJudge):
+            requests = [judge.request_for(w.item(), where=w.where) for w in works]
+            rows.append(_model_row("judge", judge, n, n - len(works), requests, ctx))
+        else:
+            rows.append(_local_row("judge", judge.id, n, n - len(works), "baseline: no model"))
+    return rows
+
+
+def _factuality_rows(runner: Runner, stage: FactualityStage, ctx: _Ctx) -> list[PlanRow]:
+    row, claims = _decomposer_row(runner, stage, ctx)
+    recorded = Counter(k[3] for k in stage.recorded_verifications(runner.run_dir, ctx.redo))
+    return [row] + [_verifier_row(v, claims, recorded[v.id]) for v in stage.verifiers]
+
+
+def _decomposer_row(
+    runner: Runner, stage: FactualityStage, ctx: _Ctx
+) -> tuple[PlanRow, int | None]:
+    """The decomposer's row, and the number of claims where it is known before the run."""
+    from assay.decomposers import LLMDecomposer, SentenceDecomposer
+
+    sentences = stage.sentence_work({})
+    recorded = stage.recorded_sentences(runner.run_dir, ctx.redo)
+    pending = stage.sentence_work(recorded)
+    done = len(sentences) - len(pending)
+    dec = stage.decomposer
+    if isinstance(dec, LLMDecomposer):
+        requests = [
+            dec.request_for(
+                s, answer=item.answer, question=item.question, where=f"{item.id}:s{s.id}"
+            )
+            for _, item, s in pending
+        ]
+        claims = None
+        if not pending:  # resuming after decomposition: the claims are on disk
+            keys = {(ds, item.id, s.id) for ds, item, s in sentences}
+            claims = sum(r.n_claims for k, r in recorded.items() if k in keys)
+        return _model_row("decomposer", dec, len(sentences), done, requests, ctx), claims
+    if isinstance(dec, SentenceDecomposer):
+        claims = sum(len(dec.claims_for(s, answer_id=item.id)) for _, item, s in sentences)
+        note = "rule-based: no model"
+        return _local_row("decomposer", dec.id, len(sentences), done, note), claims
+    answers = stage.answers()  # given: the data's own claims
+    claims = sum(len(item.gold_claims or []) for _, item in answers)
+    done = len({k[:2] for k in recorded})
+    note = "claims given by the data"
+    return _local_row("decomposer", dec.id, len(answers), done, note), claims
+
+
+def _verifier_row(verifier: Any, claims: int | None, recorded: int) -> PlanRow:
+    client = getattr(verifier, "client", None)
+    if client is None:
+        note = "local model: no API requests" if hasattr(verifier, "verify_many") else "no model"
+        if claims is None:
+            return _unknown_row(verifier.id, None, f"{note}; claims known {AFTER}")
+        return _local_row("verifier", verifier.id, claims, recorded, note)
+    model = str(client.config.model)
+    if claims is None:
+        return _unknown_row(verifier.id, model, f"one request per claim, {AFTER}")
+    return PlanRow(
+        stage="verifier",
+        id=verifier.id,
+        model=model,
+        items=claims,
+        requests=claims,
+        recorded=recorded,
+        cached=None,
+        to_send=max(claims - recorded, 0),
+        input_tokens=None,
+        output_tokens_max=max(claims - recorded, 0) * verifier.decoding.max_tokens,
+        cost_usd_min=None,
+        cost_usd_max=None,
+        note="at most one request per claim (none without evidence); cache not checked",
+    )
+
+
+def _unknown_row(component_id: str, model: str | None, note: str) -> PlanRow:
+    return PlanRow(
+        stage="verifier",
+        id=component_id,
+        model=model,
+        items=None,
+        requests=None,
+        recorded=None,
+        cached=None,
+        to_send=None,
+        input_tokens=None,
+        output_tokens_max=None,
+        cost_usd_min=None,
+        cost_usd_max=None,
+        note=note,
+    )
+
+
+def _local_row(
+    stage: Literal["judge", "decomposer", "verifier"],
+    component_id: str,
+    items: int,
+    recorded: int,
+    note: str,
+) -> PlanRow:
+    return PlanRow(
+        stage=stage,
+        id=component_id,
+        model=None,
+        items=items,
+        requests=0,
+        recorded=recorded,
+        cached=0,
+        to_send=0,
+        input_tokens=0,
+        output_tokens_max=0,
+        cost_usd_min=0.0,
+        cost_usd_max=0.0,
+        note=note,
+    )
+
+
+def _model_row(
+    stage: Literal["judge", "decomposer", "verifier"],
+    component: Any,
+    items: int,
+    recorded: int,
+    pending: Sequence[ChatRequest],
+    ctx: _Ctx,
+) -> PlanRow:
+    """Look each pending request up in the cache (by the client's own key); count and
+    price the rest."""
+    client = component.client
+    model = str(client.config.model)
+    to_send = [r for r in pending if not _cached(client, r, ctx)]
+    tokens = sum(ctx.estimator.count(model, [m.model_dump() for m in r.messages]) for r in to_send)
+    cap = component.decoding.max_tokens * len(to_send)
+    low = ctx.estimator.price(model, tokens, 0) if to_send else 0.0
+    high = ctx.estimator.price(model, tokens, cap) if to_send else 0.0
+    if to_send:
+        _preflight(client, ctx)
+    return PlanRow(
+        stage=stage,
+        id=component.id,
+        model=model,
+        items=items,
+        requests=items,
+        recorded=recorded,
+        cached=len(pending) - len(to_send),
+        to_send=len(to_send),
+        input_tokens=tokens,
+        output_tokens_max=cap,
+        cost_usd_min=low,
+        cost_usd_max=high,
+        note=None if low is not None else f"{model} has no price in litellm's cost map",
+    )
+
+
+def _cached(client: Any, request: ChatRequest, ctx: _Ctx) -> bool:
+    cache = getattr(client, "cache", None)
+    if cache is None or not ctx.reads_cache:
+        return False
+    try:
+        return cache.get(client.cache_key(request)) is not None
+    except AssayError as exc:  # e.g. a local model directory that does not exist
+        ctx.notes.append(f"{client.config.model}: cache not checked ({exc.render()})")
+        return False
+
+
+def _preflight(client: Any, ctx: _Ctx) -> None:
+    """A missing key is a note here: the dry run needs none, the real run will."""
+    from assay.models import LOCAL_PROVIDERS
+
+    if client.config.provider in LOCAL_PROVIDERS:
+        return  # preflight would load the model
+    try:
+        client.preflight()
+    except AssayError as exc:
+        note = f"the real run will stop: {exc.render()}"
+        if note not in ctx.notes:
+            ctx.notes.append(note)
+
+
+# ---- output -------------------------------------------------------------------------
+HEADERS = (
+    "stage",
+    "component",
+    "items",
+    "requests",
+    "recorded",
+    "cached",
+    "to send",
+    "input tok",
+    "output tok ≤",
+    "cost USD",
+)
+
+
+def _num(value: int | None, row: PlanRow) -> str:
+    if value is not None:
+        return f"{value:,}"
+    return "—"
+
+
+def _cost(row: PlanRow) -> str:
+    if row.items is None:
+        return "—"
+    if row.cost_usd_min is None or row.cost_usd_max is None:
+        return "unknown"
+    if row.cost_usd_max == 0:
+        return "0"
+    return f"{row.cost_usd_min:.4f}–{row.cost_usd_max:.4f}"
+
+
+def plan_table(plan: DryRunPlan) -> tuple[tuple[str, ...], list[list[str]]]:
+    """Headers and rows of the plan, one per component plus a total line."""
+    rows = [
+        [
+            r.stage,
+            r.id,
+            AFTER if r.items is None else f"{r.items:,}",
+            _num(r.requests, r),
+            _num(r.recorded, r),
+            _num(r.cached, r),
+            _num(r.to_send, r),
+            _num(r.input_tokens, r),
+            _num(r.output_tokens_max, r),
+            _cost(r),
+        ]
+        for r in plan.rows
+    ]
+    known = [r for r in plan.rows if r.to_send is not None]
+    low = sum(r.cost_usd_min or 0.0 for r in known)
+    high = sum(r.cost_usd_max or 0.0 for r in known)
+    cost = "0" if high == 0 else f"{low:.4f}–{high:.4f}"
+    if any(r.cost_usd_max is None and r.to_send for r in known):
+        cost += " + unknown"
+    if any(r.items is None for r in plan.rows):
+        cost += f" + verifiers {AFTER}"
+    rows.append(
+        [
+            "total",
+            "",
+            "",
+            "",
+            "",
+            "",
+            f"{sum(r.to_send or 0 for r in known):,}",
+            f"{sum(r.input_tokens or 0 for r in known):,}",
+            f"{sum(r.output_tokens_max or 0 for r in known):,}",
+            cost,
+        ]
+    )
+    return HEADERS, rows
+
+
+def print_plan(plan: DryRunPlan, format: str) -> None:
+    """Print the plan as a table (plain text when not a terminal) or as JSON."""
+    import sys
+
+    if format == "json":
+        sys.stdout.write(plan.model_dump_json(indent=2) + "\n")
+        return
+    from assay._table import print_table
+
+    headers, rows = plan_table(plan)
+    where = "exists: resuming" if plan.run_dir_exists else "not created yet"
+    title = f"dry run · {plan.spec} → {plan.run_dir} ({where}) · nothing sent"
+    print_table(headers, rows, title=title)
+    calls = [r for r in plan.rows if r.model is not None]
+    for row in calls:
+        if row.note:
+            sys.stdout.write(f"  {row.stage} {row.id}: {row.note}\n")
+    if calls:
+        cache = plan.cache_dir or "not read (--no-cache or --refresh-cache)"
+        sys.stdout.write(f"cache: {cache}\n")
+        for line in plan.assumptions:
+            sys.stdout.write(f"assumption: {line}\n")
+    for line in plan.notes:
+        sys.stdout.write(f"note: {line}\n")
