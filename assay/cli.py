@@ -69,7 +69,8 @@ def run(
     if format not in ("table", "json") or (format != "table" and not dry_run):
         raise AssayError(f"--format {format!r}: use table or json, with --dry-run")
     if dry_run:
-        from assay.runs._dryrun import plan_run, print_plan
+        from assay.runs._dryrun import plan_run
+        from assay.runs._plan_output import print_plan
 
         print_plan(plan_run(load_spec(spec), options), format)
         return

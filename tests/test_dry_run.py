@@ -196,8 +196,13 @@ def test_after_a_real_run_everything_is_cached_or_recorded(
     row = resumed[f"{PRICED}::generic-support@1"]
     assert (row.recorded, row.cached, row.to_send) == (120, 0, 0)
     claims = len((tmp_path / "first" / "claims.jsonl").read_text().splitlines())
-    verifier = resumed[f"context:{PRICED}::verify-context@1"]
-    assert verifier.items == claims and verifier.recorded == claims and verifier.to_send == 0
+    verifier = resumed[f"context:{PRICED}::verify-context@1"]  # claims now on disk
+    assert (verifier.items, verifier.recorded, verifier.cached, verifier.to_send) == (
+        claims,
+        claims,
+        0,
+        0,
+    )
 
     uncached = _plan(spec, tmp_path / "second", use_cache=False)
     assert uncached[f"{PRICED}::generic-support@1"].to_send == 120
@@ -208,11 +213,20 @@ def test_after_a_real_run_everything_is_cached_or_recorded(
 def test_sentence_decomposer_claims_are_known_before_the_run(
     fake: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import litellm
+
     spec = _spec(tmp_path, fake.base_url, decomposer="sentence")
-    rows = _plan(spec, tmp_path / "run")
+    cold = _plan(spec, tmp_path / "run")
     monkeypatch.setenv(KEY_ENV, "sk-test")
     run_spec(spec, RunOptions(output_dir=str(tmp_path / "run"), progress=False))
     claims = len((tmp_path / "run" / "claims.jsonl").read_text().splitlines())
-    assert rows["baseline:overlap"].items == claims and rows["baseline:overlap"].requests == 0
-    verifier = rows[f"context:{PRICED}::verify-context@1"]
-    assert verifier.items == verifier.to_send == claims and verifier.recorded == 0
+    assert cold["baseline:overlap"].items == claims and cold["baseline:overlap"].requests == 0
+    verifier = cold[f"context:{PRICED}::verify-context@1"]
+    # the verifier's requests are the priced model's bodies without a response schema
+    sent = [b for b in fake.requests if b["model"] == "gpt-4o-mini" and "response_format" not in b]
+    assert verifier.items == claims and verifier.recorded == 0
+    assert verifier.requests == verifier.to_send == len(sent) > 0
+    tokens = sum(litellm.token_counter(model=PRICED, messages=b["messages"]) for b in sent)
+    assert verifier.input_tokens == tokens
+    again = _plan(spec, tmp_path / "fresh")[f"context:{PRICED}::verify-context@1"]
+    assert (again.cached, again.to_send, again.cost_usd_max) == (len(sent), 0, 0.0)

@@ -7,19 +7,22 @@ nothing is sent, no run directory is created and no key is needed.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from assay.decomposers._types import Sentence
 from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.outcomes import Status
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
-from assay.runs._factuality import FactualityStage
+from assay.runs._factuality import FactualityStage, _given_record
+from assay.runs._records import ClaimRecord, SentenceRecord
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
 from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
+from assay.verifiers._types import ClaimToVerify
 
 AFTER = "after decomposition"
 
@@ -111,14 +114,15 @@ def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
 
 def _factuality_rows(runner: Runner, stage: FactualityStage, ctx: _Ctx) -> list[PlanRow]:
     row, claims = _decomposer_row(runner, stage, ctx)
-    recorded = Counter(k[3] for k in stage.recorded_verifications(runner.run_dir, ctx.redo))
-    return [row] + [_verifier_row(v, claims, recorded[v.id]) for v in stage.verifiers]
+    done = set(stage.recorded_verifications(runner.run_dir, ctx.redo))
+    to_verify = stage.claim_inputs()
+    return [row] + [_verifier_row(v, claims, done, to_verify, ctx) for v in stage.verifiers]
 
 
 def _decomposer_row(
     runner: Runner, stage: FactualityStage, ctx: _Ctx
-) -> tuple[PlanRow, int | None]:
-    """The decomposer's row, and the number of claims where it is known before the run."""
+) -> tuple[PlanRow, list[ClaimRecord] | None]:
+    """The decomposer's row, and the claims where they are known before the run."""
     from assay.decomposers import LLMDecomposer, SentenceDecomposer
 
     sentences = stage.sentence_work({})
@@ -136,44 +140,59 @@ def _decomposer_row(
         claims = None
         if not pending:  # resuming after decomposition: the claims are on disk
             keys = {(ds, item.id, s.id) for ds, item, s in sentences}
-            claims = sum(r.n_claims for k, r in recorded.items() if k in keys)
+            claims = stage.claim_records({k: r for k, r in recorded.items() if k in keys})
         return _model_row("decomposer", dec, len(sentences), done, requests, ctx), claims
     if isinstance(dec, SentenceDecomposer):
-        claims = sum(len(dec.claims_for(s, answer_id=item.id)) for _, item, s in sentences)
+        records = [_sentence_record(dec, ds, item.id, s) for ds, item, s in sentences]
+        claims = stage.claim_records({r.key: r for r in records})
         note = "rule-based: no model"
         return _local_row("decomposer", dec.id, len(sentences), done, note), claims
-    answers = stage.answers()  # given: the data's own claims
-    claims = sum(len(item.gold_claims or []) for _, item in answers)
-    done = len({k[:2] for k in recorded})
-    note = "claims given by the data"
-    return _local_row("decomposer", dec.id, len(answers), done, note), claims
+    given = [_given_record(ds, item) for ds, item in stage.answers()]  # the data's own claims
+    claims = stage.claim_records({r.key: r for r in given})
+    done = sum(1 for r in given if r.key in recorded)
+    return _local_row("decomposer", dec.id, len(given), done, "claims given by the data"), claims
 
 
-def _verifier_row(verifier: Any, claims: int | None, recorded: int) -> PlanRow:
-    client = getattr(verifier, "client", None)
-    if client is None:
-        note = "local model: no API requests" if hasattr(verifier, "verify_many") else "no model"
-        if claims is None:
-            return _unknown_row(verifier.id, None, f"{note}; claims known {AFTER}")
-        return _local_row("verifier", verifier.id, claims, recorded, note)
-    model = str(client.config.model)
-    if claims is None:
-        return _unknown_row(verifier.id, model, f"one request per claim, {AFTER}")
-    return PlanRow(
-        stage="verifier",
-        id=verifier.id,
-        model=model,
-        items=claims,
-        requests=claims,
-        recorded=recorded,
-        cached=None,
-        to_send=max(claims - recorded, 0),
-        input_tokens=None,
-        output_tokens_max=max(claims - recorded, 0) * verifier.decoding.max_tokens,
-        cost_usd_min=None,
-        cost_usd_max=None,
-        note="at most one request per claim (none without evidence); cache not checked",
+def _sentence_record(dec: Any, dataset: str, answer_id: str, sentence: Sentence) -> SentenceRecord:
+    """What the rule-based decomposer will record for a sentence (it is deterministic)."""
+    claims = dec.claims_for(sentence, answer_id=answer_id)
+    return SentenceRecord(
+        dataset=dataset,
+        answer_id=answer_id,
+        sentence_id=sentence.id,
+        sentence=sentence.text,
+        span=sentence.span,
+        decomposer_id=dec.id,
+        status=Status.OK,
+        n_claims=len(claims),
+        claims=claims,
     )
+
+
+def _verifier_row(
+    verifier: Any,
+    claims: list[ClaimRecord] | None,
+    done: set[tuple[str, str, str, str]],
+    to_verify: Callable[[ClaimRecord], ClaimToVerify],
+    ctx: _Ctx,
+) -> PlanRow:
+    client = getattr(verifier, "client", None)
+    local = "local model: no API requests" if hasattr(verifier, "verify_many") else "no model"
+    if claims is None:
+        model = None if client is None else str(client.config.model)
+        note = local if client is None else "one request per claim"
+        return _unknown_row(verifier.id, model, f"{note}; claims known {AFTER}")
+    pending = [(c.dataset, c.answer_id, c.claim_id, verifier.id) not in done for c in claims]
+    recorded = len(claims) - sum(pending)
+    if client is None:
+        return _local_row("verifier", verifier.id, len(claims), recorded, local)
+    requests = [verifier.request_for(to_verify(c))[0] for c in claims]
+    to_run = [r for r, todo in zip(requests, pending, strict=True) if todo and r is not None]
+    n_requests = sum(r is not None for r in requests)
+    row = _model_row("verifier", verifier, len(claims), recorded, to_run, ctx, n_requests)
+    if n_requests < len(claims):
+        row.note = f"{len(claims) - n_requests} claims have no evidence passages: no request"
+    return row
 
 
 def _unknown_row(component_id: str, model: str | None, note: str) -> PlanRow:
@@ -225,6 +244,7 @@ def _model_row(
     recorded: int,
     pending: Sequence[ChatRequest],
     ctx: _Ctx,
+    requests: int | None = None,
 ) -> PlanRow:
     """Look each pending request up in the cache (by the client's own key); count and
     price the rest."""
@@ -242,7 +262,7 @@ def _model_row(
         id=component.id,
         model=model,
         items=items,
-        requests=items,
+        requests=items if requests is None else requests,
         recorded=recorded,
         cached=len(pending) - len(to_send),
         to_send=len(to_send),
@@ -277,102 +297,3 @@ def _preflight(client: Any, ctx: _Ctx) -> None:
         note = f"the real run will stop: {exc.render()}"
         if note not in ctx.notes:
             ctx.notes.append(note)
-
-
-# ---- output -------------------------------------------------------------------------
-HEADERS = (
-    "stage",
-    "component",
-    "items",
-    "requests",
-    "recorded",
-    "cached",
-    "to send",
-    "input tok",
-    "output tok ≤",
-    "cost USD",
-)
-
-
-def _num(value: int | None, row: PlanRow) -> str:
-    if value is not None:
-        return f"{value:,}"
-    return "—"
-
-
-def _cost(row: PlanRow) -> str:
-    if row.items is None:
-        return "—"
-    if row.cost_usd_min is None or row.cost_usd_max is None:
-        return "unknown"
-    if row.cost_usd_max == 0:
-        return "0"
-    return f"{row.cost_usd_min:.4f}–{row.cost_usd_max:.4f}"
-
-
-def plan_table(plan: DryRunPlan) -> tuple[tuple[str, ...], list[list[str]]]:
-    """Headers and rows of the plan, one per component plus a total line."""
-    rows = [
-        [
-            r.stage,
-            r.id,
-            AFTER if r.items is None else f"{r.items:,}",
-            _num(r.requests, r),
-            _num(r.recorded, r),
-            _num(r.cached, r),
-            _num(r.to_send, r),
-            _num(r.input_tokens, r),
-            _num(r.output_tokens_max, r),
-            _cost(r),
-        ]
-        for r in plan.rows
-    ]
-    known = [r for r in plan.rows if r.to_send is not None]
-    low = sum(r.cost_usd_min or 0.0 for r in known)
-    high = sum(r.cost_usd_max or 0.0 for r in known)
-    cost = "0" if high == 0 else f"{low:.4f}–{high:.4f}"
-    if any(r.cost_usd_max is None and r.to_send for r in known):
-        cost += " + unknown"
-    if any(r.items is None for r in plan.rows):
-        cost += f" + verifiers {AFTER}"
-    rows.append(
-        [
-            "total",
-            "",
-            "",
-            "",
-            "",
-            "",
-            f"{sum(r.to_send or 0 for r in known):,}",
-            f"{sum(r.input_tokens or 0 for r in known):,}",
-            f"{sum(r.output_tokens_max or 0 for r in known):,}",
-            cost,
-        ]
-    )
-    return HEADERS, rows
-
-
-def print_plan(plan: DryRunPlan, format: str) -> None:
-    """Print the plan as a table (plain text when not a terminal) or as JSON."""
-    import sys
-
-    if format == "json":
-        sys.stdout.write(plan.model_dump_json(indent=2) + "\n")
-        return
-    from assay._table import print_table
-
-    headers, rows = plan_table(plan)
-    where = "exists: resuming" if plan.run_dir_exists else "not created yet"
-    title = f"dry run · {plan.spec} → {plan.run_dir} ({where}) · nothing sent"
-    print_table(headers, rows, title=title)
-    calls = [r for r in plan.rows if r.model is not None]
-    for row in calls:
-        if row.note:
-            sys.stdout.write(f"  {row.stage} {row.id}: {row.note}\n")
-    if calls:
-        cache = plan.cache_dir or "not read (--no-cache or --refresh-cache)"
-        sys.stdout.write(f"cache: {cache}\n")
-        for line in plan.assumptions:
-            sys.stdout.write(f"assumption: {line}\n")
-    for line in plan.notes:
-        sys.stdout.write(f"note: {line}\n")

@@ -341,30 +341,13 @@ class FactualityStage:
         done = {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE, VerificationRecord)}
         return {k: r for k, r in done.items() if r.status not in (redo or set())}
 
-    async def verify_all(
-        self,
-        run_dir: Path,
-        claims: list[ClaimRecord],
-        *,
-        workers: int,
-        abort: asyncio.Event,
-        on_record: Callable[[Status], None],
-        progress: Any,
-        redo: set[Status] | None = None,
-    ) -> dict[tuple[str, str, str, str], VerificationRecord]:
-        writer = JudgmentWriter(run_dir / VERIFICATIONS_FILE)  # repairs a torn last line first
-        done = self.recorded_verifications(run_dir, redo)
+    def claim_inputs(self) -> Callable[[ClaimRecord], ClaimToVerify]:
+        """What a verifier sees for a claim: its answer's question and text, and the
+        claim's own gold evidence or else the answer's (shared with the dry run)."""
         items = {(ds, a.id): a for ds, a in self.answers()}
         gold_evidence = {
             (ds, a.id, c.id): c.evidence for ds, a in self.answers() for c in a.gold_claims or []
         }
-        todo: list[tuple[Verifier, ClaimRecord]] = [
-            (v, c)
-            for v in self.verifiers
-            for c in claims
-            if (c.dataset, c.answer_id, c.claim_id, v.id) not in done
-        ]
-        progress.start("verifying", total=len(todo) + len(done), done=len(done))
 
         def to_verify(c: ClaimRecord) -> ClaimToVerify:
             answer = items[(c.dataset, c.answer_id)]
@@ -378,6 +361,30 @@ class FactualityStage:
                 answer=answer.answer,
                 evidence=evidence,
             )
+
+        return to_verify
+
+    async def verify_all(
+        self,
+        run_dir: Path,
+        claims: list[ClaimRecord],
+        *,
+        workers: int,
+        abort: asyncio.Event,
+        on_record: Callable[[Status], None],
+        progress: Any,
+        redo: set[Status] | None = None,
+    ) -> dict[tuple[str, str, str, str], VerificationRecord]:
+        writer = JudgmentWriter(run_dir / VERIFICATIONS_FILE)  # repairs a torn last line first
+        done = self.recorded_verifications(run_dir, redo)
+        to_verify = self.claim_inputs()
+        todo: list[tuple[Verifier, ClaimRecord]] = [
+            (v, c)
+            for v in self.verifiers
+            for c in claims
+            if (c.dataset, c.answer_id, c.claim_id, v.id) not in done
+        ]
+        progress.start("verifying", total=len(todo) + len(done), done=len(done))
 
         def record(v: Verifier, c: ClaimRecord, verdict: Verdict) -> None:
             info = fields[v.id]

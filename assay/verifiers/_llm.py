@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol
 
 from assay.datasets._answers import Passage
-from assay.models import Decoding, ModelClient
+from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
 from assay.outcomes import Status
 from assay.prompts import Prompt
@@ -118,9 +118,20 @@ class LLMVerifier(PromptedModel):
             return passages, [EvidenceUse(passage_id=h.passage.id, score=h.score) for h in hits]
         return list(item.evidence), [EvidenceUse(passage_id=p.id) for p in item.evidence]
 
-    async def verify(self, item: ClaimToVerify) -> Verdict:
+    def request_for(self, item: ClaimToVerify) -> tuple[ChatRequest | None, list[EvidenceUse]]:
+        """The request for a claim and the evidence it rests on; no request when a kind
+        that reads passages has none. Also what `assay run --dry-run` counts."""
         passages, used = self.passages_for(item)
         if self.kind != "internal" and not passages:
+            return None, used
+        variables: dict[str, Any] = {"claim": item.claim, "question": item.question}
+        if self.kind != "internal":
+            variables["passages"] = [p.model_dump() for p in passages]
+        return self.build_request(variables, where=f"claim {item.claim_id}"), used
+
+    async def verify(self, item: ClaimToVerify) -> Verdict:
+        request, used = self.request_for(item)
+        if request is None:
             # Nothing to check against: the honest answer to "do the passages support
             # it?" is no. Recorded with a note, and no model call is made.
             return Verdict(
@@ -129,10 +140,6 @@ class LLMVerifier(PromptedModel):
                 score=0.0,
                 error="no evidence passages",
             )
-        variables: dict[str, Any] = {"claim": item.claim, "question": item.question}
-        if self.kind != "internal":
-            variables["passages"] = [p.model_dump() for p in passages]
-        request = self.build_request(variables, where=f"claim {item.claim_id}")
         result, base = await self.call(request)
         base["evidence"] = used
         raw = result.response
