@@ -270,8 +270,16 @@ def _model_row(
         output_tokens_max=cap,
         cost_usd_min=low,
         cost_usd_max=high,
-        note=None if low is not None else f"{model} has no price in litellm's cost map",
+        note=_price_note(client, model, low),
     )
+
+
+def _price_note(client: Any, model: str, cost: float | None) -> str | None:
+    from assay.models import LOCAL_PROVIDERS
+
+    if client.config.provider in LOCAL_PROVIDERS:
+        return "local model: no API cost (tokens counted with tiktoken, an approximation)"
+    return None if cost is not None else f"{model} has no price in litellm's cost map"
 
 
 def _cached(client: Any, request: ChatRequest, ctx: _Ctx) -> bool:
