@@ -98,41 +98,13 @@ def run(
         raise typer.Exit(1)
 
 
-def _metrics_frame(run_dir: Path) -> Any:
-    import pandas as pd
-
-    from assay.runs import METRICS_FILE, read_json
-
-    data = read_json(run_dir / METRICS_FILE)
-    return pd.DataFrame((data.get("forcebench") or {}).get("rows", []))
-
-
-def _print_run_table(run_dir: Path) -> None:
-    from assay.report import factuality_table, force_table
+def _print_run_table(run_dir: Path, *, detail: bool = False) -> None:
+    from assay.report import print_tables
     from assay.runs import METRICS_FILE, read_json
 
     if not (run_dir / METRICS_FILE).exists():
         return
-    console = _console()
-    metrics = read_json(run_dir / METRICS_FILE)
-    if metrics.get("forcebench"):
-        frame = _metrics_frame(run_dir)
-        wide = console.width >= 110
-        console.print(force_table(frame, title=f"ForceBench · {run_dir}", axes=wide))
-    if metrics.get("factuality"):
-        console.print(factuality_table(metrics["factuality"], title=f"Factuality · {run_dir}"))
-        gold = metrics["factuality"].get("gold")
-        if gold:
-            for row in gold.get("rows", []):
-                console.print(
-                    f"  vs gold labels · {row.get('verifier_id')}: balanced accuracy "
-                    f"{_fmt(row.get('balanced_accuracy'))}, F1(supported) {_fmt(row.get('f1'))}"
-                    f", n {row.get('n')}, excluded unscored {row.get('n_excluded_unscored')}"
-                )
-
-
-def _fmt(value: Any) -> str:
-    return "—" if value is None else f"{value:.3f}"
+    print_tables(_console(), read_json(run_dir / METRICS_FILE), str(run_dir), detail=detail)
 
 
 @app.command()
@@ -146,101 +118,64 @@ def report(
     ] = False,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="html: file to write (default RUN_DIR/report.html)."),
+        typer.Option(
+            "--output", "-o", help="File to write instead of stdout (html: RUN_DIR/report.html)."
+        ),
     ] = None,
 ) -> None:
-    """Print a run's metrics, or write them as a self-contained HTML page (--format html)."""
-    from assay.report import render_force_report
-    from assay.runs import MANIFEST_FILE, read_json
+    """Print a run's metrics (table, json, csv, markdown), or write them to -o FILE; html
+    always goes to a file (default RUN_DIR/report.html)."""
+    from assay.report import FORMATS, render_text, status_line, write_report_file
+    from assay.runs._rundir import read_run_manifest, read_run_metrics
 
-    if format not in ("table", "json", "csv", "markdown", "html"):
-        raise AssayError(f"unknown format {format!r}; use table, json, csv, markdown or html")
-    manifest = read_json(run_dir / MANIFEST_FILE)
-    frame = _metrics_frame(run_dir)
+    if format not in FORMATS:
+        raise AssayError(f"--format {format!r}: use table, json, csv, markdown or html")
+    manifest = read_run_manifest(run_dir)
+    metrics = read_run_metrics(run_dir)
     if format == "html":
-        import pandas as pd
-
-        from assay.report import render_html_report
-        from assay.runs import JUDGMENTS_FILE, METRICS_FILE, latest_records
-
-        metrics = read_json(run_dir / METRICS_FILE)  # both parts: forcebench and factuality
-
-        records = None
-        judges = manifest.get("judges") or []
-        stale = manifest.get("status") != "complete" or any("stats" not in j for j in judges)
-        if stale and (run_dir / JUDGMENTS_FILE).exists():
-            # The manifest's per-judge stats may lag the records of an unfinished run.
-            latest = latest_records(run_dir / JUDGMENTS_FILE).values()
-            records = pd.DataFrame(
-                {"judge_id": [r.judge_id for r in latest], "status": [r.status for r in latest]}
-            )
         target = output if output is not None else run_dir / "report.html"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_html_report(manifest, metrics, records), encoding="utf-8")
-        sys.stdout.write(f"{target}\n")
+        write_report_file(target, _html_report(run_dir, manifest, metrics))
+    elif output is not None:
+        label = str(run_dir)
+        write_report_file(output, render_text(manifest, metrics, format, label, detail=detail))
+        target = output
+    elif format == "table":
+        _console().print(status_line(manifest), markup=False, highlight=False, crop=False)
+        _print_run_table(run_dir, detail=detail)
         return
-    if format != "table":
-        metrics = read_json(run_dir / "metrics.json")
-        fact = metrics.get("factuality")
-        if format == "json":
-            sys.stdout.write(json.dumps(metrics, indent=2) + "\n")
-        elif format == "markdown":
-            from assay.report import factuality_markdown
-
-            if metrics.get("forcebench"):
-                sys.stdout.write(render_force_report(frame, format))
-            if fact:
-                sys.stdout.write(factuality_markdown(fact))
-        else:  # csv: one table per part
-            from assay.report import factuality_frame
-
-            if metrics.get("forcebench"):
-                sys.stdout.write(render_force_report(frame, format))
-            if fact:
-                sys.stdout.write(factuality_frame(fact).to_csv(index=False))
+    else:
+        sys.stdout.write(render_text(manifest, metrics, format, str(run_dir), detail=detail))
         return
-    console = _console()
-    line = f"run [bold]{manifest.get('name')}[/] · status {manifest.get('status')}"
-    if manifest.get("planned_judgments"):
-        line += (
-            f" · {manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
-        )
-    fact = manifest.get("factuality") or {}
-    if fact:
-        line += (
-            f" · {fact.get('recorded_verifications')}/{fact.get('planned_verifications')}"
-            " verifications"
-        )
-    console.print(line)
-    _print_run_table(run_dir)
-    if detail:
-        from rich.table import Table
+    sys.stdout.write(f"{target}\n")
 
-        table = Table(title="by group")
-        for col in ("judge", "group_by", "group", "n", "failed", "MVR", "FS"):
-            table.add_column(col)
-        rows = frame[frame["group_by"] != "overall"] if not frame.empty else frame
-        for _, row in rows.iterrows():
-            table.add_row(
-                str(row["judge_id"]),
-                row["group_by"],
-                str(row["group"]),
-                str(row["n"]),
-                str(row["n_failed"]),
-                f"{row['mvr']:.3f}",
-                f"{row['fs']:.3f}",
-            )
-        console.print(table)
+
+def _html_report(run_dir: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -> str:
+    import pandas as pd
+
+    from assay.report import render_html_report
+    from assay.runs import JUDGMENTS_FILE, latest_records
+
+    records = None
+    judges = manifest.get("judges") or []
+    stale = manifest.get("status") != "complete" or any("stats" not in j for j in judges)
+    if stale and (run_dir / JUDGMENTS_FILE).exists():
+        # The manifest's per-judge stats may lag the records of an unfinished run.
+        latest = latest_records(run_dir / JUDGMENTS_FILE).values()
+        records = pd.DataFrame(
+            {"judge_id": [r.judge_id for r in latest], "status": [r.status for r in latest]}
+        )
+    return render_html_report(manifest, metrics, records)
 
 
 @app.command()
 def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
-    from assay.runs import MANIFEST_FILE, METRICS_FILE, read_json
+    from assay.runs import METRICS_FILE
     from assay.runs._metrics import compute_metrics
+    from assay.runs._rundir import read_run_manifest
     from assay.runs._store import write_json_atomic
 
-    manifest = read_json(run_dir / MANIFEST_FILE)
+    manifest = read_run_manifest(run_dir)
     spec = manifest.get("spec") or {}
     metrics = compute_metrics(
         run_dir,
@@ -284,22 +219,20 @@ def prompts_list(
     prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
 ) -> None:
     """List prompts with version, task and content hash."""
-    from rich.table import Table
-
     from assay.prompts import PromptRegistry
+    from assay.report import Grid, print_grid
 
-    table = Table()
-    for col in ("prompt", "task", "labels", "sha256", "source"):
-        table.add_column(col)
-    for p in PromptRegistry(prompt_dir or []):
-        table.add_row(
-            p.ref,
-            p.meta.task,
-            ", ".join(p.meta.labels),
-            p.sha256[:12],
-            "built-in" if p.builtin else p.path,
-        )
-    _console().print(table)
+    rows = [
+        (p.ref, p.meta.task, ", ".join(p.meta.labels), p.sha256[:12], _source(p))
+        for p in PromptRegistry(prompt_dir or [])
+    ]
+    headers = ("prompt", "task", "labels", "sha256", "source")
+    numeric = (False, False, False, True, False)  # hashes are never cut
+    print_grid(_console(), Grid("", headers, numeric, rows))
+
+
+def _source(prompt: Any) -> str:
+    return "built-in" if prompt.builtin else str(prompt.path)
 
 
 @prompts_app.command("show")
@@ -311,10 +244,13 @@ def prompts_show(
     from assay.prompts import PromptRegistry
 
     p = PromptRegistry(prompt_dir or []).get(ref)
-    console = _console()
-    console.print(f"[bold]{p.ref}[/]  sha256 {p.sha256}\nfile {p.path}")
-    console.print_json(json.dumps(p.meta.model_dump()))
-    console.print(Path(p.path).read_text(encoding="utf-8"), markup=False)
+    with open(p.path, encoding="utf-8", newline="") as fh:  # exactly as stored
+        source = fh.read()
+    meta = json.dumps(p.meta.model_dump(), indent=2, ensure_ascii=False)
+    # Plain writes: no console-width wrapping, no markup, no highlighting of the template.
+    sys.stdout.write(f"{p.ref}  sha256 {p.sha256}\nfile {p.path}\n{meta}\n{source}")
+    if not source.endswith("\n"):
+        sys.stdout.write("\n")
 
 
 @prompts_app.command("render")
@@ -339,10 +275,10 @@ def prompts_render(
     if not isinstance(variables, dict):
         raise AssayError("data must be a JSON object of variables", file=data)
     messages = PromptRegistry(prompt_dir or []).get(ref).render(variables, where=str(data))
-    console = _console()
-    for m in messages:
-        console.rule(m.role)
-        console.print(m.content, markup=False)
+    for m in messages:  # plain writes: the text exactly as the model receives it
+        sys.stdout.write(f"----- {m.role} -----\n{m.content}")
+        if not m.content.endswith("\n"):
+            sys.stdout.write("\n")
 
 
 @app.command()
@@ -428,15 +364,10 @@ def list_(
 
 
 def main() -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit."""
-    try:
-        app()
-    except AssayError as exc:
-        print(f"error: {exc.render()}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        print("interrupted; run the same command again to resume", file=sys.stderr)
-        sys.exit(130)
+    """Entry point: any failure becomes one `error:` line on stderr and a non-zero exit."""
+    from assay._cli_errors import run_guarded
+
+    sys.exit(run_guarded(app))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """User-facing errors: each one renders as a single actionable line.
 
-The CLI catches `AssayError` and prints `str(err)`; anything else is a bug and keeps
-its traceback.
+The CLI (`assay._cli_errors`) prints an `AssayError` as `error: <render()>` and exits 2.
+Anything else is a bug in assay: it still ends in one `error: internal error: ...` line
+(ASSAY_DEBUG=1 shows the traceback), so raise an `AssayError` for every input a user can
+get wrong, naming the file, line or field and the fix.
 """
 
 from __future__ import annotations
@@ -55,3 +57,8 @@ class ModelConfigError(AssayError):
 
 class RunError(AssayError):
     """A run cannot start or continue (e.g. resuming with a different spec)."""
+
+
+class PathError(AssayError):
+    """A path names the wrong kind of thing (a file where a directory is needed), or the
+    operating system refused it (permission denied, disk full)."""

@@ -410,3 +410,161 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     )
     assert cleared.returncode == 0 and "removed 1" in cleared.stdout
     assert len(ResponseCache(tmp_path / "cc")) == 0
+
+
+# ---- preflight: refused before the run directory exists --------------------------------
+
+_WITHOUT_LOCAL_EXTRA = """
+import sys
+sys.modules["torch"] = None  # as if the `local` extra were not installed
+sys.modules["transformers"] = None
+sys.argv = ["assay", *sys.argv[1:]]
+from assay.cli import main
+main()
+"""
+
+
+def test_nli_local_without_the_local_extra_is_refused_before_the_run_dir(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "nli").mkdir()
+    (tmp_path / "nli" / "config.json").write_text("{}", encoding="utf-8")
+    spec = _spec(
+        tmp_path / "nli.toml",
+        '[factuality]\ndatasets = [{ path = "builtin:factuality-demo" }]\n'
+        f'verifiers = [{{ kind = "nli-local", model = "hf-nli/{tmp_path / "nli"}" }}]\n',
+        output_dir=tmp_path / "out",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_LOCAL_EXTRA, "run", str(spec), "--no-progress"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    _one_error_line(proc, "nli.toml", "factuality.verifiers[0]", "pip install 'assay[local]'")
+    assert not (tmp_path / "out").exists()  # nothing a later resume could trust
+
+
+def test_missing_api_key_leaves_no_run_directory(tmp_path: Path) -> None:
+    spec = _spec(
+        tmp_path / "key.toml",
+        DEMO_DATASET + '[[judges]]\nmodels = ["openai/gpt-4o-mini"]\nprompts = ["force-aware@1"]\n',
+        output_dir=tmp_path / "out",
+    )
+    env = _env()
+    env.pop("OPENAI_API_KEY", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay", "run", str(spec), "--no-progress"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    _one_error_line(proc, "OPENAI_API_KEY")
+    assert not (tmp_path / "out").exists()
+
+
+# ---- the safety net in main() ----------------------------------------------------------
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from assay.cli import main
+
+    old, sys.argv = sys.argv, ["assay", *argv]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    finally:
+        sys.argv = old
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), capsys.readouterr().err
+
+
+def _fail_in_list(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
+    import assay.catalog
+
+    def boom(section: str | None) -> None:
+        raise exc
+
+    monkeypatch.setattr(assay.catalog, "print_catalog", boom)
+
+
+def test_unexpected_exception_is_one_internal_error_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    _fail_in_list(monkeypatch, RuntimeError("boom\nsecond line"))
+    code, err = _main(["list"], capsys)
+    assert code != 0
+    assert err.splitlines() == [
+        "error: internal error: RuntimeError: boom second line (please report; rerun with "
+        "ASSAY_DEBUG=1 for the traceback)"
+    ]
+
+
+def test_assay_debug_shows_the_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.cli import main
+
+    monkeypatch.setenv("ASSAY_DEBUG", "1")
+    _fail_in_list(monkeypatch, RuntimeError("boom"))
+    monkeypatch.setattr(sys, "argv", ["assay", "list"])
+    with pytest.raises(RuntimeError, match="boom"):
+        main()
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (
+            PermissionError(13, "Permission denied", "/data/runs/x"),
+            "error: /data/runs/x: Permission denied; check its permissions or choose another path",
+        ),
+        (
+            OSError(28, "No space left on device", "/data/runs/x/judgments.jsonl"),
+            "error: /data/runs/x/judgments.jsonl: No space left on device; free some disk space "
+            "or choose a path on another disk",
+        ),
+        (
+            IsADirectoryError(21, "Is a directory", "report.html"),
+            "error: report.html: Is a directory; expected a file, got a directory",
+        ),
+    ],
+)
+def test_os_errors_are_one_line_with_the_path(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    exc: OSError,
+    expected: str,
+) -> None:
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    _fail_in_list(monkeypatch, exc)
+    code, err = _main(["list"], capsys)
+    assert code == 2
+    assert err.splitlines() == [expected]
+
+
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _main(["run", "spec.toml", "--bogus"], capsys)
+    assert code == 2
+    assert err.splitlines() == ["error: No such option: --bogus (see `assay run --help`)"]
+
+
+def test_failed_run_status_still_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """typer.Exit from a command (a failed run) keeps its code through the handler."""
+    import typer
+
+    from assay._cli_errors import run_guarded
+
+    app = typer.Typer()
+
+    @app.command()
+    def fail() -> None:
+        raise typer.Exit(1)
+
+    monkeypatch.setattr(sys, "argv", ["assay"])
+    assert run_guarded(app) == 1

@@ -489,7 +489,7 @@ def test_llm_decomposer_identity(server: FakeOpenAIServer) -> None:
 
 
 def test_llm_decomposer_rejects_a_judge_prompt(server: FakeOpenAIServer) -> None:
-    with pytest.raises(ValueError, match="not a decompose prompt"):
+    with pytest.raises(PromptError, match='needs a task = "decompose" prompt'):
         _decomposer(server, ref="generic-support@1")
 
 

@@ -85,6 +85,8 @@ def load_pairs(
 ) -> LoadedDataset:
     """Read a `.jsonl` or `.csv` ForceBench file; ids must be unique."""
     resolved = resolve_dataset_path(path, base=base)
+    if resolved.is_dir():
+        raise DatasetError("is a directory; pass a ForceBench .jsonl or .csv file", file=resolved)
     if not resolved.is_file():
         raise DatasetError("dataset file not found", file=resolved)
     data = resolved.read_bytes()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from assay.errors import PathError
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
 
@@ -95,6 +96,22 @@ def cache_key(
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 
+def _open_cache(directory: Path, diskcache: Any) -> Any:
+    """The diskcache store; a path that is a file or cannot be written is one user error."""
+    import sqlite3
+
+    fix = f"pass --cache-dir (or set {CACHE_DIR_ENV} to) a writable directory"
+    if directory.exists() and not directory.is_dir():
+        raise PathError(f"cache directory is an existing file; {fix}", file=directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return diskcache.Cache(str(directory), size_limit=2**34)
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        msg = f"cannot open the cache directory ({reason}); {fix}"
+        raise PathError(msg, file=directory) from None
+
+
 class ResponseCache:
     """A thin typed wrapper over `diskcache.Cache` that batches writes.
 
@@ -114,8 +131,7 @@ class ResponseCache:
         import diskcache
 
         self.directory = Path(directory) if directory is not None else default_cache_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
+        self._cache = _open_cache(self.directory, diskcache)
         self._pending: dict[str, str] = {}
         self._first_pending = 0.0
         self.batch_size = batch_size

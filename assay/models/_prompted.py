@@ -28,11 +28,7 @@ class PromptedModel:
         use_cache: bool = True,
         refresh_cache: bool = False,
     ) -> None:
-        if prompt.meta.task not in tasks:
-            raise ValueError(
-                f"prompt {prompt.ref} is a {prompt.meta.task!r} prompt, not a "
-                f"{' or '.join(tasks)} prompt (a {self.role} needs one)"
-            )
+        prompt.check_task(tasks, self.role)
         self.client = client
         self.prompt = prompt
         self.decoding = decoding or Decoding()

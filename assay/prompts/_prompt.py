@@ -49,6 +49,13 @@ _ENV = jinja2.Environment(
 )
 
 TASKS = ("judge", "verify", "nli", "decompose")
+#: a built-in prompt of each task, named in errors so the fix is one copy-paste away
+TASK_EXAMPLES = {
+    "judge": "force-aware@1",
+    "verify": "verify-context@1",
+    "nli": "nli-entailment@1",
+    "decompose": "decompose-conditional@1",
+}
 
 
 class PromptMeta(BaseModel):
@@ -138,6 +145,18 @@ class Prompt(BaseModel):
             "labels": self.meta.labels,
             "scores": self.meta.scores,
         }
+
+    def check_task(self, tasks: tuple[str, ...], role: str) -> None:
+        """Refuse a prompt written for another task: its labels and schema would not fit."""
+        if self.meta.task in tasks:
+            return
+        wanted = " or ".join(f'task = "{t}"' for t in tasks)
+        examples = ", ".join(TASK_EXAMPLES[t] for t in tasks if t in TASK_EXAMPLES)
+        raise PromptError(
+            f'prompt {self.ref} has task = "{self.meta.task}", but a {role} needs a '
+            f"{wanted} prompt: use one such as {examples} (`assay prompts list` shows each "
+            "prompt's task)"
+        )
 
     def _template(self, which: str, source: str) -> jinja2.Template:
         tpl = self._compiled.get(which)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.errors import SpecError
+from assay.errors import AssayError, SpecError
 from assay.judges._types import Judge
 from assay.models import (
     Decoding,
@@ -16,6 +16,7 @@ from assay.models import (
     make_client,
 )
 from assay.prompts import PromptRegistry
+from assay.runs._rundir import check_new_dir
 from assay.runs._spec import EndpointOverrides, LoadedSpec, ModelDefaults
 
 
@@ -88,13 +89,14 @@ def build_judges(
     for index, block in enumerate(spec.judges):
         decoding = decoding_for(block, d)
         prompts = []
-        for ref in block.prompts:
+        for k, ref in enumerate(block.prompts):
             try:
-                prompts.append(registry.get(ref))
-            except Exception as exc:
-                raise SpecError(
-                    str(exc), file=loaded.path, field=f"judges[{index}].prompts"
-                ) from None
+                prompt = registry.get(ref)
+                prompt.check_task(("judge",), "judge")
+            except AssayError as exc:
+                field = f"judges[{index}].prompts[{k}]"
+                raise SpecError(exc.message, file=loaded.path, field=field) from None
+            prompts.append(prompt)
         for model in block.models:
             try:
                 client = pool.get(model_config_for(block, d, model))
@@ -128,3 +130,59 @@ def build_judges(
             raise SpecError(f"two judges share the id {judge.id!r}", file=loaded.path)
         seen.add(judge.id)
     return judges
+
+
+LOCAL_MODULES = ("torch", "transformers")
+
+
+def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
+    """(field, what) for every part of the spec that runs a transformers model locally."""
+    spec = loaded.spec
+    uses = [
+        (f"judges[{i}].models[{k}]", f"model {m!r}")
+        for i, block in enumerate(spec.judges)
+        for k, m in enumerate(block.models)
+        if m.startswith(("hf/", "hf-nli/"))
+    ]
+    fact = spec.factuality
+    if fact is None:
+        return uses
+    if fact.decomposer.model and fact.decomposer.model.startswith("hf/"):
+        uses.append(("factuality.decomposer.model", f"model {fact.decomposer.model!r}"))
+    for i, v in enumerate(fact.verifiers):
+        if v.kind == "nli-local" or (v.model or "").startswith("hf/"):
+            uses.append((f"factuality.verifiers[{i}]", f'verifier kind "{v.kind}"'))
+        elif v.dense_model:
+            uses.append((f"factuality.verifiers[{i}].dense_model", "dense retrieval"))
+    return uses
+
+
+def check_local_extra(loaded: LoadedSpec) -> None:
+    """Stop before the run directory exists when a local model needs torch/transformers
+    that are not installed, instead of failing mid-run with a half-written directory."""
+    from importlib.util import find_spec
+
+    uses = _local_uses(loaded)
+    if not uses:
+        return
+    missing = [name for name in LOCAL_MODULES if find_spec(name) is None]
+    if missing:
+        field, what = uses[0]
+        raise SpecError(
+            f"{what} needs the local extra ({' and '.join(missing)} not installed): "
+            "pip install 'assay[local]'",
+            file=loaded.path,
+            field=field,
+        )
+
+
+def check_before_run(loaded: LoadedSpec, output_override: str | None) -> None:
+    """Everything that can be refused before the run directory is created."""
+    check_new_dir(
+        loaded.output_dir(output_override),
+        what="output directory",
+        fix="choose a directory path with --output-dir or `output_dir` in the spec",
+        spec=None if output_override is not None else loaded.path,
+        field=None if output_override is not None else "output_dir",
+    )
+    check_local_extra(loaded)

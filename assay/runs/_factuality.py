@@ -44,6 +44,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _or_default(value: float | None, default: float) -> float:
+    """An explicit 0 is a setting, not a missing value (`value or default` would drop it)."""
+    return default if value is None else value
+
+
 class _GivenDecomposer:
     """Uses the claims a dataset ships (e.g. ExpertQA): no decomposition is run."""
 
@@ -125,6 +130,10 @@ class FactualityStage:
         assert d.model is not None
         try:
             prompt = self.registry.get(d.prompt)
+            prompt.check_task(("decompose",), "decomposer")
+        except Exception as exc:
+            raise self._spec_error(exc, "factuality.decomposer.prompt") from None
+        try:
             client = self.pool.get(model_config_for(d, self.loaded.spec.defaults, d.model))
         except Exception as exc:
             raise self._spec_error(exc, "factuality.decomposer") from None
@@ -150,14 +159,14 @@ class FactualityStage:
         from assay.verifiers import LLMVerifier, OverlapVerifier
 
         if v.kind == "overlap":
-            return OverlapVerifier(threshold=v.threshold or 0.7, name=v.name)
+            return OverlapVerifier(threshold=_or_default(v.threshold, 0.7), name=v.name)
         assert v.model is not None
         if v.kind == "nli-local":
             from assay.verifiers import LocalNLIVerifier
 
             local: Verifier = LocalNLIVerifier(
                 v.model,
-                threshold=v.threshold or 0.8,
+                threshold=_or_default(v.threshold, 0.8),
                 batch_size=v.batch_size,
                 label_map=v.label_map,
                 name=v.name,
@@ -174,7 +183,7 @@ class FactualityStage:
             kind=v.kind,
             decoding=decoding_for(v, self.loaded.spec.defaults),
             parser=v.parser,
-            threshold=v.threshold or 0.8,
+            threshold=_or_default(v.threshold, 0.8),
             retriever=retriever,
             top_k=v.top_k,
             name=v.name,

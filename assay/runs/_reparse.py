@@ -13,12 +13,12 @@ from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._manifest import judge_stats
 from assay.runs._records import JudgmentRecord
+from assay.runs._rundir import read_run_manifest
 from assay.runs._store import (
     JUDGMENTS_FILE,
     MANIFEST_FILE,
     METRICS_FILE,
     latest_records,
-    read_json,
     write_json_atomic,
 )
 
@@ -43,15 +43,35 @@ def _prompts_for(manifest: dict[str, Any]) -> dict[str, Prompt]:
     return prompts
 
 
+def _check_reparsable(run: Path, manifest: dict[str, Any]) -> None:
+    """Re-parsing rewrites judgments.jsonl; a run without one has nothing to re-parse."""
+    if (run / JUDGMENTS_FILE).is_file():
+        return
+    imported = (manifest.get("imported_from") or {}).get("tool")
+    if imported:
+        raise RunError(
+            f"imported from {imported}: its verdicts were parsed at import and there are no "
+            f"judge outputs to re-parse; to apply a newer parser, import the {imported} "
+            "files again into a new --output-dir",
+            file=run,
+        )
+    raise RunError(
+        f"no {JUDGMENTS_FILE}: this run has no judge outputs to re-parse "
+        f"(`assay recompute {run}` rebuilds its metrics)",
+        file=run,
+    )
+
+
 def reparse_run(run_dir: str | Path) -> dict[str, int]:
     """Rewrite judgments.jsonl with freshly parsed verdicts; returns status transitions."""
     run = Path(run_dir)
-    manifest = read_json(run / MANIFEST_FILE)
+    manifest = read_run_manifest(run)
     if manifest.get("status") == "running":
         raise RunError(
             "run is still running (or crashed); resume it before re-parsing",
             file=run / MANIFEST_FILE,
         )
+    _check_reparsable(run, manifest)
     prompts = _prompts_for(manifest)
     records = latest_records(run / JUDGMENTS_FILE)
     changes: Counter[str] = Counter()

@@ -22,7 +22,7 @@ from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
-from assay.runs._build import ClientPool, build_judges
+from assay.runs._build import ClientPool, build_judges, check_before_run
 from assay.runs._environment import environment, redact_secrets
 from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import identity_fields, judge_stats
@@ -37,6 +37,7 @@ from assay.runs._store import (
     JudgmentWriter,
     latest_records,
     read_json,
+    repair_partial_tail,
     write_json_atomic,
 )
 
@@ -122,6 +123,7 @@ class Runner:
         self.loaded = loaded
         self.options = options or RunOptions()
         self.run_dir = loaded.output_dir(self.options.output_dir)
+        check_before_run(loaded, self.options.output_dir)
         self.datasets: list[LoadedDataset] = [
             load_pairs(d.path, name=d.name, base=Path(loaded.base_dir))
             for d in loaded.spec.datasets
@@ -308,14 +310,13 @@ class Runner:
 
     async def _run_async(self) -> RunOutcome:
         run_dir = self.run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
         manifest_path = run_dir / MANIFEST_FILE
         existing = read_json(manifest_path) if manifest_path.exists() else None
         if existing is not None:
             self._check_same_run(existing)
         planned = self.plan()
         judgments_path = run_dir / JUDGMENTS_FILE
-        writer = JudgmentWriter(judgments_path)  # repairs a torn last line first
+        repair_partial_tail(judgments_path)  # a torn last line; nothing to do on a new run
         records = latest_records(judgments_path)
         todo = self.pending(planned, records)
         for w in todo:
@@ -325,6 +326,9 @@ class Runner:
             check = getattr(client, "preflight", None)
             if callable(check):
                 check()
+        # only now, with every check passed, does the run directory come into being
+        run_dir.mkdir(parents=True, exist_ok=True)
+        writer = JudgmentWriter(judgments_path)
         base = self._base_manifest(existing)
         session = {"started_at": _now(), "todo": len(todo), "resumed": existing is not None}
         base["sessions"].append(session)

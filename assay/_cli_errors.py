@@ -1,0 +1,103 @@
+"""How a CLI command ends when it fails: one `error:` line on stderr, never a traceback.
+
+User errors (`AssayError`) say which file, line and field and how to fix them. Operating
+system refusals (permission denied, disk full, a directory where a file belongs) name the
+path. Anything else is a bug in assay: it still ends in one line, which says so and how
+to see the traceback (`ASSAY_DEBUG=1`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from assay.errors import AssayError
+
+DEBUG_ENV = "ASSAY_DEBUG"
+USER_ERROR = 2  # bad input, like click's usage errors
+INTERNAL_ERROR = 3
+
+_OS_HINTS = {
+    errno.EACCES: "check its permissions or choose another path",
+    errno.EPERM: "check its permissions or choose another path",
+    errno.ENOSPC: "free some disk space or choose a path on another disk",
+    errno.EDQUOT: "free some disk space or choose a path on another disk",
+    errno.EROFS: "the file system is read-only; choose another path",
+    errno.EISDIR: "expected a file, got a directory",
+    errno.ENOTDIR: "a part of this path is a file, not a directory",
+    errno.ENOENT: "no such file or directory; check the path",
+    errno.EEXIST: "it already exists; choose another path",
+}
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so a message can never spill onto a second line."""
+    return " ".join(text.split())
+
+
+def os_error_line(exc: OSError) -> str:
+    """`PATH: reason; what to do` for an OSError."""
+    reason = exc.strerror or str(exc)
+    hint = _OS_HINTS.get(exc.errno or -1)
+    where = exc.filename if exc.filename is not None else None
+    if exc.filename2 is not None:
+        where = f"{exc.filename} -> {exc.filename2}"
+    text = f"{where}: {reason}" if where is not None else reason
+    return f"{text}; {hint}" if hint and hint not in reason.lower() else text
+
+
+def internal_error_line(exc: BaseException) -> str:
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (please report; rerun with "
+        f"{DEBUG_ENV}=1 for the traceback)"
+    )
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return code
+
+
+def _is_click_error(exc: BaseException) -> bool:
+    """Click's (or typer's vendored copy of click's) usage and parameter errors."""
+    return callable(getattr(exc, "format_message", None)) and isinstance(
+        getattr(exc, "exit_code", None), int
+    )
+
+
+def _click_error(exc: Any) -> int:
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return int(exc.exit_code)  # the help text is already printed
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return _fail(str(exc.format_message()) + where, int(exc.exit_code))
+
+
+def run_guarded(app: Callable[..., Any]) -> int:
+    """Run the typer app and return the process exit status."""
+    debug = bool(os.environ.get(DEBUG_ENV))
+    try:
+        result = app(standalone_mode=False, prog_name="assay")
+    except typer.Abort:
+        return _fail("aborted", 1)
+    except AssayError as exc:
+        return _fail(exc.render(), USER_ERROR)
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        if debug:
+            raise
+        return _fail(os_error_line(exc), USER_ERROR)
+    except Exception as exc:
+        if _is_click_error(exc):
+            return _click_error(exc)
+        if debug:
+            raise
+        return _fail(internal_error_line(exc), INTERNAL_ERROR)
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,366 @@
+"""A battery of malformed inputs through the real CLI entry point (`assay.cli.main`).
+
+Every case must end with a non-zero exit, no traceback, and exactly one stderr line
+`error: ...` naming the file (and line or field where there is one), and must leave no
+run directory behind that a later `--resume` could mistake for a run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+
+ROW = {
+    "id": "p1",
+    "evidence": "A 2019 cohort study found X was associated with Y.",
+    "calibrated_claim": "X is associated with Y.",
+    "raised_claim": "X causes Y.",
+    "axis": "relation",
+    "severity": 2,
+}
+GOOD_LINE = json.dumps(ROW)
+RUN_FILES = ("manifest.json", "judgments.jsonl", "metrics.json", "verifications.jsonl")
+PROMPT = """+++
+id = "my-judge"
+version = 1
+task = "judge"
+variables = ["evidence", "claim"]
+output_schema = "SupportVerdict"
+labels = ["fully_supported", "unsupported"]
+[scores]
+fully_supported = 1.0
+unsupported = 0.0
++++
+=== user ===
+{{ evidence }} / {{ claim }}
+"""
+
+# A case writes its inputs into a fresh directory and returns (argv, needles): the
+# arguments of `assay`, and the strings its one error line must contain.
+Case = Callable[[Path], tuple[list[str], list[str]]]
+# Cases run as if these modules were not installed (the `local` extra).
+WITHOUT_LOCAL_EXTRA = {"nli-local-without-extra", "hf-judge-without-extra"}
+
+
+def _w(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _spec(d: Path, body: str, *, dataset: str = "builtin:forcebench-demo", top: str = "") -> Path:
+    head = f'name = "t"\noutput_dir = "{d / "out"}"\n{top}'
+    if dataset:
+        head += f'[[datasets]]\npath = "{dataset}"\n'
+    return _w(d / "spec.toml", head + body)
+
+
+BASELINE = '[[baselines]]\nname = "token-overlap"\n'
+LOOPBACK = 'api_base = "http://127.0.0.1:9/v1"\n'
+
+
+def _run(
+    d: Path, body: str, *needles: str, dataset: str = "builtin:forcebench-demo", top: str = ""
+) -> tuple[list[str], list[str]]:
+    """`assay run` on a spec; the error names the spec unless a needle names another file."""
+    spec = _spec(d, body, dataset=dataset, top=top)
+    names_file = any(n.split(":")[0].endswith((".jsonl", ".csv")) for n in needles)
+    return ["run", str(spec), "--no-progress"], [*([] if names_file else ["spec.toml"]), *needles]
+
+
+def _dataset(
+    d: Path, name: str, content: str | bytes, *needles: str
+) -> tuple[list[str], list[str]]:
+    path = d / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        _w(path, content)
+    return ["validate", str(path)], [name, *needles]
+
+
+def _prompt_case(
+    d: Path, text: str, *needles: str, ref: str = "my-judge@1"
+) -> tuple[list[str], list[str]]:
+    _w(d / "prompts" / "p.prompt", text)
+    return ["prompts", "show", ref, "--prompt-dir", str(d / "prompts")], ["p.prompt", *needles]
+
+
+def _baseline_run(d: Path) -> Path:
+    """A real, complete run directory to damage."""
+    spec = _spec(d / "src", BASELINE)
+    assert _invoke(["run", str(spec), "--no-progress"])[0] == 0
+    return d / "src" / "out"
+
+
+def _corrupt_middle_line(d: Path) -> tuple[list[str], list[str]]:
+    run = _baseline_run(d)
+    lines = (run / "judgments.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[5] = '{"dataset": "x", "pair_id": \n'
+    (run / "judgments.jsonl").write_text("".join(lines), encoding="utf-8")
+    return ["recompute", str(run)], ["judgments.jsonl:6"]
+
+
+def _imported_run(d: Path) -> tuple[list[str], list[str]]:
+    rows = [{"id": "a1", "sentence_id": 0, "sentence": "S.", "claim": "C.", "claim_id": 0}]
+    verif = [{**rows[0], "evidence": "E.", "raw": "True", "score": 1.0}]
+    _w(d / "ms" / "decompositions.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    _w(d / "ms" / "verifications.jsonl", "".join(json.dumps(r) + "\n" for r in verif))
+    code, _, err = _invoke(["import-medscore", str(d / "ms"), "--output-dir", str(d / "imp")])
+    assert code == 0, err
+    return ["reparse", str(d / "imp")], ["imp", "MedScore", "import"]
+
+
+def _dataset_dir(d: Path) -> tuple[list[str], list[str]]:
+    (d / "pairs.jsonl").mkdir()
+    return ["validate", str(d / "pairs.jsonl")], ["pairs.jsonl", "directory"]
+
+
+def _empty_dir(d: Path) -> tuple[list[str], list[str]]:
+    (d / "empty").mkdir()
+    return ["report", str(d / "empty")], ["empty", "manifest.json"]
+
+
+def _html_into_directory(d: Path) -> tuple[list[str], list[str]]:
+    (d / "page.html").mkdir()
+    run = _baseline_run(d)
+    return ["report", str(run), "-f", "html", "-o", str(d / "page.html")], ["page.html"]
+
+
+def _spec_output_dir_is_a_file(d: Path) -> tuple[list[str], list[str]]:
+    _w(d / "out", "not a directory")
+    return ["run", str(_spec(d, BASELINE))], ["spec.toml", "output_dir", "existing file"]
+
+
+def _local_model_dir(d: Path) -> Path:
+    _w(d / "nli" / "config.json", "{}")
+    return d / "nli"
+
+
+def _judge_with(prompts: str) -> str:
+    return f'[[judges]]\nmodels = ["openai/x"]\nprompts = [{prompts}]\n{LOOPBACK}'
+
+
+FACT = '[factuality]\ndatasets = [{ path = "builtin:factuality-demo" }]\n'
+
+CASES: dict[str, Case] = {
+    # ---- datasets (assay validate, and through a spec) ---------------------------------
+    "dataset-bad-json-line": lambda d: _dataset(
+        d, "pairs.jsonl", GOOD_LINE + "\n{not json\n", "pairs.jsonl:2"
+    ),
+    "dataset-missing-field": lambda d: _dataset(
+        d,
+        "pairs.jsonl",
+        json.dumps({k: v for k, v in ROW.items() if k != "raised_claim"}) + "\n",
+        "pairs.jsonl:1",
+        "raised_claim",
+    ),
+    "dataset-bad-axis": lambda d: _dataset(
+        d, "pairs.jsonl", json.dumps({**ROW, "axis": "color"}) + "\n", "pairs.jsonl:1", "axis"
+    ),
+    "dataset-csv-missing-column": lambda d: _dataset(
+        d, "pairs.csv", "id,evidence,calibrated_claim,axis\np1,E,C,relation\n", "raised_claim"
+    ),
+    "dataset-empty-file": lambda d: _dataset(d, "pairs.jsonl", ""),
+    "dataset-not-utf8": lambda d: _dataset(d, "pairs.jsonl", b'{"id": "\xff\xfe"}\n'),
+    "dataset-is-a-directory": _dataset_dir,
+    "dataset-missing-in-spec": lambda d: _run(
+        d, BASELINE, "nope.jsonl", dataset=str(d / "nope.jsonl")
+    ),
+    "dataset-bad-row-in-spec": lambda d: _run(
+        d,
+        BASELINE,
+        "bad.jsonl:1",
+        "axis",
+        dataset=str(_w(d / "bad.jsonl", json.dumps({**ROW, "axis": 7}) + "\n")),
+    ),
+    # ---- specs ---------------------------------------------------------------------------
+    "spec-toml-syntax": lambda d: _run(d, "[[baselines]\nname = 'x'\n", "TOML"),
+    "spec-unknown-key": lambda d: _run(d, BASELINE, "'bootstrapp'", top="bootstrapp = 10\n"),
+    "spec-unknown-key-in-block": lambda d: _run(d, BASELINE + "parms = {}\n", "baselines[0].parms"),
+    "spec-wrong-type": lambda d: _run(d, BASELINE, "'seed'", "integer", top='seed = "zero"\n'),
+    "spec-models-empty": lambda d: _run(
+        d, '[[judges]]\nmodels = []\nprompts = ["force-aware@1"]\n', "judges[0].models"
+    ),
+    "spec-unknown-prompt": lambda d: _run(
+        d, _judge_with('"force-aware@1", "no-such@1"'), "judges[0].prompts[1]", "no-such@1"
+    ),
+    "spec-unknown-baseline": lambda d: _run(
+        d, '[[baselines]]\nname = "no-such-baseline"\n', "baselines[0]"
+    ),
+    "spec-unknown-verifier-kind": lambda d: _run(
+        d, FACT + 'verifiers = [{ kind = "oracle" }]\n', "factuality.verifiers[0]", dataset=""
+    ),
+    "spec-bootstrap-negative": lambda d: _run(d, BASELINE, "'bootstrap'", top="bootstrap = -5\n"),
+    "spec-duplicate-dataset-names": lambda d: _run(
+        d, '[[datasets]]\npath = "builtin:forcebench-demo"\n' + BASELINE, "name"
+    ),
+    "spec-missing-file": lambda d: (["run", str(d / "absent.toml")], ["absent.toml"]),
+    "spec-judge-with-verify-prompt": lambda d: _run(
+        d,
+        _judge_with('"force-aware@1", "verify-context@1"'),
+        "judges[0].prompts[1]",
+        'task = "judge"',
+    ),
+    "spec-verifier-with-judge-prompt": lambda d: _run(
+        d,
+        FACT + 'verifiers = [{ kind = "context", model = "openai/x", prompt = '
+        '"force-aware@1", api_base = "http://127.0.0.1:9/v1" }]\n',
+        "factuality.verifiers[0]",
+        'task = "verify"',
+        dataset="",
+    ),
+    "spec-decomposer-with-judge-prompt": lambda d: _run(
+        d,
+        FACT + 'decomposer = { kind = "llm", model = "openai/x", prompt = "force-aware@1", '
+        'api_base = "http://127.0.0.1:9/v1" }\nverifiers = [{ kind = "overlap" }]\n',
+        "factuality.decomposer.prompt",
+        'task = "decompose"',
+        dataset="",
+    ),
+    "spec-no-work": lambda d: _run(d, "", "judges", dataset="builtin:forcebench-demo"),
+    "nli-local-without-extra": lambda d: _run(
+        d,
+        FACT + f'verifiers = [{{ kind = "nli-local", model = "hf-nli/{_local_model_dir(d)}" }}]\n',
+        "factuality.verifiers[0]",
+        "pip install 'assay[local]'",
+        dataset="",
+    ),
+    "hf-judge-without-extra": lambda d: _run(
+        d,
+        f'[[judges]]\nmodels = ["hf/{_local_model_dir(d)}"]\nprompts = ["force-aware@1"]\n',
+        "judges[0].models[0]",
+        "pip install 'assay[local]'",
+    ),
+    "spec-output-dir-is-a-file": _spec_output_dir_is_a_file,
+    # ---- prompts ---------------------------------------------------------------------------
+    "prompt-bad-front-matter": lambda d: _prompt_case(
+        d, PROMPT.replace('task = "judge"', "task = judge"), "front matter"
+    ),
+    "prompt-no-front-matter": lambda d: _prompt_case(d, "=== user ===\nhi\n", "front matter"),
+    "prompt-undeclared-variable": lambda d: _prompt_case(
+        d, PROMPT + "{{ question }}\n", "question"
+    ),
+    "prompt-same-version-different-bytes": lambda d: _prompt_case(
+        d, PROMPT.replace("my-judge", "force-aware"), "force-aware@1", ref="force-aware@1"
+    ),
+    "prompt-unknown-task": lambda d: _prompt_case(
+        d, PROMPT.replace('task = "judge"', 'task = "rank"'), "task"
+    ),
+    "prompt-missing-user-section": lambda d: _prompt_case(
+        d, PROMPT.replace("=== user ===", "=== system ==="), "user"
+    ),
+    # ---- run directories -------------------------------------------------------------------
+    "report-on-a-file": lambda d: (["report", str(_w(d / "f.txt", "x"))], ["f.txt", "run dir"]),
+    "report-on-empty-dir": _empty_dir,
+    "report-on-missing-dir": lambda d: (["report", str(d / "nothing")], ["nothing"]),
+    "report-corrupt-manifest": lambda d: (
+        ["report", str(_w(d / "r" / "manifest.json", '{"name": ').parent)],
+        ["manifest.json:1", "damaged"],
+    ),
+    "recompute-on-a-file": lambda d: (
+        ["recompute", str(_w(d / "f.txt", "x"))],
+        ["f.txt", "run dir"],
+    ),
+    "reparse-corrupt-manifest": lambda d: (
+        ["reparse", str(_w(d / "r" / "manifest.json", "[1, 2]").parent)],
+        ["manifest.json", "JSON object"],
+    ),
+    "recompute-corrupt-judgments-middle-line": _corrupt_middle_line,
+    "reparse-imported-medscore-run": _imported_run,
+    # ---- CLI arguments ---------------------------------------------------------------------
+    "report-html-output-is-a-directory": _html_into_directory,
+    "report-unknown-format": lambda d: (
+        ["report", str(_baseline_run(d)), "-f", "pdf"],
+        ["--format", "pdf", "html"],
+    ),
+    "render-missing-data-file": lambda d: (
+        ["prompts", "render", "force-aware@1", "--data", str(d / "row.json")],
+        ["row.json"],
+    ),
+    "render-data-not-an-object": lambda d: (
+        ["prompts", "render", "force-aware@1", "--data", str(_w(d / "row.json", "[1]"))],
+        ["row.json", "object"],
+    ),
+    "render-missing-variable": lambda d: (
+        ["prompts", "render", "force-aware@1", "--data", str(_w(d / "row.json", "{}"))],
+        ["row.json", "evidence"],
+    ),
+    "run-output-dir-is-a-file": lambda d: (
+        ["run", str(_spec(d, BASELINE)), "--output-dir", str(_w(d / "f.txt", "x"))],
+        ["f.txt", "existing file", "--output-dir"],
+    ),
+    "run-cache-dir-is-a-file": lambda d: (
+        [
+            "run",
+            str(_spec(d, _judge_with('"force-aware@1"'))),
+            "--cache-dir",
+            str(_w(d / "c.txt", "x")),
+        ],
+        ["c.txt", "cache directory", "--cache-dir"],
+    ),
+    "cache-info-cache-dir-is-a-file": lambda d: (
+        ["cache", "info", "--cache-dir", str(_w(d / "c.txt", "x"))],
+        ["c.txt", "cache directory"],
+    ),
+    "run-unknown-option": lambda d: (["run", "x.toml", "--bogus"], ["--bogus", "--help"]),
+}
+
+
+def _invoke(argv: list[str]) -> tuple[int, str, str]:
+    """Run `assay.cli.main` in-process, as the console script does; capture its output."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    old_argv = sys.argv
+    sys.argv = ["assay", *argv]
+    code: int | str | None = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.argv = old_argv
+    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
+
+
+def _run_state(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.name in RUN_FILES}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_malformed_input_is_one_actionable_line(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("ASSAY_PROMPT_PATH", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    if name in WITHOUT_LOCAL_EXTRA:
+        for module in ("torch", "transformers"):
+            monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    argv, needles = CASES[name](tmp_path)
+    before = _run_state(tmp_path)
+    code, out, err = _invoke(argv)
+    assert code != 0, out + err
+    assert "Traceback" not in out + err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"expected one stderr line:\n{err}"
+    line = lines[0]
+    assert line.startswith("error: "), line
+    assert "internal error" not in line, line
+    for needle in needles:
+        assert needle in line, f"{needle!r} not in {line!r}"
+    assert _run_state(tmp_path) == before, "left run files behind"
+
+
+def test_battery_is_big_enough() -> None:
+    assert len(CASES) >= 30
