@@ -205,7 +205,8 @@ def test_cli_writes_html(demo_run: Path, tmp_path: Path) -> None:
     assert other.read_text(encoding="utf-8") == target.read_text(encoding="utf-8")
 
     result = runner.invoke(app, ["report", str(demo_run), "--format", "markdown"])
-    assert result.exit_code == 0 and result.output.startswith("| judge |")
+    assert result.exit_code == 0 and result.output.startswith("## ForceBench")
+    assert "\n| judge | N |" in result.output
 
 
 # --------------------------------------------------------------------------- factuality
