@@ -31,7 +31,7 @@ _OS_HINTS = {
     errno.EISDIR: "expected a file, got a directory",
     errno.ENOTDIR: "a part of this path is a file, not a directory",
     errno.ENOENT: "no such file or directory; check the path",
-    errno.EEXIST: "it already exists; choose another path",
+    errno.EEXIST: "choose another path",
 }
 
 

@@ -568,3 +568,12 @@ def test_failed_run_status_still_exits_1(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(sys, "argv", ["assay"])
     assert run_guarded(app) == 1
+
+
+def test_failed_import_leaves_no_directory(tmp_path: Path) -> None:
+    (tmp_path / "ms").mkdir()
+    (tmp_path / "ms" / "verifications.jsonl").write_text("{oops\n", encoding="utf-8")
+    out = tmp_path / "imported"
+    proc = _assay("import-medscore", tmp_path / "ms", "--output-dir", out, cwd=tmp_path)
+    _one_error_line(proc, "verifications.jsonl:1")
+    assert not out.exists()

@@ -309,6 +309,23 @@ CASES: dict[str, Case] = {
         ["cache", "info", "--cache-dir", str(_w(d / "c.txt", "x"))],
         ["c.txt", "cache directory"],
     ),
+    "import-medscore-output-is-a-file": lambda d: (
+        ["import-medscore", str(d), "--output-dir", str(_w(d / "f.txt", "x"))],
+        ["f.txt", "existing file", "--output-dir"],
+    ),
+    "import-medscore-source-missing": lambda d: (
+        ["import-medscore", str(d / "gone"), "--output-dir", str(d / "imp")],
+        ["gone", "folder not found"],
+    ),
+    "import-medscore-corrupt-source": lambda d: (
+        [
+            "import-medscore",
+            str(_w(d / "ms" / "decompositions.jsonl", "{oops\n").parent),
+            "--output-dir",
+            str(d / "imp"),
+        ],
+        ["decompositions.jsonl:1", "JSON"],
+    ),
     "run-unknown-option": lambda d: (["run", "x.toml", "--bogus"], ["--bogus", "--help"]),
 }
 

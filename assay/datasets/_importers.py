@@ -856,17 +856,24 @@ def _medscore_files(directory_or_files: str | Path | Sequence[str | Path]) -> _M
 
 def _medscore_kind(p: Path) -> str:
     name = p.name.lower()
+    kind = None
     if name.endswith(MEDSCORE_DECOMPOSITIONS):
-        return "decompositions"
-    if name.endswith(MEDSCORE_VERIFICATIONS):
-        return "verifications"
-    if name.endswith("output.jsonl"):
-        return "output"
-    raise DatasetError(
-        "unrecognised MedScore file name; expected *decompositions.jsonl, "
-        "*verifications.jsonl or *output.jsonl",
-        file=p,
-    )
+        kind = "decompositions"
+    elif name.endswith(MEDSCORE_VERIFICATIONS):
+        kind = "verifications"
+    elif name.endswith("output.jsonl"):
+        kind = "output"
+    if kind is not None and not p.exists():
+        raise DatasetError("not found; pass MedScore's output folder or one of its files", file=p)
+    if kind is None and not p.exists() and not p.suffix:
+        raise DatasetError("folder not found; pass MedScore's output folder", file=p)
+    if kind is None:
+        raise DatasetError(
+            "unrecognised MedScore file name; expected *decompositions.jsonl, "
+            "*verifications.jsonl or *output.jsonl",
+            file=p,
+        )
+    return kind
 
 
 def read_true_false(raw: str) -> tuple[bool | None, str]:

@@ -20,6 +20,7 @@ from assay.runs._metrics import (
     VERIFICATIONS_FILE,
     compute_metrics,
 )
+from assay.runs._rundir import check_new_dir
 from assay.runs._store import MANIFEST_FILE, METRICS_FILE, write_json_atomic, write_jsonl_atomic
 
 
@@ -35,10 +36,11 @@ def import_medscore_run(
     from assay.datasets import import_medscore_outputs, medscore_reported_scores
 
     run = Path(run_dir)
+    check_new_dir(run, what="output directory", fix="choose a directory path with --output-dir")
     if (run / MANIFEST_FILE).exists():
         raise RunError("run directory already holds a run; choose another", file=run)
-    run.mkdir(parents=True, exist_ok=True)
     sentences, claims, verifications = import_medscore_outputs(source, dataset=dataset)
+    run.mkdir(parents=True, exist_ok=True)  # only once the sources have been read
     write_jsonl_atomic(run / SENTENCES_FILE, sentences)
     write_jsonl_atomic(run / CLAIMS_FILE, claims)
     write_jsonl_atomic(run / VERIFICATIONS_FILE, verifications)
