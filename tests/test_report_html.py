@@ -531,3 +531,49 @@ def test_cli_writes_html_for_factuality_runs(
     assert ("summary" in found) == (which == "both")
     manifest, metrics = load_all(run_dir)
     assert page == render_html_report(manifest, metrics)
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def _force(judge: str, dataset: str, mvr: float, group_by: str = "overall") -> dict[str, Any]:
+    group = "all" if group_by == "overall" else "scope"
+    return {
+        "judge_id": judge,
+        "dataset": dataset,
+        "group_by": group_by,
+        "group": group,
+        "n": 20,
+        "n_failed": 0,
+        "mvr": mvr,
+        "mvr_lo": None,
+        "mvr_hi": None,
+        "fs": 0.25,
+        "fs_lo": None,
+        "fs_hi": None,
+    }
+
+
+def test_per_dataset_rows_get_their_own_section_and_pooled_charts() -> None:
+    datasets = {"pubmed-set": 0.111, "legal-set": 0.222, "all": 0.1666}
+    rows = [
+        _force(f"judge-{k}", d, v + k / 100, g)
+        for d, v in datasets.items()
+        for k in range(2)
+        for g in ("overall", "axis")
+    ]
+    fact = {"verifier_id": "v", "n_responses": 4, "zero_claim_rate": 0.0, "n_claims": 9}
+    fact |= {"n_scored": 9, "n_unscored": 0, "macro": 0.5, "micro": 0.5}
+    scores = [fact | {"dataset": d, "macro": 0.5 + i / 10} for i, d in enumerate(datasets)]
+    metrics = {"forcebench": {"rows": rows}, "factuality": {"scores": {"rows": scores}}}
+    page = render_html_report({"name": "multi"}, metrics)
+    parser = check(page)
+    pooled = [r for r in parser.summary_rows[1:] if r]
+    assert len(pooled) == 2 and all("0.167" in r or "0.177" in r for r in pooled)
+    section = page.split('<section id="datasets">')[1].split("</section>")[0]
+    for name, value in datasets.items():
+        assert f"<td>{name}</td>" in section and f"{value:.3f}" in section
+    assert "<td>legal-set</td><td>v</td>" in section and "0.600" in section
+    assert "—" in section  # null CIs
+    single = render_html_report({"name": "one"}, {"forcebench": {"rows": rows[-4:]}})
+    assert 'id="datasets"' not in single

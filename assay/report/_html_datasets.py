@@ -1,0 +1,90 @@
+"""Per-dataset metrics in the HTML report.
+
+The page's charts and summary show pooled rows (dataset "all"); a run with more than one
+dataset also gets a "By dataset" section with every row, from the same `Grid`s the
+terminal and markdown reports use, so the three never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from assay.report._grid import Grid
+from assay.report._views import (
+    POOLED,
+    correlation_grid,
+    dataset_of,
+    factuality_grid,
+    force_grid,
+    force_rows,
+    gold_grid,
+    has_datasets,
+)
+
+_FACT_PARTS = ("scores", "gold", "correlation")
+
+
+def _pooled_part(part: Any) -> Any:
+    if not isinstance(part, Mapping) or not isinstance(part.get("rows"), list):
+        return part
+    rows = [r for r in part["rows"] if not isinstance(r, Mapping) or dataset_of(r) == POOLED]
+    return {**part, "rows": rows}
+
+
+def pooled_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """`metrics` with only pooled rows in every part (what the charts and summary show)."""
+    out = dict(metrics)
+    out["forcebench"] = _pooled_part(metrics.get("forcebench"))
+    fact = metrics.get("factuality")
+    if isinstance(fact, Mapping):
+        out["factuality"] = {k: _pooled_part(v) if k in _FACT_PARTS else v for k, v in fact.items()}
+    return out
+
+
+def _all_rows(metrics: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    fact = metrics.get("factuality")
+    fact = fact if isinstance(fact, Mapping) else {}
+    rows = list(force_rows(metrics))
+    for key in _FACT_PARTS:
+        part = fact.get(key)
+        if isinstance(part, Mapping):
+            rows += [r for r in part.get("rows") or [] if isinstance(r, Mapping)]
+    return rows
+
+
+def _table(grid: Grid) -> str:
+    def cell(tag: str, text: str, num: bool) -> str:
+        cls = " class='num'" if num else ""
+        return f"<{tag}{cls}>{escape(text)}</{tag}>"
+
+    head = "".join(cell("th", h, n) for h, n in zip(grid.headers, grid.numeric, strict=True))
+    body = "".join(
+        "<tr>" + "".join(cell("td", c, n) for c, n in zip(r, grid.numeric, strict=True)) + "</tr>"
+        for r in grid.rows
+    )
+    caption = f"<p class='muted'>{escape(grid.caption)}</p>" if grid.caption else ""
+    return (
+        f"<h3>{escape(grid.title)}</h3><table class='datasets'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table>{caption}"
+    )
+
+
+def dataset_section(metrics: Mapping[str, Any]) -> str:
+    """The "By dataset" section, or "" when the run's metrics have no per-dataset rows."""
+    if not has_datasets(_all_rows(metrics)):
+        return ""
+    grids: list[Grid | None] = []
+    if force_rows(metrics):
+        grids.append(force_grid(metrics, "ForceBench", axes=True))
+    fact = metrics.get("factuality")
+    if isinstance(fact, Mapping) and fact.get("scores"):
+        grids.append(factuality_grid(metrics, "Factuality"))
+        grids.append(gold_grid(metrics, "Factuality vs gold claim labels"))
+        grids.append(correlation_grid(metrics, "Factuality vs gold response scores"))
+    tables = "".join(_table(g) for g in grids if g is not None)
+    return (
+        '<section id="datasets"><h2>By dataset</h2><p class="muted">Every metric per '
+        f"dataset and pooled over all datasets (dataset “{POOLED}”).</p>{tables}</section>"
+    )
