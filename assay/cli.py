@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from assay.errors import AssayError
+from assay.redaction import redact, scrub_text
 
 app = typer.Typer(
     name="assay",
@@ -77,7 +78,7 @@ def run(
     runner = Runner(load_spec(spec), options)
     err = _console(stderr=True)
     for warning in runner.warnings:
-        err.print(f"[yellow]warning:[/] {warning}")
+        err.print(f"[yellow]warning:[/] {scrub_text(warning)}")
     outcome = runner.run()
     _print_run_table(Path(outcome.run_dir))
     console = _console()
@@ -93,7 +94,7 @@ def run(
         )
     console.print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
     if outcome.message:
-        err.print(f"[{colour}]{outcome.message}[/]")
+        err.print(f"[{colour}]{scrub_text(outcome.message)}[/]")
     if outcome.status != "complete":
         raise typer.Exit(1)
 
@@ -130,7 +131,7 @@ def report(
 
     if format not in FORMATS:
         raise AssayError(f"--format {format!r}: use table, json, csv, markdown or html")
-    manifest = read_run_manifest(run_dir)
+    manifest = redact(read_run_manifest(run_dir))  # a manifest written before redaction
     metrics = read_run_metrics(run_dir)
     if format == "html":
         target = output if output is not None else run_dir / "report.html"
@@ -140,7 +141,7 @@ def report(
         write_report_file(output, render_text(manifest, metrics, format, label, detail=detail))
         target = output
     elif format == "table":
-        _console().print(status_line(manifest), markup=False, highlight=False, crop=False)
+        _console().print(status_line(manifest) + "\n", markup=False, highlight=False, crop=False)
         _print_run_table(run_dir, detail=detail)
         return
     else:

@@ -97,6 +97,8 @@ def tidy_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
         for rec in _row_records(section, row)
     ]
     frame = pd.DataFrame(records, columns=list(COLUMNS))
+    # Object dtype keeps counts as integers (`8`, not `8.0`) next to float metrics.
+    frame["value"] = pd.Series([r["value"] for r in records], dtype=object)
     return frame.astype({"n": "Int64"})
 
 
