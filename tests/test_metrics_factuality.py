@@ -307,7 +307,7 @@ def test_invalid_records_are_rejected() -> None:
         factuality_scores([{**ver("a", "c", "supported").model_dump(), "label": "Supported"}])
     with pytest.raises(ValueError, match="unknown status"):
         factuality_scores([{**ver("a", "c", None).model_dump(), "status": "failed"}])
-    for kw in ({"n_boot": 0}, {"seed": -1}, {"confidence": 1.0}):
+    for kw in ({"n_boot": -1}, {"seed": -1}, {"confidence": 1.0}):
         with pytest.raises(ValueError):
             factuality_scores([ver("a", "c", "supported")], **kw)
 

@@ -101,7 +101,11 @@ def example_records() -> list[JudgmentRecord]:
 
 
 def rows_by(report: ForceReport, judge_id: str) -> dict[tuple[str, str], ForceRow]:
-    return {(r.group_by, r.group): r for r in report.rows if r.judge_id == judge_id}
+    return {
+        (r.group_by, r.group): r
+        for r in report.rows
+        if r.judge_id == judge_id and r.dataset == "all"
+    }
 
 
 # ------------------------------------------------------------------------ pair table
@@ -285,7 +289,7 @@ def test_report_settings_and_frame() -> None:
 
 
 @pytest.mark.parametrize(
-    "kw", [{"n_boot": 0}, {"seed": -1}, {"confidence": 1.0}, {"confidence": 0.0}]
+    "kw", [{"n_boot": -1}, {"seed": -1}, {"confidence": 1.0}, {"confidence": 0.0}]
 )
 def test_bad_settings_rejected(kw: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

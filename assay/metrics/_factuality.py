@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics import _bootstrap
 from assay.metrics._bootstrap import Seed, bootstrap_mean_cis
-from assay.metrics._force import _missing, _opt_int, _opt_str, _stream_seed
+from assay.metrics._force import POOLED, _missing, _opt_int, _opt_str, _stream_seed
 from assay.outcomes import Status
 from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
 
@@ -58,6 +58,8 @@ FACTSCORE_GAMMA = 10
 
 _OK = Status.OK.value
 _STATUSES = frozenset(s.value for s in Status)
+GIVEN_DECOMPOSER = "given"
+"""`decomposer_id` of sentence records holding claims a dataset ships."""
 _COUNT_FIELDS = (
     "n_supported",
     "n_unsupported",
@@ -112,6 +114,8 @@ class _S:
     status: str
     n_claims: int
     claim_ids: tuple[str, ...]
+    unsplit: bool = False
+    """The whole answer as a pseudo-sentence: given claims not mapped to sentences."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +198,18 @@ def _to_s(r: SentenceRecord | Mapping[str, Any]) -> _S:
         status=_status(row.get("status")),
         n_claims=_opt_int(row.get("n_claims")) or 0,
         claim_ids=_sentence_claim_ids(row.get("claims")),
+        unsplit=_unsplit(row),
     )
+
+
+def _unsplit(row: Mapping[str, Any]) -> bool:
+    """Given claims that could not be mapped to sentences are written as one record for
+    the whole answer, with no span (see assay.runs._factuality)."""
+    return row.get("decomposer_id") == GIVEN_DECOMPOSER and _missing_span(row.get("span"))
+
+
+def _missing_span(span: object) -> bool:
+    return span is None or (isinstance(span, float) and math.isnan(span))
 
 
 def _sentence_claim_ids(claims: object) -> tuple[str, ...]:
@@ -260,6 +275,32 @@ class _Universe:
     verdicts: dict[str, dict[ClaimKey, _V]]
     meta: dict[str, _Meta]
     gold: dict[ClaimKey, str]
+    unsplit: set[ResponseKey] = field(default_factory=set)
+
+    def datasets(self) -> list[str]:
+        return sorted({rk[0] for rk in self.responses} | {ck[0] for ck in self.gold})
+
+    def subset(self, dataset: str) -> _Universe:
+        """The same universe restricted to one dataset (for per-dataset rows)."""
+
+        def keep(key: tuple[str, ...]) -> bool:
+            return key[0] == dataset
+
+        return _Universe(
+            responses=[rk for rk in self.responses if keep(rk)],
+            claims={rk: v for rk, v in self.claims.items() if keep(rk)},
+            n_unrecorded={rk: v for rk, v in self.n_unrecorded.items() if keep(rk)},
+            has_sentences=self.has_sentences,
+            n_sentences={rk: v for rk, v in self.n_sentences.items() if keep(rk)},
+            n_sentences_failed={rk: v for rk, v in self.n_sentences_failed.items() if keep(rk)},
+            verdicts={
+                vid: {ck: v for ck, v in per.items() if keep(ck)}
+                for vid, per in self.verdicts.items()
+            },
+            meta=self.meta,
+            gold={ck: v for ck, v in self.gold.items() if keep(ck)},
+            unsplit={rk for rk in self.unsplit if keep(rk)},
+        )
 
 
 def _set_gold(gold: dict[ClaimKey, str], key: ClaimKey, label: str | None) -> None:
@@ -289,7 +330,7 @@ def _universe(
     latest_sentences: dict[tuple[str, str, int], _S] = {}
     if sentences is not None:
         req = ("dataset", "answer_id", "sentence_id", "status")
-        for r in _rows(sentences, req, ("n_claims", "claims")):
+        for r in _rows(sentences, req, ("n_claims", "claims", "decomposer_id", "span")):
             s = _to_s(r)
             latest_sentences[(s.dataset, s.answer_id, s.sentence_id)] = s
 
@@ -307,10 +348,13 @@ def _universe(
     n_sent: dict[ResponseKey, int] = {}
     n_failed: dict[ResponseKey, int] = {}
     declared: dict[ResponseKey, int] = {}
+    unsplit: set[ResponseKey] = set()
     for s in latest_sentences.values():
         rk = (s.dataset, s.answer_id)
         claim_keys.update((s.dataset, s.answer_id, cid) for cid in s.claim_ids)
         n_sent[rk] = n_sent.get(rk, 0) + 1
+        if s.unsplit:
+            unsplit.add(rk)
         n_failed[rk] = n_failed.get(rk, 0) + int(s.status != _OK)
         declared[rk] = declared.get(rk, 0) + s.n_claims
 
@@ -338,6 +382,7 @@ def _universe(
         verdicts=verdicts,
         meta=meta,
         gold=gold,
+        unsplit=unsplit,
     )
 
 
@@ -634,6 +679,7 @@ class FactualityRow(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
+    dataset: str = Field(default=POOLED, description="Dataset name, or 'all' for pooled.")
     n_responses: int = Field(description="Every response seen in any input.")
     n_responses_scored: int = Field(description="Responses with F defined (>= 1 scored claim).")
     n_zero_claim: int = Field(description="No claims, no failed sentence.")
@@ -657,7 +703,9 @@ class FactualityRow(BaseModel):
     n_sentences_ok: int | None = None
     n_sentences_failed: int | None = None
     claims_per_sentence: float | None = Field(
-        default=None, description="n_claims / n_sentences_ok; None without sentences."
+        default=None,
+        description="n_claims / n_sentences_ok; None without sentences or when some "
+        "response's claims could not be mapped to its sentences.",
     )
     macro: float | None = Field(description="Mean of F(r) over responses with F defined.")
     macro_lo: float | None
@@ -692,9 +740,20 @@ class FactualityReport(BaseModel):
 
 
 def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
+    """Like the bootstrap's own check, but `n_boot=0` is allowed: it means "no CI"."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    _bootstrap._check_settings(n_boot, confidence)
+    no_ci = n_boot == 0 and isinstance(n_boot, int) and not isinstance(n_boot, bool)
+    _bootstrap._check_settings(1 if no_ci else n_boot, confidence)
+
+
+def _parts(u: _Universe) -> list[tuple[str, _Universe]]:
+    """Pooled first, then one part per dataset when there are several."""
+    names = u.datasets()
+    parts = [(POOLED, u)]
+    if len(names) > 1:
+        parts += [(name, u.subset(name)) for name in names]
+    return parts
 
 
 def _safe_div(num: float, den: float) -> float | None:
@@ -729,8 +788,10 @@ def factuality_scores(
     _check_settings(n_boot, seed, confidence)
     _check_length_penalty(length_penalty, gamma)
     u = _universe(verifications, sentences, claims, responses)
+    boot = _Boot(n_boot, seed, confidence)
     rows = [
-        _factuality_row(u, vid, n_boot, seed, confidence, length_penalty, gamma)
+        _factuality_row(part, vid, name, boot, length_penalty, gamma)
+        for name, part in _parts(u)
         for vid in sorted(u.verdicts)
     ]
     return FactualityReport(
@@ -743,12 +804,18 @@ def factuality_scores(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Boot:
+    n_boot: int
+    seed: int
+    confidence: float
+
+
 def _factuality_row(
     u: _Universe,
     vid: str,
-    n_boot: int,
-    seed: int,
-    confidence: float,
+    dataset: str,
+    boot: _Boot,
     length_penalty: str | None,
     gamma: float,
 ) -> FactualityRow:
@@ -768,23 +835,29 @@ def _factuality_row(
     micro_ci: tuple[float | None, float | None] = (None, None)
     pen_ci: tuple[float | None, float | None] = (None, None)
     if defined.any():
-        stream = _stream_seed(seed, vid, "factuality", "responses")
         cols = [f[defined]]
         if length_penalty is not None:
             cols.append(length_penalized(f, t.n_claims, gamma=gamma)[defined])
         sample = np.column_stack(cols)
-        lo, hi = bootstrap_mean_cis(sample, n_boot=n_boot, seed=stream, confidence=confidence)
         means = sample.mean(axis=0)
-        macro, macro_ci = float(means[0]), (float(lo[0]), float(hi[0]))
+        macro = float(means[0])
         if length_penalty is not None:
-            pen, pen_ci = float(means[1]), (float(lo[1]), float(hi[1]))
+            pen = float(means[1])
         micro = n_supported / n_scored
+    if defined.any() and boot.n_boot > 0:
+        stream = _stream_seed(boot.seed, vid, "factuality", "responses", dataset)
+        lo, hi = bootstrap_mean_cis(
+            sample, n_boot=boot.n_boot, seed=stream, confidence=boot.confidence
+        )
+        macro_ci = (float(lo[0]), float(hi[0]))
+        if length_penalty is not None:
+            pen_ci = (float(lo[1]), float(hi[1]))
         micro_ci = ratio_ci(
             t.n_supported[defined],
             t.n_scored[defined],
-            n_boot=n_boot,
+            n_boot=boot.n_boot,
             seed=stream,
-            confidence=confidence,
+            confidence=boot.confidence,
         )
 
     n_sent = n_ok = n_failed = n_resp_failed = None
@@ -794,13 +867,15 @@ def _factuality_row(
         n_failed = int(t.n_sentences_failed.sum())
         n_ok = n_sent - n_failed
         n_resp_failed = int((t.n_sentences_failed > 0).sum())
-        per_sentence = _safe_div(n_claims, n_ok)
+        mapped = not any(rk in u.unsplit for rk in u.responses)
+        per_sentence = _safe_div(n_claims, n_ok) if mapped else None
     n_zero = int((cat == "zero_claim").sum())
     return FactualityRow(
         verifier_id=vid,
         model=meta.model,
         prompt_id=meta.prompt_id,
         prompt_version=meta.prompt_version,
+        dataset=dataset,
         n_responses=n_responses,
         n_responses_scored=int(defined.sum()),
         n_zero_claim=n_zero,
@@ -864,6 +939,7 @@ class GoldRow(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
+    dataset: str = Field(default=POOLED, description="Dataset name, or 'all' for pooled.")
     unscored: UnscoredPolicy
     n: int = Field(description="Claims in the confusion matrix.")
     n_gold: int = Field(description="Claims with a gold label (scored or not).")
@@ -948,71 +1024,93 @@ def gold_metrics(
         raise ValueError(f"unscored must be 'exclude' or 'wrong', got {unscored!r}")
     pos = _positive_set(positive)
     u = _universe(verifications, None, claims, None, with_gold=True)
-    gold_claims = sorted(u.gold)
-    rows: list[GoldRow] = []
-    for vid in sorted(u.verdicts):
-        per_claim = u.verdicts[vid]
-        meta = u.meta[vid]
-        tp = fp = fn = tn = n_unscored = 0
-        raw: ConfusionDict = {}
-        for ck in gold_claims:
-            g_label = u.gold[ck]
-            g = g_label in pos
-            v = per_claim.get(ck)
-            scored = v is not None and v.status == _OK
-            verdict = MISSING if v is None else str(v.label) if scored else v.status
-            cell = raw.setdefault(g_label, {})
-            cell[verdict] = cell.get(verdict, 0) + 1
-            if scored:
-                pred = verdict == SUPPORTED
-            else:
-                n_unscored += 1
-                if unscored == "exclude":
-                    continue
-                pred = not g  # counted as wrong
-            if g and pred:
-                tp += 1
-            elif g:
-                fn += 1
-            elif pred:
-                fp += 1
-            else:
-                tn += 1
-        n = tp + fp + fn + tn
-        recall = _safe_div(tp, tp + fn)
-        specificity = _safe_div(tn, tn + fp)
-        balanced = None if recall is None or specificity is None else (recall + specificity) / 2
-        n_no_gold = sum(1 for ck in per_claim if ck not in u.gold)
-        rows.append(
-            GoldRow(
-                verifier_id=vid,
-                model=meta.model,
-                prompt_id=meta.prompt_id,
-                prompt_version=meta.prompt_version,
-                unscored=unscored,
-                n=n,
-                n_gold=len(gold_claims),
-                n_scored=len(gold_claims) - n_unscored,
-                n_unscored=n_unscored,
-                n_excluded_unscored=n_unscored if unscored == "exclude" else 0,
-                n_no_gold=n_no_gold,
-                tp=tp,
-                fp=fp,
-                fn=fn,
-                tn=tn,
-                accuracy=_safe_div(tp + tn, n),
-                balanced_accuracy=balanced,
-                precision=_safe_div(tp, tp + fp),
-                recall=recall,
-                f1=_safe_div(2 * tp, 2 * tp + fp + fn),
-                confusion={
-                    SUPPORTED: {SUPPORTED: tp, NOT_SUPPORTED: fn},
-                    NOT_SUPPORTED: {SUPPORTED: fp, NOT_SUPPORTED: tn},
-                },
-                label_confusion=_ordered_confusion(raw),
-            )
-        )
+    rows = [
+        _gold_row(part, vid, name, pos, unscored)
+        for name, part in _parts(u)
+        for vid in sorted(u.verdicts)
+    ]
     return GoldReport(rows=rows, positive=sorted(pos), unscored=unscored)
+
+
+@dataclass(slots=True)
+class _Confusion:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    n_unscored: int = 0
+
+
+def _gold_counts(
+    u: _Universe, per_claim: dict[ClaimKey, _V], pos: frozenset[str], unscored: str
+) -> tuple[_Confusion, ConfusionDict]:
+    c = _Confusion()
+    raw: ConfusionDict = {}
+    for ck in sorted(u.gold):
+        g_label = u.gold[ck]
+        g = g_label in pos
+        v = per_claim.get(ck)
+        scored = v is not None and v.status == _OK
+        verdict = MISSING if v is None else str(v.label) if scored else v.status
+        cell = raw.setdefault(g_label, {})
+        cell[verdict] = cell.get(verdict, 0) + 1
+        if scored:
+            pred = verdict == SUPPORTED
+        else:
+            c.n_unscored += 1
+            if unscored == "exclude":
+                continue
+            pred = not g  # counted as wrong
+        if g and pred:
+            c.tp += 1
+        elif g:
+            c.fn += 1
+        elif pred:
+            c.fp += 1
+        else:
+            c.tn += 1
+    return c, raw
+
+
+def _gold_row(
+    u: _Universe, vid: str, dataset: str, pos: frozenset[str], unscored: UnscoredPolicy
+) -> GoldRow:
+    per_claim = u.verdicts[vid]
+    meta = u.meta[vid]
+    c, raw = _gold_counts(u, per_claim, pos, unscored)
+    tp, fp, fn, tn = c.tp, c.fp, c.fn, c.tn
+    n = tp + fp + fn + tn
+    recall = _safe_div(tp, tp + fn)
+    specificity = _safe_div(tn, tn + fp)
+    balanced = None if recall is None or specificity is None else (recall + specificity) / 2
+    return GoldRow(
+        verifier_id=vid,
+        model=meta.model,
+        prompt_id=meta.prompt_id,
+        prompt_version=meta.prompt_version,
+        dataset=dataset,
+        unscored=unscored,
+        n=n,
+        n_gold=len(u.gold),
+        n_scored=len(u.gold) - c.n_unscored,
+        n_unscored=c.n_unscored,
+        n_excluded_unscored=c.n_unscored if unscored == "exclude" else 0,
+        n_no_gold=sum(1 for ck in per_claim if ck not in u.gold),
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        accuracy=_safe_div(tp + tn, n),
+        balanced_accuracy=balanced,
+        precision=_safe_div(tp, tp + fp),
+        recall=recall,
+        f1=_safe_div(2 * tp, 2 * tp + fp + fn),
+        confusion={
+            SUPPORTED: {SUPPORTED: tp, NOT_SUPPORTED: fn},
+            NOT_SUPPORTED: {SUPPORTED: fp, NOT_SUPPORTED: tn},
+        },
+        label_confusion=_ordered_confusion(raw),
+    )
 
 
 def _label_order(labels: Iterable[str], known: Sequence[str]) -> list[str]:
@@ -1039,6 +1137,7 @@ class CorrelationRow(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
+    dataset: str = Field(default=POOLED, description="Dataset name, or 'all' for pooled.")
     n: int = Field(description="Responses with both predicted and gold factuality defined.")
     n_predicted: int = Field(description="Responses with predicted factuality defined.")
     n_gold: int = Field(description="Responses with gold factuality defined.")
@@ -1126,42 +1225,19 @@ def factuality_correlation(
     _check_length_penalty(length_penalty, gamma)
     pos = _positive_set(positive)
     u = _universe(verifications, sentences, claims, None, with_gold=gold_factuality is None)
-    if gold_factuality is None:
-        gold, source = _claims_gold(u, pos), "claims"
-    else:
-        gold, source = _given_gold(u, gold_factuality), "given"
-    if not np.isfinite(gold[~np.isnan(gold)]).all():
-        raise ValueError("gold factuality contains infinite values")
+    source: Literal["given", "claims"] = "claims" if gold_factuality is None else "given"
+    boot = _Boot(n_boot, seed, confidence)
     rows: list[CorrelationRow] = []
-    for vid in sorted(u.verdicts):
-        t = _table(u, vid)
-        pred = t.factuality()
-        if length_penalty is not None:
-            pred = length_penalized(pred, t.n_claims, gamma=gamma)
-        both = ~np.isnan(pred) & ~np.isnan(gold)
-        x, y = pred[both], gold[both]
-        rho = spearman(x, y)
-        ci: tuple[float, float] | None = None
-        degenerate = 0
-        if rho is not None:
-            stream = _stream_seed(seed, vid, "factuality", "spearman")
-            ci, degenerate = _spearman_ci(x, y, n_boot, stream, confidence)
-        meta = u.meta[vid]
-        rows.append(
-            CorrelationRow(
-                verifier_id=vid,
-                model=meta.model,
-                prompt_id=meta.prompt_id,
-                prompt_version=meta.prompt_version,
-                n=int(both.sum()),
-                n_predicted=int((~np.isnan(pred)).sum()),
-                n_gold=int((~np.isnan(gold)).sum()),
-                spearman=rho,
-                spearman_lo=None if ci is None else ci[0],
-                spearman_hi=None if ci is None else ci[1],
-                n_boot_degenerate=degenerate,
-            )
-        )
+    for name, part in _parts(u):
+        if gold_factuality is None:
+            gold = _claims_gold(part, pos)
+        else:
+            gold = _given_gold(part, gold_factuality)
+        if not np.isfinite(gold[~np.isnan(gold)]).all():
+            raise ValueError("gold factuality contains infinite values")
+        for vid in sorted(u.verdicts):
+            pred = _predicted(part, vid, length_penalty, gamma)
+            rows.append(_correlation_row(part, vid, name, pred, gold, boot))
     return CorrelationReport(
         rows=rows,
         gold_source=source,
@@ -1169,4 +1245,47 @@ def factuality_correlation(
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,
+    )
+
+
+def _predicted(
+    u: _Universe, vid: str, length_penalty: str | None, gamma: float
+) -> NDArray[np.float64]:
+    t = _table(u, vid)
+    pred = t.factuality()
+    if length_penalty is not None:
+        pred = length_penalized(pred, t.n_claims, gamma=gamma)
+    return pred
+
+
+def _correlation_row(
+    u: _Universe,
+    vid: str,
+    dataset: str,
+    pred: NDArray[np.float64],
+    gold: NDArray[np.float64],
+    boot: _Boot,
+) -> CorrelationRow:
+    both = ~np.isnan(pred) & ~np.isnan(gold)
+    x, y = pred[both], gold[both]
+    rho = spearman(x, y)
+    ci: tuple[float, float] | None = None
+    degenerate = 0
+    if rho is not None and boot.n_boot > 0:
+        stream = _stream_seed(boot.seed, vid, "factuality", "spearman", dataset)
+        ci, degenerate = _spearman_ci(x, y, boot.n_boot, stream, boot.confidence)
+    meta = u.meta[vid]
+    return CorrelationRow(
+        verifier_id=vid,
+        model=meta.model,
+        prompt_id=meta.prompt_id,
+        prompt_version=meta.prompt_version,
+        dataset=dataset,
+        n=int(both.sum()),
+        n_predicted=int((~np.isnan(pred)).sum()),
+        n_gold=int((~np.isnan(gold)).sum()),
+        spearman=rho,
+        spearman_lo=None if ci is None else ci[0],
+        spearman_hi=None if ci is None else ci[1],
+        n_boot_degenerate=degenerate,
     )

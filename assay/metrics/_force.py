@@ -33,6 +33,8 @@ GroupBy = Literal["overall", "axis", "severity"]
 Records: TypeAlias = Iterable[JudgmentRecord | Mapping[str, Any]] | pd.DataFrame
 
 OVERALL_GROUP = "all"
+POOLED = "all"
+"""`dataset` of rows computed over every dataset of the run together."""
 UNRATED = "unrated"
 """Severity group of pairs whose severity is None."""
 UNKNOWN_AXIS = "unknown"
@@ -67,16 +69,19 @@ class ForceRow(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
+    dataset: str = Field(
+        default=POOLED, description="Dataset name, or 'all' for every dataset pooled."
+    )
     group_by: GroupBy
     group: str = Field(description="'all' for overall; axis value; '1'..'3' or 'unrated'.")
     n: int = Field(description="Pairs in the group, failed ones included.")
     n_failed: int
     mvr: float
-    mvr_lo: float
-    mvr_hi: float
+    mvr_lo: float | None = Field(description="None when no CI was asked for (n_boot=0).")
+    mvr_hi: float | None
     fs: float
-    fs_lo: float
-    fs_hi: float
+    fs_lo: float | None
+    fs_hi: float | None
 
 
 class ForceReport(BaseModel):
@@ -317,10 +322,15 @@ def pair_table(records: Records) -> pd.DataFrame:
 # ------------------------------------------------------------------------- metrics
 
 
-def _stream_seed(seed: int, judge_id: str, group_by: str, group: str) -> list[int]:
-    """Seed entropy for one (judge, group): stable across runs and independent of which
-    other judges or groups are present."""
-    digest = hashlib.sha256(f"{judge_id}\x1f{group_by}\x1f{group}".encode()).digest()
+def _stream_seed(
+    seed: int, judge_id: str, group_by: str, group: str, dataset: str = POOLED
+) -> list[int]:
+    """Seed entropy for one (judge, dataset, group): stable across runs and independent of
+    which other judges or groups are present. Pooled rows keep their historical seeds."""
+    key = f"{judge_id}\x1f{group_by}\x1f{group}"
+    if dataset != POOLED:
+        key += f"\x1f{dataset}"
+    digest = hashlib.sha256(key.encode()).digest()
     words = np.frombuffer(digest, dtype="<u4").tolist()
     return [seed, *words]
 
@@ -349,76 +359,105 @@ def force_metrics(
     """MVR and FS per judge: overall, per axis and per severity, with bootstrap CIs.
 
     CIs are percentile bootstrap intervals from `n_boot` resamples of the group's pairs
-    (with replacement); MVR and FS share the same draws. Each (judge, group) has its own
-    random stream derived from `seed` and its names, so results are deterministic and do
-    not depend on the other judges in the run. Judges are reported in sorted order;
-    groups as overall ('all'), axes (enum order, then 'unknown'), severities ('1'..'3',
-    then 'unrated'). Groups with no pairs are omitted.
+    (with replacement); MVR and FS share the same draws. `n_boot=0` computes no CI (the
+    bounds are None). Each (judge, dataset, group) has its own random stream derived from
+    `seed` and its names, so results are deterministic and do not depend on the other
+    judges in the run. Rows with `dataset="all"` pool every dataset (pairs resampled over
+    the union); when the records hold more than one dataset, each dataset also gets its
+    own rows, resampled within that dataset. Judges are reported in sorted order, pooled
+    rows first; groups as overall ('all'), axes (enum order, then 'unknown'), severities
+    ('1'..'3', then 'unrated'). Groups with no pairs are omitted.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
 
     latest, pairs, judges = _collect(records)
     table = _pair_frame(latest, pairs, judges)
     rows: list[ForceRow] = []
-    if table.empty:
-        return ForceReport(rows=rows, n_boot=n_boot, seed=seed, confidence=confidence)
-
+    boot = _Boot(n_boot=n_boot, seed=seed, confidence=confidence)
+    datasets = sorted({str(d) for d in table["dataset"].tolist()})
     for judge_id, sub in table.groupby("judge_id", sort=True):
         jid = str(judge_id)
-        meta = judges[jid]
-        values: NDArray[np.float64] = np.column_stack(
-            [sub["violation"].to_numpy(dtype=np.float64), sub["margin"].to_numpy(dtype=np.float64)]
-        )
-        failed: NDArray[np.bool_] = sub["failed"].to_numpy(dtype=bool)
-        axes = np.array(
-            [UNKNOWN_AXIS if _missing(a) else str(a) for a in sub["axis"].tolist()], dtype=object
-        )
-        sevs = np.array(
-            [UNRATED if _missing(s) else str(int(s)) for s in sub["severity"].tolist()],
-            dtype=object,
-        )
-        groups: list[tuple[GroupBy, str, NDArray[np.bool_]]] = [
-            ("overall", OVERALL_GROUP, np.ones(len(sub), dtype=bool))
-        ]
-        groups += [("axis", a, axes == a) for a in _axis_order(axes.tolist())]
-        groups += [("severity", s, sevs == s) for s in _severity_order(sevs.tolist())]
-
-        for group_by, group, mask in groups:
-            v = values[mask]
-            n = int(v.shape[0])
-            if n == 0:
-                continue
-            point = v.mean(axis=0)
-            lo, hi = bootstrap_mean_cis(
-                v,
-                n_boot=n_boot,
-                seed=_stream_seed(seed, jid, group_by, group),
-                confidence=confidence,
-            )
-            rows.append(
-                ForceRow(
-                    judge_id=jid,
-                    model=meta.model,
-                    prompt_id=meta.prompt_id,
-                    prompt_version=meta.prompt_version,
-                    group_by=group_by,
-                    group=group,
-                    n=n,
-                    n_failed=int(failed[mask].sum()),
-                    mvr=float(point[0]),
-                    mvr_lo=float(lo[0]),
-                    mvr_hi=float(hi[0]),
-                    fs=float(point[1]),
-                    fs_lo=float(lo[1]),
-                    fs_hi=float(hi[1]),
-                )
-            )
+        rows += _judge_rows(jid, judges[jid], sub, POOLED, boot)
+        if len(datasets) > 1:
+            for name in datasets:
+                part = sub[sub["dataset"] == name]
+                rows += _judge_rows(jid, judges[jid], part, name, boot)
     return ForceReport(rows=rows, n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+@dataclass(frozen=True, slots=True)
+class _Boot:
+    n_boot: int
+    seed: int
+    confidence: float
+
+
+def _groups(sub: pd.DataFrame) -> list[tuple[GroupBy, str, NDArray[np.bool_]]]:
+    axes = np.array(
+        [UNKNOWN_AXIS if _missing(a) else str(a) for a in sub["axis"].tolist()], dtype=object
+    )
+    sevs = np.array(
+        [UNRATED if _missing(s) else str(int(s)) for s in sub["severity"].tolist()],
+        dtype=object,
+    )
+    groups: list[tuple[GroupBy, str, NDArray[np.bool_]]] = [
+        ("overall", OVERALL_GROUP, np.ones(len(sub), dtype=bool))
+    ]
+    groups += [("axis", a, axes == a) for a in _axis_order(axes.tolist())]
+    groups += [("severity", s, sevs == s) for s in _severity_order(sevs.tolist())]
+    return groups
+
+
+def _judge_rows(
+    jid: str, meta: _JudgeMeta, sub: pd.DataFrame, dataset: str, boot: _Boot
+) -> list[ForceRow]:
+    """Every group's row for one judge on one dataset (or all of them pooled)."""
+    values: NDArray[np.float64] = np.column_stack(
+        [sub["violation"].to_numpy(dtype=np.float64), sub["margin"].to_numpy(dtype=np.float64)]
+    )
+    failed: NDArray[np.bool_] = sub["failed"].to_numpy(dtype=bool)
+    rows: list[ForceRow] = []
+    for group_by, group, mask in _groups(sub):
+        v = values[mask]
+        n = int(v.shape[0])
+        if n == 0:
+            continue
+        point = v.mean(axis=0)
+        lo: list[float | None] = [None, None]
+        hi: list[float | None] = [None, None]
+        if boot.n_boot > 0:
+            lo_a, hi_a = bootstrap_mean_cis(
+                v,
+                n_boot=boot.n_boot,
+                seed=_stream_seed(boot.seed, jid, group_by, group, dataset),
+                confidence=boot.confidence,
+            )
+            lo, hi = [float(x) for x in lo_a], [float(x) for x in hi_a]
+        rows.append(
+            ForceRow(
+                judge_id=jid,
+                model=meta.model,
+                prompt_id=meta.prompt_id,
+                prompt_version=meta.prompt_version,
+                dataset=dataset,
+                group_by=group_by,
+                group=group,
+                n=n,
+                n_failed=int(failed[mask].sum()),
+                mvr=float(point[0]),
+                mvr_lo=lo[0],
+                mvr_hi=hi[0],
+                fs=float(point[1]),
+                fs_lo=lo[1],
+                fs_hi=hi[1],
+            )
+        )
+    return rows
 
 
 def force_metrics_frame(

@@ -17,7 +17,7 @@ from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.outcomes import Status
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
-from assay.runs._factuality import FactualityStage, _given_record
+from assay.runs._factuality import FactualityStage, _given_records
 from assay.runs._records import ClaimRecord, SentenceRecord
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
@@ -147,7 +147,7 @@ def _decomposer_row(
         claims = stage.claim_records({r.key: r for r in records})
         note = "rule-based: no model"
         return _local_row("decomposer", dec.id, len(sentences), done, note), claims
-    given = [_given_record(ds, item) for ds, item in stage.answers()]  # the data's own claims
+    given = [r for ds, item in stage.answers() for r in _given_records(ds, item)]  # data's claims
     claims = stage.claim_records({r.key: r for r in given})
     done = sum(1 for r in given if r.key in recorded)
     return _local_row("decomposer", dec.id, len(given), done, "claims given by the data"), claims

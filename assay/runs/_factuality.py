@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.datasets._answers import AnswerItem, Passage
-from assay.decomposers._types import Claim, Decomposer, Decomposition, Sentence
+from assay.decomposers._types import Decomposer, Decomposition, Sentence
 from assay.errors import SpecError
 from assay.outcomes import Status
 from assay.prompts import PromptRegistry
 from assay.runs._build import ClientPool, decoding_for, model_config_for
+from assay.runs._given import given_records
 from assay.runs._manifest import identity_fields
 from assay.runs._metrics import ANSWERS_FILE, CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
@@ -267,9 +268,11 @@ class FactualityStage:
         done = self.recorded_sentences(run_dir, redo)
         work: list[tuple[str, AnswerItem, Sentence]] = []
         if isinstance(self.decomposer, _GivenDecomposer):
+            started = {key[:2] for key in done}
             for ds_name, item in self.answers():
-                record = _given_record(ds_name, item)
-                if record.key not in done:
+                if (ds_name, item.id) in started:  # resumed: keep what was recorded
+                    continue
+                for record in _given_records(ds_name, item):
                     writer.write(record)
                     done[record.key] = record
         else:
@@ -494,21 +497,9 @@ async def _run_batched(
                 record(v, c, verdict)
 
 
-def _given_record(dataset: str, item: AnswerItem) -> SentenceRecord:
-    """The dataset's own claims, as one pseudo-sentence spanning the whole answer."""
-    claims = [Claim(id=c.id, text=c.text, sentence_id=0, span=None) for c in item.gold_claims or []]
-    return SentenceRecord(
-        dataset=dataset,
-        answer_id=item.id,
-        sentence_id=0,
-        sentence=item.answer,
-        span=(0, len(item.answer)),
-        decomposer_id="given",
-        status=Status.OK,
-        n_claims=len(claims),
-        claims=claims,
-        recorded_at=_now(),
-    )
+def _given_records(dataset: str, item: AnswerItem) -> list[SentenceRecord]:
+    """The dataset's own claims, placed in the answer's sentences where they can be."""
+    return given_records(dataset, item)
 
 
 def stage_stats(records: list[Any]) -> dict[str, Any]:

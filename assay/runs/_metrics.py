@@ -33,7 +33,11 @@ def compute_metrics(
     seed: int = 0,
     length_penalty: str | None = None,
 ) -> dict[str, Any]:
-    """`{"forcebench": ..., "factuality": ...}`; a part is None when the run has none."""
+    """`{"forcebench": ..., "factuality": ...}`; a part is None when the run has none.
+
+    `n_boot=0` computes no confidence intervals (their bounds are null). Rows carry a
+    `dataset` field: "all" for pooled rows, plus one row per dataset when there are several.
+    """
     from assay.metrics import force_metrics
 
     out: dict[str, Any] = {"forcebench": None, "factuality": None}
@@ -41,7 +45,7 @@ def compute_metrics(
     if judgments.exists():
         records = list(latest_records(judgments).values())
         if records:
-            report = force_metrics(records, n_boot=max(n_boot, 1), seed=seed)
+            report = force_metrics(records, n_boot=n_boot, seed=seed)
             out["forcebench"] = report.model_dump(mode="json")
     if (run_dir / VERIFICATIONS_FILE).exists() or (run_dir / SENTENCES_FILE).exists():
         out["factuality"] = factuality_metrics(
@@ -55,22 +59,22 @@ def factuality_metrics(
 ) -> dict[str, Any]:
     from assay.metrics import factuality_correlation, factuality_scores, gold_metrics
 
-    sentences = list(
-        {r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE, SentenceRecord)}.values()
-    )
+    sentences = [
+        _legacy_given(r)
+        for r in {r.key: r for r in iter_jsonl(run_dir / SENTENCES_FILE, SentenceRecord)}.values()
+    ]
     claims = list(iter_jsonl(run_dir / CLAIMS_FILE, ClaimRecord))
     verifications = list(
         {r.key: r for r in iter_jsonl(run_dir / VERIFICATIONS_FILE, VerificationRecord)}.values()
     )
     answers = read_answers(run_dir)
     responses = [(a["dataset"], a["answer_id"]) for a in answers] or None
-    boot = max(n_boot, 1)
     scores = factuality_scores(
         verifications,
         sentences,
         claims,
         responses=responses,
-        n_boot=boot,
+        n_boot=n_boot,
         seed=seed,
         length_penalty=length_penalty,  # type: ignore[arg-type]
     )
@@ -88,11 +92,24 @@ def factuality_metrics(
             gold_f,
             sentences=sentences,
             claims=claims,
-            n_boot=boot,
+            n_boot=n_boot,
             seed=seed,
         )
         result["correlation"] = corr.model_dump(mode="json")
     return result
+
+
+def _legacy_given(record: SentenceRecord) -> SentenceRecord:
+    """Runs before given claims were mapped to sentences recorded the whole answer as
+    sentence 0 with a span; read such a record as unmapped (no span), so claims per
+    sentence is n/a instead of a number computed from one fake sentence."""
+    from assay.decomposers import split_sentences
+
+    if record.decomposer_id != "given" or record.span is None or record.sentence_id != 0:
+        return record
+    if len(split_sentences(record.sentence)) <= 1:
+        return record
+    return record.model_copy(update={"span": None})
 
 
 __all__ = ["compute_metrics", "factuality_metrics", "iter_records", "read_answers"]

@@ -11,19 +11,37 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from assay.errors import SpecError
 from assay.outcomes import Status
+
+MIN_BOOTSTRAP = 100
+POOLED = "all"  # the dataset name of pooled metric rows; no dataset may take it
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _not_pooled(name: str | None) -> str | None:
+    if name == POOLED:
+        raise ValueError(f"dataset name {POOLED!r} is reserved for pooled metrics; pick another")
+    return name
+
+
 class DatasetSpec(_Strict):
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     path: str = Field(description="A .jsonl/.csv file, or builtin:NAME.")
+
+    _name_ok = field_validator("name")(_not_pooled)
 
 
 class ModelDefaults(_Strict):
@@ -82,6 +100,8 @@ class AnswersDatasetSpec(_Strict):
     format: str = Field(
         default="auto", description="auto | jsonl | medscore-input | expertqa | wice"
     )
+
+    _name_ok = field_validator("name")(_not_pooled)
 
 
 DECOMPOSER_KINDS = ("sentence", "llm", "given")
@@ -167,7 +187,9 @@ class RunSpec(_Strict):
     description: str = ""
     output_dir: str | None = Field(default=None, description="Default: runs/<name>.")
     prompt_dirs: list[str] = Field(default_factory=list)
-    bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for CIs.")
+    bootstrap: int = Field(
+        default=1000, ge=0, description="Bootstrap resamples for CIs; 0 = no CI."
+    )
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
     datasets: list[DatasetSpec] = Field(default_factory=list)
     defaults: ModelDefaults = Field(default_factory=ModelDefaults)
@@ -175,6 +197,14 @@ class RunSpec(_Strict):
     baselines: list[BaselineSpec] = Field(default_factory=list)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     factuality: FactualitySpec | None = None
+
+    @field_validator("bootstrap")
+    @classmethod
+    def _bootstrap_zero_or_enough(cls, value: int) -> int:
+        # a handful of resamples gives a CI that looks precise and is not
+        if 0 < value < MIN_BOOTSTRAP:
+            raise ValueError(f"bootstrap must be 0 (no CI) or at least {MIN_BOOTSTRAP}")
+        return value
 
     @model_validator(mode="after")
     def _has_some_work(self) -> RunSpec:

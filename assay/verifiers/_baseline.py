@@ -19,8 +19,8 @@ class OverlapVerifier:
     version = "1"
 
     def __init__(self, *, threshold: float = 0.7, name: str | None = None) -> None:
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError("threshold must be in (0, 1]")
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError("threshold must be in [0, 1]")
         self.threshold = threshold
         self._id = name or "baseline:overlap"
 
