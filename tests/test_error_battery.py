@@ -239,6 +239,13 @@ CASES: dict[str, Case] = {
         "pip install 'assay[local]'",
     ),
     "spec-output-dir-is-a-file": _spec_output_dir_is_a_file,
+    "verifier-without-api-key": lambda d: _run(
+        d,
+        FACT + 'verifiers = [{ kind = "context", model = "openai/gpt-4o-mini" }]\n',
+        "openai/gpt-4o-mini",
+        "OPENAI_API_KEY",
+        dataset="",
+    ),
     # ---- prompts ---------------------------------------------------------------------------
     "prompt-bad-front-matter": lambda d: _prompt_case(
         d, PROMPT.replace('task = "judge"', "task = judge"), "front matter"

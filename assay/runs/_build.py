@@ -186,3 +186,32 @@ def check_before_run(loaded: LoadedSpec, output_override: str | None) -> None:
         field=None if output_override is not None else "output_dir",
     )
     check_local_extra(loaded)
+
+
+def factuality_clients_to_check(stage: Any, existing: dict[str, Any] | None) -> list[Any]:
+    """What the factuality stage may call this session (LLM clients, local NLI models):
+    all of it, unless a finished run is merely being resumed."""
+    if stage is None:
+        return []
+    fact = (existing or {}).get("factuality") or {}
+    planned = fact.get("planned_verifications")
+    if planned is not None and fact.get("recorded_verifications") == planned:
+        return []
+    components = [stage.decomposer, *stage.verifiers]
+    # an LLM component checks its client; a local NLI verifier checks itself
+    return [getattr(c, "client", None) or c for c in components]
+
+
+def preflight_clients(clients: list[Any], spec_path: str) -> None:
+    """Missing credentials or an unusable local model stop the run here, before the run
+    directory exists, naming the spec whose model needs them."""
+    for client in clients:
+        check = getattr(client, "preflight", None)
+        if not callable(check):
+            continue
+        try:
+            check()
+        except AssayError as exc:
+            if exc.file is not None:
+                raise
+            raise SpecError(exc.message, file=spec_path, field=exc.field) from None

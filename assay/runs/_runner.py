@@ -22,7 +22,13 @@ from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
-from assay.runs._build import ClientPool, build_judges, check_before_run
+from assay.runs._build import (
+    ClientPool,
+    build_judges,
+    check_before_run,
+    factuality_clients_to_check,
+    preflight_clients,
+)
 from assay.runs._environment import environment, redact_secrets
 from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import identity_fields, judge_stats
@@ -321,11 +327,10 @@ class Runner:
         todo = self.pending(planned, records)
         for w in todo:
             records.pop(w.key, None)  # a redone judgment no longer counts against the policy
-        for judge_id in sorted({w.judge.id for w in todo}):
-            client = getattr(self._judge_by_id[judge_id], "client", None)
-            check = getattr(client, "preflight", None)
-            if callable(check):
-                check()
+        todo_ids = sorted({w.judge.id for w in todo})
+        clients = [getattr(self._judge_by_id[j], "client", None) for j in todo_ids]
+        clients += factuality_clients_to_check(self.factuality, existing)
+        preflight_clients(clients, self.loaded.path)
         # only now, with every check passed, does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
         writer = JudgmentWriter(judgments_path)
