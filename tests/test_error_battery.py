@@ -107,6 +107,13 @@ def _corrupt_middle_line(d: Path) -> tuple[list[str], list[str]]:
     return ["recompute", str(run)], ["judgments.jsonl:6"]
 
 
+def _resume_corrupt_manifest(d: Path) -> tuple[list[str], list[str]]:
+    run = _baseline_run(d)
+    (run / "manifest.json").write_text('{"name": "t", ', encoding="utf-8")
+    spec = d / "src" / "spec.toml"
+    return ["run", str(spec), "--no-progress"], ["manifest.json:1", "damaged", "--output-dir"]
+
+
 def _imported_run(d: Path) -> tuple[list[str], list[str]]:
     rows = [{"id": "a1", "sentence_id": 0, "sentence": "S.", "claim": "C.", "claim_id": 0}]
     verif = [{**rows[0], "evidence": "E.", "raw": "True", "score": 1.0}]
@@ -280,6 +287,7 @@ CASES: dict[str, Case] = {
         ["manifest.json", "JSON object"],
     ),
     "recompute-corrupt-judgments-middle-line": _corrupt_middle_line,
+    "resume-with-corrupt-manifest": _resume_corrupt_manifest,
     "reparse-imported-medscore-run": _imported_run,
     # ---- CLI arguments ---------------------------------------------------------------------
     "report-html-output-is-a-directory": _html_into_directory,

@@ -35,6 +35,7 @@ from assay.runs._manifest import identity_fields, judge_stats
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
 from assay.runs._records import JudgmentRecord
+from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._store import (
     JUDGMENTS_FILE,
@@ -42,7 +43,6 @@ from assay.runs._store import (
     METRICS_FILE,
     JudgmentWriter,
     latest_records,
-    read_json,
     repair_partial_tail,
     write_json_atomic,
 )
@@ -317,7 +317,7 @@ class Runner:
     async def _run_async(self) -> RunOutcome:
         run_dir = self.run_dir
         manifest_path = run_dir / MANIFEST_FILE
-        existing = read_json(manifest_path) if manifest_path.exists() else None
+        existing = read_run_manifest(run_dir) if manifest_path.exists() else None
         if existing is not None:
             self._check_same_run(existing)
         planned = self.plan()
