@@ -322,3 +322,69 @@ def test_legacy_given_run_dir_reads_as_unmapped(tmp_path: Path) -> None:
     (tmp_path / "verifications.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in rows))
     row = compute_metrics(tmp_path, n_boot=0)["factuality"]["scores"]["rows"][0]
     assert row["n_claims"] == 2 and row["claims_per_sentence"] is None
+
+
+# ------------------------------------------------------------------ MedScore 0-claim responses
+
+
+def medscore_folder(folder: Path) -> Path:
+    """MedScore's three files for 6 responses, half of them with no claim at all."""
+    folder.mkdir()
+    claims = {
+        "r0": ["Aspirin thins the blood.", "Aspirin is an NSAID."],
+        "r1": ["Statins lower LDL."],
+        "r2": ["Statins cure diabetes."],
+        "r3": [],
+        "r4": [],
+        "r5": [],
+    }
+    raw = {"Statins cure diabetes.": ("False", 0.0)}
+    decompositions: list[dict[str, Any]] = []
+    verifications: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for rid, texts in claims.items():
+        base = {"id": rid, "sentence_id": 0, "sentence": f"Sentence of {rid}."}
+        if not texts:
+            decompositions.append({**base, "claim": None})
+        out_claims = []
+        for k, text in enumerate(texts):
+            decompositions.append({**base, "claim": text, "claim_id": k})
+            answer, score = raw.get(text, ("True", 1.0))
+            row = {**base, "claim": text, "claim_id": k, "evidence": "Doctor.", "raw": answer}
+            verifications.append({**row, "score": score})
+            out_claims.append({k: v for k, v in verifications[-1].items() if k != "id"})
+        scores = [c["score"] for c in out_claims]
+        mean = sum(scores) / len(scores) if scores else None
+        outputs.append({"id": rid, "score": mean, "claims": out_claims})
+    for name, rows in (
+        ("decompositions.jsonl", decompositions),
+        ("verifications.jsonl", verifications),
+        ("output.jsonl", outputs),
+    ):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def test_medscore_output_alone_keeps_zero_claim_responses(tmp_path: Path) -> None:
+    from assay.metrics import response_table
+    from assay.runs._imported import import_medscore_run
+
+    folder = medscore_folder(tmp_path / "ms")
+    outputs = [json.loads(x) for x in (folder / "output.jsonl").read_text().splitlines()]
+    empty_share = sum(1 for o in outputs if not o["claims"]) / len(outputs)
+    alone = import_medscore_run(folder / "output.jsonl", tmp_path / "alone", n_boot=0)
+    full = import_medscore_run(folder, tmp_path / "full", n_boot=0)
+    a = alone["factuality"]["scores"]["rows"][0]
+    f = full["factuality"]["scores"]["rows"][0]
+    assert a["zero_claim_rate"] == empty_share == 0.5
+    assert (a["n_responses"], a["n_zero_claim"], a["n_responses_scored"]) == (6, 3, 3)
+    keys = ("n_responses", "n_zero_claim", "zero_claim_rate", "n_claims", "macro", "micro")
+    assert {k: a[k] for k in keys} == {k: f[k] for k in keys}
+    records = [
+        VerificationRecord.model_validate_json(x)
+        for x in (tmp_path / "alone" / "verifications.jsonl").read_text().splitlines()
+    ]
+    answers = [("medscore", o["id"]) for o in outputs]
+    table = response_table(records, responses=answers).set_index("answer_id")
+    assert table.loc[["r3", "r4", "r5"], "factuality"].isna().all()
+    assert (table.loc[["r3", "r4", "r5"], "category"] == "zero_claim").all()

@@ -9,6 +9,7 @@ from assay.datasets._importers import (
     load_expertqa_claims,
     load_wice_reference_verdicts,
     medscore_reported_scores,
+    medscore_response_ids,
     read_true_false,
 )
 from assay.datasets._load import (
@@ -35,5 +36,6 @@ __all__ = [
     "load_expertqa_claims",
     "load_wice_reference_verdicts",
     "medscore_reported_scores",
+    "medscore_response_ids",
     "read_true_false",
 ]

@@ -1209,6 +1209,23 @@ def _medscore_check_output(
         )
 
 
+def medscore_response_ids(directory_or_files: str | Path | Sequence[str | Path]) -> list[str]:
+    """Every response id the MedScore files name, in first-seen order.
+
+    output.jsonl lists responses whose `claims` is empty; the per-claim records cannot
+    show them, yet they are 0-claim responses and must count in the 0-claim rate.
+    """
+    files = _medscore_files(directory_or_files)
+    ids: dict[str, None] = {}
+    for path in (files.output, files.decompositions, files.verifications):
+        if path is None:
+            continue
+        for _, row in _read_jsonl(path, allow_empty=True).rows:
+            if row.get("id") is not None:
+                ids[str(row["id"])] = None
+    return list(ids)
+
+
 def medscore_reported_scores(output_path: str | Path) -> dict[str, float | None]:
     """MedScore's per-response score from output.jsonl (None when it verified no claim).
 

@@ -11,10 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from assay.errors import RunError
 from assay.runs._environment import environment
 from assay.runs._factuality import stage_stats
 from assay.runs._metrics import (
+    ANSWERS_FILE,
     CLAIMS_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
@@ -33,7 +36,11 @@ def import_medscore_run(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Write MedScore outputs as a complete run directory; returns the metrics."""
-    from assay.datasets import import_medscore_outputs, medscore_reported_scores
+    from assay.datasets import (
+        import_medscore_outputs,
+        medscore_reported_scores,
+        medscore_response_ids,
+    )
 
     run = Path(run_dir)
     check_new_dir(run, what="output directory", fix="choose a directory path with --output-dir")
@@ -44,6 +51,7 @@ def import_medscore_run(
     write_jsonl_atomic(run / SENTENCES_FILE, sentences)
     write_jsonl_atomic(run / CLAIMS_FILE, claims)
     write_jsonl_atomic(run / VERIFICATIONS_FILE, verifications)
+    write_jsonl_atomic(run / ANSWERS_FILE, _answers(dataset, medscore_response_ids(source)))
     metrics = compute_metrics(run, n_boot=n_boot, seed=seed)
     try:
         reported = medscore_reported_scores(source)
@@ -86,6 +94,21 @@ def import_medscore_run(
     }
     write_json_atomic(run / MANIFEST_FILE, manifest)
     return metrics
+
+
+class _Answer(BaseModel):
+    """One line of answers.jsonl: MedScore's files carry no answer text or gold score."""
+
+    dataset: str
+    answer_id: str
+    question: str | None = None
+    answer_chars: int | None = None
+    gold_factuality: float | None = None
+
+
+def _answers(dataset: str, ids: list[str]) -> list[_Answer]:
+    """The response universe: responses with no claim exist only here (0-claim rate)."""
+    return [_Answer(dataset=dataset, answer_id=i) for i in ids]
 
 
 def _mean(values: list[float]) -> float | None:
