@@ -222,6 +222,12 @@ def test_dataset_named_all_is_rejected(tmp_path: Path) -> None:
     )
     with pytest.raises(SpecError, match="reserved for pooled"):
         load_spec(spec)
+    # a file named all.jsonl would get that name by default
+    stem = write(tmp_path, FACT.format(boot=0, verifiers='{ kind = "overlap" }'), "s2.toml")
+    stem.write_text(stem.read_text().replace("builtin:factuality-demo", "data/all.jsonl"))
+    with pytest.raises(SpecError, match="set `name`") as err:
+        load_spec(stem)
+    assert "factuality.datasets[0]" in str(err.value)
 
 
 def test_old_rows_without_dataset_read_as_pooled() -> None:

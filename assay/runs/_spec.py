@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -37,11 +37,28 @@ def _not_pooled(name: str | None) -> str | None:
     return name
 
 
+def _stem_not_pooled(name: str | None, path: str) -> None:
+    """A dataset without `name` is named after its file (or folder): `all.jsonl` would be
+    taken for the pooled rows."""
+    if name is None and not path.startswith("builtin:"):
+        p = Path(path)
+        if POOLED in (p.stem, p.name):
+            raise ValueError(
+                f"this dataset would be named {POOLED!r}, which is reserved for pooled "
+                "metrics; set `name`"
+            )
+
+
 class DatasetSpec(_Strict):
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     path: str = Field(description="A .jsonl/.csv file, or builtin:NAME.")
 
     _name_ok = field_validator("name")(_not_pooled)
+
+    @model_validator(mode="after")
+    def _default_name_ok(self) -> Self:
+        _stem_not_pooled(self.name, self.path)
+        return self
 
 
 class ModelDefaults(_Strict):
@@ -102,6 +119,11 @@ class AnswersDatasetSpec(_Strict):
     )
 
     _name_ok = field_validator("name")(_not_pooled)
+
+    @model_validator(mode="after")
+    def _default_name_ok(self) -> Self:
+        _stem_not_pooled(self.name, self.path)
+        return self
 
 
 DECOMPOSER_KINDS = ("sentence", "llm", "given")
