@@ -44,7 +44,7 @@ def test_local_decomposer_and_nli_verifier_in_a_run(tmp_path: Path) -> None:
     spec.write_text(
         f"""
 name = "local"
-bootstrap = 50
+bootstrap = 100
 [defaults]
 max_tokens = 16
 [factuality]

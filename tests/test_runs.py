@@ -309,7 +309,7 @@ def test_manifest_counts_retries_requests_and_statuses(tmp_path: Path) -> None:
         spec.write_text(
             f"""
 name = "counts"
-bootstrap = 50
+bootstrap = 100
 [[datasets]]
 path = "three.jsonl"
 [defaults]
