@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -580,3 +582,104 @@ async def test_axis_judge_scores_raised_below_calibrated_on_demo() -> None:
             assert j.score is not None
             out.append(j.score)
     assert sum(rai) / len(rai) < sum(cal) / len(cal)
+
+
+# ------------------------------------------------------------------ versioned lexicon files
+
+LEXICON_DIR = Path(__file__).resolve().parents[1] / "assay" / "judges" / "lexicons"
+
+#: The released lexicon files. A released file is never edited: a changed list is a new
+#: file (name@N+1.toml) with a new entry here, and the judges that read it say so.
+FROZEN_LEXICONS = {
+    "tokens@1": "1f902f74c78f3fd954fd47e3a878ff5f16b169d5e8d9620c5220ab447d6c50d2",
+    "numbers@1": "f2110464e514819e8980d4a594797ec69092371923602d9e8c213ea6f12af1b9",
+    "forcecheck-rule@1": "fb5533c8b918fdaf2e36ab6bc59aa7700676888e0f10f1a332510c3f7cda18d2",
+    "forcecheck-axis@1": "ed9d4b60fc31f227cf39e4499c1d2d6bb781743b247b1a6abb9c2827846a6cbb",
+}
+
+#: sha256 (first 16 hex) of every judgment (score, label, parsed) on the demo set, as
+#: produced by the single-module implementation before the lists moved to data files.
+DEMO_JUDGMENTS = {
+    "citation-presence": "b8628dec585a6b31",
+    "token-overlap": "caf2c72d5a1c6411",
+    "entity-overlap": "b3b322fdf046b731",
+    "forcecheck-rule": "96fef7b0cedcf481",
+    "forcecheck-axis": "62fa3e44c9002670",
+}
+
+
+def test_released_lexicons_are_frozen_and_sourced() -> None:
+    files = {p.stem: p for p in LEXICON_DIR.glob("*.toml")}
+    assert set(files) == set(FROZEN_LEXICONS)
+    for key, path in files.items():
+        raw = path.read_bytes()
+        assert hashlib.sha256(raw).hexdigest() == FROZEN_LEXICONS[key], (
+            f"{path.name} changed: release it as a new version instead"
+        )
+        data = tomllib.loads(raw.decode())
+        assert f"{data['id']}@{data['version']}" == key
+        assert "written by this project" in " ".join(data["source"].lower().split())
+
+
+@pytest.mark.parametrize("short", sorted(IDS))
+def test_describe_records_each_lexicon_file_sha256(short: str) -> None:
+    d = baseline(short).describe()
+    expected = {
+        "citation-presence": [],
+        "token-overlap": ["tokens@1"],
+        "entity-overlap": ["tokens@1"],
+        "forcecheck-rule": ["tokens@1", "numbers@1", "forcecheck-rule@1"],
+        "forcecheck-axis": ["tokens@1", "numbers@1", "forcecheck-rule@1", "forcecheck-axis@1"],
+    }[short]
+    assert list(d["lexicons"]) == expected
+    for key, sha in d["lexicons"].items():
+        assert sha == hashlib.sha256((LEXICON_DIR / f"{key}.toml").read_bytes()).hexdigest()
+
+
+def test_lexicon_lists_are_what_the_judges_use() -> None:
+    from assay.judges._baseline_lexicons import lexicon
+    from assay.judges._baselines import STOPWORDS
+
+    # The judges read the files: a term in the file is a term the judge fires on.
+    assert "give rise to" not in lexicon("forcecheck-rule@1").data.patterns["causal"].terms
+    causal = lexicon("forcecheck-rule@1").regex("causal")
+    assert causal.search("smoking leads to cancer") and not causal.search("x gives rise to y")
+    assert ForceCheckRuleJudge.cues("Smoking leads to cancer.")["causal"] == ["leads to"]
+    assert frozenset(lexicon("tokens@1").words("stopwords")) == STOPWORDS
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'id = "x"\nversion = 1\nsource = "short"\n', "field 'source'"),
+        (
+            b'id = "x"\nversion = 1\nsource = "written by this project, 2026"\n'
+            b'[patterns.a]\nterms = ["a"]\npattern = "b"\n',
+            "field 'patterns.a'",
+        ),
+        (b'id = "y"\nversion = 1\nsource = "written by this project, 2026"\n', "declares y@1"),
+        (b'id = "x"\nversion = 1\nsource = "written by this project, 2026"\nnope = 1\n', "nope"),
+        (b"id = ", "lexicons/x@1.toml"),
+    ],
+)
+def test_malformed_lexicon_is_one_line_naming_file_and_field(raw: bytes, message: str) -> None:
+    from assay.errors import AssayError
+    from assay.judges._baseline_lexicons import parse_lexicon
+
+    with pytest.raises(AssayError) as exc:
+        parse_lexicon("x@1", raw)
+    text = str(exc.value)
+    assert text.startswith("lexicons/x@1.toml: ") and message in text and "\n" not in text
+
+
+def test_demo_judgments_identical_to_pre_split_implementation() -> None:
+    pairs = _demo_pairs()
+    for name, cls in BASELINES.items():
+        h = hashlib.sha256()
+        judge = cls()
+        for pair in pairs:
+            for claim in (pair.calibrated_claim, pair.raised_claim):
+                j = judge.judge(JudgeItem(claim=claim, evidence=pair.evidence))
+                row = json.dumps([j.score, j.label, j.parsed], sort_keys=True)
+                h.update(row.encode() + b"\n")
+        assert h.hexdigest()[:16] == DEMO_JUDGMENTS[name], name
