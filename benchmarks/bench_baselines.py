@@ -1,0 +1,362 @@
+"""How the ForceCheck baselines' cues behave on a public corpus nobody here wrote.
+
+The baselines' word lists were written against the bundled demo pairs; this script
+measures them, frozen, on public labelled text and prints the demo figures beside them.
+
+Corpora (read in their original released format; not shipped with assay):
+
+* ``yu2019`` -- Yu, Li and Wang (2019), "Detecting Causal Language Use in Science
+  Findings", EMNLP: ``data/pubmed_causal_language_use.csv`` of
+  github.com/junwang4/causal-language-use-in-science (columns ``sentence,label``; label
+  0 no relationship, 1 direct causal, 2 conditional causal, 3 correlational).
+  Per cue family: how often it fires per gold label, and its precision / recall as a
+  detector of the class it is meant to find (e.g. causal verbs: direct causal vs
+  correlational; hedges: conditional causal vs direct causal).
+* ``insciout`` -- Wright and Augenstein (2021), "Semi-Supervised Exaggeration Detection
+  of Health Science Press Releases", EMNLP: ``data/insciout_test.jsonl`` of
+  github.com/copenlu/scientific-exaggeration-detection (press-release vs abstract
+  conclusion pairs with strength 0-3 and ``same`` / ``exaggerates`` / ``downplays``).
+  Per axis of forcecheck-axis (evidence = abstract, claim = press release): fires per
+  label, precision / recall for ``exaggerates``; and MVR-style ordering of the two
+  statements of every pair whose gold strengths differ by forcecheck-rule's penalty
+  (claim-only, so the abstract and the press release are scored alike; a tie counts as
+  a violation, as in MVR). forcecheck-axis is not ordered there: judged against
+  itself, the abstract never fires, so its ordering would just repeat the detection.
+
+Usage::
+
+    python benchmarks/bench_baselines.py --corpus PATH [--format auto|yu2019|insciout]
+                                         [--no-demo] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from assay.judges import _baseline_cues as cues
+from assay.judges._baseline_text import prep
+from assay.judges._baselines import ForceCheckAxisJudge, ForceCheckRuleJudge
+from assay.judges._types import JudgeItem
+
+DEMO = Path(__file__).resolve().parents[1] / "assay" / "data" / "forcebench_demo.jsonl"
+YU_LABELS = {0: "none", 1: "direct", 2: "conditional", 3: "correlational"}
+RULE = ForceCheckRuleJudge()
+AXIS = ForceCheckAxisJudge()
+
+
+def _rule_class(name: str) -> Callable[[str], bool]:
+    return lambda text: name in RULE.cues(text)
+
+
+def _regex(regex: Any) -> Callable[[str], bool]:
+    return lambda text: bool(regex.search(prep(text)))
+
+
+#: (baseline, cue family, detector, gold class it should find, class it should not).
+FAMILIES: list[tuple[str, str, Callable[[str], bool], str, str]] = [
+    ("forcecheck-rule", "causal", _rule_class("causal"), "direct", "correlational"),
+    ("forcecheck-rule", "certainty", _rule_class("certainty"), "direct", "conditional"),
+    ("forcecheck-rule", "universal", _rule_class("universal"), "direct", "correlational"),
+    ("forcecheck-rule", "recency", _rule_class("recency"), "direct", "correlational"),
+    ("forcecheck-rule", "exact_number", _rule_class("exact_number"), "direct", "correlational"),
+    ("forcecheck-rule", "any cue", lambda t: bool(RULE.cues(t)), "direct", "correlational"),
+    ("forcecheck-axis", "association", _regex(cues.ASSOC_RE), "correlational", "direct"),
+    ("forcecheck-axis", "hedge", _regex(cues.HEDGE_RE), "conditional", "direct"),
+    ("forcecheck-axis", "booster", _regex(cues.BOOSTER_RE), "direct", "conditional"),
+    ("forcecheck-axis", "generaliser", _regex(cues.GENERALISER_RE), "direct", "correlational"),
+]
+
+
+class CorpusError(Exception):
+    """A corpus file that is not in the expected released format."""
+
+
+def read_yu2019(path: Path) -> list[tuple[str, str]]:
+    """(sentence, gold label name) rows of Yu et al. 2019's released CSV."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or {"sentence", "label"} - set(reader.fieldnames):
+            raise CorpusError(f"{path}: expected a CSV header 'sentence,label'")
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            label = (row["label"] or "").strip()
+            if not label.isdigit() or int(label) not in YU_LABELS:
+                raise CorpusError(f"{path}:{line}: field 'label': expected 0-3, got {label!r}")
+            rows.append((row["sentence"], YU_LABELS[int(label)]))
+    return rows
+
+
+def read_jsonl(path: Path, fields: Iterable[str]) -> list[dict[str, Any]]:
+    """Rows of a JSON Lines file, each checked for `fields`."""
+    rows = []
+    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{line}: not JSON ({exc.msg})") from None
+        missing = [f for f in fields if f not in row]
+        if missing:
+            raise CorpusError(f"{path}:{line}: field {missing[0]!r} missing")
+        rows.append(row)
+    return rows
+
+
+INSCIOUT_FIELDS = (
+    "press_release_conclusion",
+    "press_release_strength",
+    "abstract_conclusion",
+    "abstract_strength",
+    "exaggeration_label",
+)
+
+
+def _pr(tp: int, fired: int, positives: int, negatives: int) -> dict[str, float | None]:
+    """Precision and recall of a cue as a detector, and the precision of guessing."""
+    both = positives + negatives
+    return {
+        "base_rate": round(positives / both, 3) if both else None,
+        "precision": round(tp / fired, 3) if fired else None,
+        "recall": round(tp / positives, 3) if positives else None,
+    }
+
+
+def yu2019_table(rows: list[tuple[str, str]]) -> dict[str, Any]:
+    """Per cue family: fires per gold label, precision / recall for its target class."""
+    totals = {name: sum(1 for _, g in rows if g == name) for name in YU_LABELS.values()}
+    out = []
+    for judge, family, fires, pos, neg in FAMILIES:
+        counts = dict.fromkeys(YU_LABELS.values(), 0)
+        for text, gold in rows:
+            if fires(text):
+                counts[gold] += 1
+        pr = _pr(counts[pos], counts[pos] + counts[neg], totals[pos], totals[neg])
+        out.append(
+            {
+                "baseline": judge,
+                "family": family,
+                "fires": counts,
+                "detects": f"{pos} vs {neg}",
+                **pr,
+            }
+        )
+    return {"corpus": "yu2019", "n": len(rows), "labels": totals, "rows": out}
+
+
+def _penalty(judge: ForceCheckRuleJudge | ForceCheckAxisJudge, claim: str, ev: str) -> float:
+    _, features = judge.score(JudgeItem(claim=claim, evidence=ev))
+    return float(features["penalty_total"])
+
+
+def _ordering(
+    pairs: list[tuple[str, str, str]], judges: tuple[ForceCheckRuleJudge | ForceCheckAxisJudge, ...]
+) -> dict[str, Any]:
+    """MVR-style: (evidence, weaker, stronger) -> violation when penalty(stronger) <= weaker."""
+    out: dict[str, Any] = {"n": len(pairs)}
+    for judge in judges:
+        ties = violations = 0
+        for ev, weak, strong in pairs:
+            p_weak, p_strong = _penalty(judge, weak, ev), _penalty(judge, strong, ev)
+            ties += p_weak == p_strong
+            violations += p_strong <= p_weak
+        out[judge.name] = {
+            "mvr": round(violations / len(pairs), 3) if pairs else None,
+            "ties": ties,
+            "violations": violations,
+        }
+    return out
+
+
+def insciout_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """forcecheck-axis per axis as an exaggeration detector; ordering by claim penalty."""
+    labels = ("same", "exaggerates", "downplays")
+    totals = {lab: sum(1 for r in rows if r["exaggeration_label"] == lab) for lab in labels}
+    counts = {axis: dict.fromkeys(labels, 0) for axis in (*AXIS.AXES, "any axis")}
+    pairs = []
+    for r in rows:
+        ev, claim = r["abstract_conclusion"], r["press_release_conclusion"]
+        _, features = AXIS.score(JudgeItem(claim=claim, evidence=ev))
+        for axis in [*features["axes_fired"], *(["any axis"] if features["axes_fired"] else [])]:
+            counts[axis][r["exaggeration_label"]] += 1
+        a, p = int(r["abstract_strength"]), int(r["press_release_strength"])
+        if a != p:
+            weak, strong = (r["abstract_conclusion"], claim) if a < p else (claim, ev)
+            pairs.append((ev, weak, strong))
+    table = []
+    for axis, c in counts.items():
+        fired = sum(c.values())
+        pr = _pr(c["exaggerates"], fired, totals["exaggerates"], len(rows) - totals["exaggerates"])
+        table.append({"baseline": "forcecheck-axis", "family": axis, "fires": c, **pr})
+    return {
+        "corpus": "insciout",
+        "n": len(rows),
+        "labels": totals,
+        "rows": table,
+        "ordering": _ordering(pairs, (RULE,)),
+    }
+
+
+def demo_table(path: Path = DEMO) -> dict[str, Any]:
+    """The same cue families and axis checks on the bundled demo pairs."""
+    pairs = read_jsonl(path, ("evidence", "calibrated_claim", "raised_claim", "axis"))
+    fams = []
+    for judge, family, fires, _, _ in FAMILIES:
+        cal = sum(fires(p["calibrated_claim"]) for p in pairs)
+        rai = sum(fires(p["raised_claim"]) for p in pairs)
+        fams.append({"baseline": judge, "family": family, "calibrated": cal, "raised": rai})
+    axes = {
+        a: {"calibrated": 0, "raised": 0, "raised_own_axis": 0, "own_axis_pairs": 0}
+        for a in AXIS.AXES
+    }
+    for p in pairs:
+        axes[p["axis"]]["own_axis_pairs"] += 1
+        for member in ("calibrated", "raised"):
+            fired = AXIS.score(JudgeItem(claim=p[f"{member}_claim"], evidence=p["evidence"]))
+            for axis in fired[1]["axes_fired"]:
+                axes[axis][member] += 1
+                if member == "raised" and axis == p["axis"]:
+                    axes[axis]["raised_own_axis"] += 1
+    triples = [(p["evidence"], p["calibrated_claim"], p["raised_claim"]) for p in pairs]
+    ordering = _ordering(triples, (RULE, AXIS))
+    return {
+        "corpus": "forcebench-demo",
+        "n": len(pairs),
+        "families": fams,
+        "axes": axes,
+        "ordering": ordering,
+    }
+
+
+def _cell(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def render_yu(res: dict[str, Any]) -> list[str]:
+    labels = res["labels"]
+    head = " | ".join(f"{k} (n={v})" for k, v in labels.items())
+    out = [
+        f"Yu et al. 2019, {res['n']} sentences: sentences where the cue fires, per gold label",
+        "",
+        f"| baseline | cue family | {head} | detects | base rate | precision | recall |",
+        "|---|---|" + "---:|" * len(labels) + "---|---:|---:|---:|",
+    ]
+    for r in res["rows"]:
+        cells = " | ".join(str(r["fires"][k]) for k in labels)
+        out.append(
+            f"| {r['baseline']} | {r['family']} | {cells} | {r['detects']} | "
+            f"{_cell(r['base_rate'])} | {_cell(r['precision'])} | {_cell(r['recall'])} |"
+        )
+    return out
+
+
+def render_insciout(res: dict[str, Any]) -> list[str]:
+    labels = res["labels"]
+    head = " | ".join(f"{k} (n={v})" for k, v in labels.items())
+    out = [
+        f"InSciOut test, {res['n']} pairs: forcecheck-axis (evidence = abstract conclusion, "
+        "claim = press-release conclusion), pairs where the axis fires, per gold label",
+        "",
+        f"| axis | {head} | base rate | precision (exaggerates) | recall (exaggerates) |",
+        "|---|" + "---:|" * len(labels) + "---:|---:|---:|",
+    ]
+    for r in res["rows"]:
+        cells = " | ".join(str(r["fires"][k]) for k in labels)
+        out.append(
+            f"| {r['family']} | {cells} | {_cell(r['base_rate'])} | {_cell(r['precision'])} | "
+            f"{_cell(r['recall'])} |"
+        )
+    out += ["", *_render_ordering(res["ordering"], "pairs whose gold strengths differ")]
+    return out
+
+
+def _render_ordering(o: dict[str, Any], what: str) -> list[str]:
+    out = [
+        f"Ordering by claim-side penalty, {o['n']} {what} (tie = violation):",
+        "",
+        "| baseline | MVR | ties | violations |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, v in o.items():
+        if name != "n":
+            out.append(f"| {name} | {_cell(v['mvr'])} | {v['ties']} | {v['violations']} |")
+    return out
+
+
+def render_demo(res: dict[str, Any]) -> list[str]:
+    n = res["n"]
+    out = [
+        f"Bundled demo set, {n} pairs: claims where the cue fires",
+        "",
+        f"| baseline | cue family | calibrated (n={n}) | raised (n={n}) |",
+        "|---|---|---:|---:|",
+    ]
+    out += [
+        f"| {r['baseline']} | {r['family']} | {r['calibrated']} | {r['raised']} |"
+        for r in res["families"]
+    ]
+    out += [
+        "",
+        "forcecheck-axis on the demo set: claims where each axis fires",
+        "",
+        "| axis | calibrated | raised | raised, own-axis pairs |",
+        "|---|---:|---:|---:|",
+    ]
+    for axis, c in res["axes"].items():
+        own = f"{c['raised_own_axis']}/{c['own_axis_pairs']}"
+        out.append(f"| {axis} | {c['calibrated']} | {c['raised']} | {own} |")
+    return [*out, "", *_render_ordering(res["ordering"], "demo pairs")]
+
+
+def detect_format(path: Path) -> str:
+    """yu2019 for a CSV whose header has sentence and label; insciout for JSON Lines."""
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    if first.lstrip().startswith("{"):
+        return "insciout"
+    if "sentence" in first and "label" in first:
+        return "yu2019"
+    raise CorpusError(f"{path}: cannot tell the format; pass --format yu2019|insciout")
+
+
+def run(corpus: Path, fmt: str, demo: bool) -> dict[str, Any]:
+    """Every table for `corpus` (and the demo set unless `demo` is false)."""
+    fmt = detect_format(corpus) if fmt == "auto" else fmt
+    if fmt == "yu2019":
+        result = yu2019_table(read_yu2019(corpus))
+    else:
+        result = insciout_table(read_jsonl(corpus, INSCIOUT_FIELDS))
+    return {"corpus": result, "demo": demo_table() if demo else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("--corpus", type=Path, required=True, help="the corpus file, as released")
+    ap.add_argument("--format", default="auto", choices=("auto", "yu2019", "insciout"))
+    ap.add_argument("--no-demo", action="store_true", help="skip the bundled demo tables")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    try:
+        res = run(args.corpus, args.format, not args.no_demo)
+    except (CorpusError, OSError, UnicodeDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    c = res["corpus"]
+    lines = render_yu(c) if c["corpus"] == "yu2019" else render_insciout(c)
+    if res["demo"] is not None:
+        lines += ["", *render_demo(res["demo"])]
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
