@@ -177,6 +177,17 @@ CASES: dict[str, Case] = {
     "dataset-empty-file": lambda d: _dataset(d, "pairs.jsonl", ""),
     "dataset-not-utf8": lambda d: _dataset(d, "pairs.jsonl", b'{"id": "\xff\xfe"}\n'),
     "dataset-is-a-directory": _dataset_dir,
+    "dataset-unknown-builtin-in-spec": lambda d: _run(
+        d, BASELINE, "datasets[0].path", "nope", dataset="builtin:nope"
+    ),
+    "answers-unknown-format-in-spec": lambda d: _run(
+        d,
+        '[factuality]\ndatasets = [{ path = "builtin:factuality-demo", format = "weird" }]\n'
+        'verifiers = [{ kind = "overlap" }]\n',
+        "factuality.datasets[0]",
+        "weird",
+        dataset="",
+    ),
     "dataset-missing-in-spec": lambda d: _run(
         d, BASELINE, "nope.jsonl", dataset=str(d / "nope.jsonl")
     ),

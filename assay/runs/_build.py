@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from assay.datasets import LoadedDataset, load_pairs
 from assay.errors import AssayError, SpecError
 from assay.judges._types import Judge
 from assay.models import (
@@ -215,3 +218,24 @@ def preflight_clients(clients: list[Any], spec_path: str) -> None:
             if exc.file is not None:
                 raise
             raise SpecError(exc.message, file=spec_path, field=exc.field) from None
+
+
+@contextmanager
+def at_spec_field(spec_path: str, field: str) -> Iterator[None]:
+    """Errors that name no file of their own (an unknown built-in dataset, format or
+    prompt) are reported at the spec field that asked for the thing."""
+    try:
+        yield
+    except AssayError as exc:
+        if exc.file is not None:
+            raise
+        raise SpecError(exc.message, file=spec_path, field=field) from None
+
+
+def load_forcebench_datasets(loaded: LoadedSpec) -> list[LoadedDataset]:
+    """The spec's [[datasets]], each error located at its `datasets[i].path`."""
+    out = []
+    for i, d in enumerate(loaded.spec.datasets):
+        with at_spec_field(loaded.path, f"datasets[{i}].path"):
+            out.append(load_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
+    return out

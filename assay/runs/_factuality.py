@@ -21,7 +21,7 @@ from assay.decomposers._types import Decomposer, Decomposition, Sentence
 from assay.errors import SpecError
 from assay.outcomes import Status
 from assay.prompts import PromptRegistry
-from assay.runs._build import ClientPool, decoding_for, model_config_for
+from assay.runs._build import ClientPool, at_spec_field, decoding_for, model_config_for
 from assay.runs._given import given_records
 from assay.runs._manifest import identity_fields
 from assay.runs._metrics import ANSWERS_FILE, CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
@@ -83,9 +83,10 @@ class FactualityStage:
         self.loaded = loaded
         self.spec = spec
         base = Path(loaded.base_dir)
-        self.datasets = [
-            load_answers(d.path, format=d.format, name=d.name, base=base) for d in spec.datasets
-        ]
+        self.datasets = []
+        for i, d in enumerate(spec.datasets):
+            with at_spec_field(loaded.path, f"factuality.datasets[{i}]"):
+                self.datasets.append(load_answers(d.path, format=d.format, name=d.name, base=base))
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise SpecError(

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from assay.datasets import ForcePair, LoadedDataset, Member, load_pairs
+from assay.datasets import ForcePair, LoadedDataset, Member
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
@@ -27,6 +27,7 @@ from assay.runs._build import (
     build_judges,
     check_before_run,
     factuality_clients_to_check,
+    load_forcebench_datasets,
     preflight_clients,
 )
 from assay.runs._environment import environment, redact_secrets
@@ -130,10 +131,7 @@ class Runner:
         self.options = options or RunOptions()
         self.run_dir = loaded.output_dir(self.options.output_dir)
         check_before_run(loaded, self.options.output_dir)
-        self.datasets: list[LoadedDataset] = [
-            load_pairs(d.path, name=d.name, base=Path(loaded.base_dir))
-            for d in loaded.spec.datasets
-        ]
+        self.datasets: list[LoadedDataset] = load_forcebench_datasets(loaded)
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise RunError(
