@@ -179,26 +179,32 @@ def insciout_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
     labels = ("same", "exaggerates", "downplays")
     totals = {lab: sum(1 for r in rows if r["exaggeration_label"] == lab) for lab in labels}
     counts = {axis: dict.fromkeys(labels, 0) for axis in (*AXIS.AXES, "any axis")}
+    moves: dict[str, dict[str, int]] = {}
     pairs = []
     for r in rows:
         ev, claim = r["abstract_conclusion"], r["press_release_conclusion"]
         _, features = AXIS.score(JudgeItem(claim=claim, evidence=ev))
-        for axis in [*features["axes_fired"], *(["any axis"] if features["axes_fired"] else [])]:
-            counts[axis][r["exaggeration_label"]] += 1
+        fired = [*features["axes_fired"], *(["any axis"] if features["axes_fired"] else [])]
         a, p = int(r["abstract_strength"]), int(r["press_release_strength"])
+        move = moves.setdefault(f"{a}->{p}", dict.fromkeys(("pairs", *counts), 0))
+        move["pairs"] += 1
+        for axis in fired:
+            counts[axis][r["exaggeration_label"]] += 1
+            move[axis] += 1
         if a != p:
             weak, strong = (r["abstract_conclusion"], claim) if a < p else (claim, ev)
             pairs.append((ev, weak, strong))
     table = []
     for axis, c in counts.items():
-        fired = sum(c.values())
-        pr = _pr(c["exaggerates"], fired, totals["exaggerates"], len(rows) - totals["exaggerates"])
+        hits = sum(c.values())
+        pr = _pr(c["exaggerates"], hits, totals["exaggerates"], len(rows) - totals["exaggerates"])
         table.append({"baseline": "forcecheck-axis", "family": axis, "fires": c, **pr})
     return {
         "corpus": "insciout",
         "n": len(rows),
         "labels": totals,
         "rows": table,
+        "by_strength": dict(sorted(moves.items())),
         "ordering": _ordering(pairs, (RULE,)),
     }
 
@@ -272,6 +278,18 @@ def render_insciout(res: dict[str, Any]) -> list[str]:
             f"| {r['family']} | {cells} | {_cell(r['base_rate'])} | {_cell(r['precision'])} | "
             f"{_cell(r['recall'])} |"
         )
+    axes = [*AXIS.AXES, "any axis"]
+    out += [
+        "",
+        "The same by gold strength, abstract -> press release (0 no relationship, "
+        "1 correlational, 2 conditional causal, 3 causal): pairs, and pairs where each "
+        "axis fires",
+        "",
+        f"| strengths | pairs | {' | '.join(axes)} |",
+        "|---|---:|" + "---:|" * len(axes),
+    ]
+    for move, c in res["by_strength"].items():
+        out.append(f"| {move} | {c['pairs']} | {' | '.join(str(c[a]) for a in axes)} |")
     out += ["", *_render_ordering(res["ordering"], "pairs whose gold strengths differ")]
     return out
 

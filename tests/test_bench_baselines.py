@@ -127,6 +127,12 @@ def test_insciout_counts_by_hand(tmp_path: Path) -> None:
         assert rows[axis]["base_rate"] == 0.333
     for axis in ("modality", "scope", "temporal", "numeric"):
         assert sum(rows[axis]["fires"].values()) == 0 and rows[axis]["precision"] is None
+    zero = dict.fromkeys(("relation", "modality", "scope", "temporal", "numeric", "any axis"), 0)
+    assert c["by_strength"] == {
+        "1->3": {"pairs": 1, **zero, "relation": 1, "any axis": 1},
+        "2->2": {"pairs": 1, **zero},
+        "3->2": {"pairs": 1, **zero},
+    }
     # Pairs 1 and 3 differ in strength; the stronger has the rule cue both times
     # ("causes"; "definitely"), so no violation and no tie.
     assert c["ordering"] == {
