@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from assay.errors import AssayError
+from assay.redaction import scrub_text
 
 DEBUG_ENV = "ASSAY_DEBUG"
 USER_ERROR = 2  # bad input, like click's usage errors
@@ -59,7 +60,7 @@ def internal_error_line(exc: BaseException) -> str:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"error: {one_line(message)}", file=sys.stderr)
+    print(f"error: {scrub_text(one_line(message))}", file=sys.stderr)
     return code
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assay.redaction import scrub_text
+
 
 class AssayError(Exception):
     """An error caused by user input or environment, with an optional location."""
@@ -36,7 +38,7 @@ class AssayError(Exception):
                 where += f":{self.line}"
             where += ": "
         fld = f"field '{self.field}': " if self.field else ""
-        return f"{where}{fld}{self.message}"
+        return scrub_text(f"{where}{fld}{self.message}")  # may quote an api_base or key
 
 
 class DatasetError(AssayError):

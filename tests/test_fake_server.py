@@ -232,7 +232,8 @@ def test_control_api(server: FakeOpenAIServer) -> None:
         stats = c.get("/_control/stats").json()
         assert stats["total"] == 2
         assert stats["by_status"] == {"200": 1, "503": 1}
-        assert stats["headers"][0]["authorization"] == "Bearer sk-test"
+        assert stats["headers"][0]["authorization"] == "<redacted>"  # never echoed
+        assert "sk-test" not in str(stats)
         c.post("/_control/default", json={"behavior": reply("ctl-default").model_dump()})
         assert _content(_chat(server.url)) == "ctl-default"
         assert c.post("/_control/reset").json() == {"ok": True}

@@ -12,11 +12,11 @@ from assay.models._cache import (
     cache_key,
     cache_key_parts,
     default_cache_dir,
-    redact_url,
 )
 from assay.models._config import Decoding, ModelConfig, RetryPolicy
 from assay.models._local import LocalCausalClient
 from assay.models._types import CallResult, ChatRequest, RawResponse
+from assay.redaction import redact_url
 
 
 class ModelClient(Protocol):

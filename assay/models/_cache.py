@@ -1,7 +1,8 @@
 """Persistent response cache (diskcache, SQLite-backed, safe across processes).
 
 Keys are SHA-256 over canonical JSON of everything that can change the output; they
-never contain credentials. Only raw successful responses are stored.
+never depend on credentials (`api_base` and `extra_body` are redacted first). Only raw
+successful responses are stored.
 """
 
 from __future__ import annotations
@@ -10,14 +11,13 @@ import hashlib
 import json
 import os
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from assay.errors import PathError
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
+from assay.redaction import redact, redact_url
 
 CACHE_SCHEMA_VERSION = 1
 CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
@@ -30,20 +30,6 @@ def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "assay"
-
-
-@lru_cache(maxsize=256)
-def redact_url(url: str | None) -> str | None:
-    """Drop userinfo and query strings, where keys sometimes hide."""
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"  # IPv6 literal
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 def canonical_json(value: Any) -> str:
@@ -84,7 +70,7 @@ def cache_key_parts(
         "structured_output": structured_mode or config.structured_output,
         "response_schema": schema_hash,
         "schema_name": request.schema_name,
-        "extra_body": config.extra_body,
+        "extra_body": redact(config.extra_body) if config.extra_body else {},
         "sample_index": request.sample_index,
     }
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import time
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from assay.models._cache import ResponseCache, cache_key, redact_url
+from assay.models._cache import ResponseCache, cache_key
 from assay.models._config import ModelConfig
 from assay.models._retry import describe_error, is_retryable, make_wait
 from assay.models._types import CallResult, ChatRequest, RawResponse
 from assay.outcomes import Usage
+from assay.redaction import redact, redact_url, register_secrets, scrub_text, secret_values
 
 _LITELLM: Any = None
 
@@ -41,6 +43,16 @@ class HostedClient:
         self._wait = make_wait(config.retry)
         self._wait_later = make_wait(config.retry, attempts_before=1)
         self._structured: str | None = None
+        self.register_secrets()
+
+    def register_secrets(self) -> None:
+        """Teach `scrub_text` this endpoint's secrets: the key variables' values and any
+        credential inside `api_base` or `extra_body` (error messages may echo them)."""
+        env_names = [self.config.api_key_env, f"{self.config.provider.upper()}_API_KEY"]
+        values = [os.environ.get(name) for name in env_names if name]
+        values += secret_values({"api_base": self.config.api_base})
+        values += secret_values(self.config.extra_body)
+        register_secrets(values)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -52,7 +64,7 @@ class HostedClient:
             "max_concurrency": self.config.max_concurrency,
             "retry": self.config.retry.model_dump(),
             "structured_output": self.structured_mode(),
-            "extra_body": self.config.extra_body,
+            "extra_body": redact(self.config.extra_body),
         }
 
     def structured_mode(self) -> str:
@@ -72,6 +84,7 @@ class HostedClient:
         """Fail before the first request when credentials are visibly missing."""
         from assay.errors import ModelConfigError
 
+        self.register_secrets()  # the environment may have changed since __init__
         env = self.config.api_key_env
         if env:
             if not os.environ.get(env):
@@ -128,7 +141,9 @@ class HostedClient:
                 "type": "json_schema",
                 "json_schema": {"name": request.schema_name, "schema": request.response_schema},
             }
-        kwargs.update(self.config.extra_body)
+        if self.config.extra_body:
+            # a copy: litellm adds its own fields to dicts such as `metadata`
+            kwargs.update(copy.deepcopy(self.config.extra_body))
         return kwargs
 
     async def _call_once(self, request: ChatRequest) -> RawResponse:
@@ -188,7 +203,7 @@ class HostedClient:
                 info = describe_error(exc)
                 code = f" {info['status_code']}" if info["status_code"] else ""
                 return CallResult(
-                    error=f"{info['error_type']}{code}: {info['message']}",
+                    error=scrub_text(f"{info['error_type']}{code}: {info['message']}"),
                     error_type=info["error_type"],
                     attempts=getattr(exc, "assay_attempts", 1),
                     latency_s=time.perf_counter() - started,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import re
 import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -11,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
+from assay.redaction import redact as redact_secrets
+
+__all__ = ["environment", "git_state", "package_versions", "redact_secrets"]
 
 TRACKED_PACKAGES = (
     "litellm",
@@ -26,7 +28,6 @@ TRACKED_PACKAGES = (
     "transformers",
     "torch",
 )
-_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
 
 
 def package_versions() -> dict[str, str | None]:
@@ -68,19 +69,3 @@ def environment(cwd: Path) -> dict[str, Any]:
         "packages": package_versions(),
         "git": git_state(cwd),
     }
-
-
-def redact_secrets(value: Any) -> Any:
-    """Blank any mapping entry whose name looks like a credential."""
-    if isinstance(value, dict):
-        return {
-            k: (
-                "<redacted>"
-                if _SECRET_NAME.search(str(k)) and not str(k).endswith("_env")
-                else redact_secrets(v)
-            )
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact_secrets(v) for v in value]
-    return value

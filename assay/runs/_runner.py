@@ -30,7 +30,8 @@ from assay.runs._build import (
     load_forcebench_datasets,
     preflight_clients,
 )
-from assay.runs._environment import environment, redact_secrets
+from assay.redaction import redact_with_paths
+from assay.runs._environment import environment
 from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import identity_fields, judge_stats
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
@@ -241,7 +242,10 @@ class Runner:
             manifest["factuality"] = self._factuality_manifest()
         if status in ("complete", "failed", "interrupted"):
             manifest["finished_at"] = _now()
-        return manifest
+        manifest.pop("redacted_fields", None)
+        clean, paths = redact_with_paths(manifest)  # credentials never reach the file
+        clean["redacted_fields"] = paths
+        return dict(clean)
 
     def _factuality_manifest(self) -> dict[str, Any]:
         assert self.factuality is not None
@@ -274,7 +278,7 @@ class Runner:
             "environment": environment(Path.cwd()),
             "spec_path": str(Path(self.loaded.path).resolve()),
             "spec_sha256": self.loaded.sha256,
-            "spec": redact_secrets(self.loaded.raw),
+            "spec": self.loaded.raw,  # redacted with the whole manifest in _manifest
             "datasets": [
                 {"name": d.name, "path": d.path, "sha256": d.sha256, "rows": d.rows}
                 for d in self.datasets

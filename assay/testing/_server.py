@@ -39,6 +39,8 @@ from typing import Any, Literal, Self
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.redaction import redact
+
 __all__ = [
     "DEFAULT_CONTENT",
     "Behavior",
@@ -349,14 +351,16 @@ class FakeOpenAIServer:
 
     @property
     def stats(self) -> ServerStats:
-        """A consistent snapshot; mutating it does not affect the server."""
+        """A consistent snapshot; mutating it does not affect the server. Credential headers
+        (Authorization, api-key, cookies, ...) read ``<redacted>``: this is what
+        ``GET /_control/stats`` serves; `headers_seen` keeps them for in-process checks."""
         with self._lock:
             return ServerStats(
                 total=self._stats.total,
                 by_path=dict(self._stats.by_path),
                 by_status=dict(self._stats.by_status),
                 requests=list(self._bodies),
-                headers=list(self._headers),
+                headers=[redact(h) for h in self._headers],
                 scripted_remaining=sum(len(q) for _, q in self._scripts),
             )
 
@@ -368,7 +372,8 @@ class FakeOpenAIServer:
 
     @property
     def headers_seen(self) -> list[dict[str, str]]:
-        """Headers of each chat request (lower-cased names), parallel to :attr:`requests`."""
+        """Headers of each chat request (lower-cased names), parallel to :attr:`requests`;
+        unredacted, and never served over HTTP."""
         with self._lock:
             return list(self._headers)
 

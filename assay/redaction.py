@@ -1,0 +1,216 @@
+"""One home for keeping credentials out of files and terminals.
+
+Every writer (manifest, records, cache keys, reports, error lines) goes through these
+functions, so a rule added here holds everywhere. Standard library only: importable from
+any module of assay without an import cycle.
+
+Rules:
+- URLs lose userinfo (``user:pass@``), query string and fragment; scheme, host, port and
+  path stay.
+- A mapping entry whose key names a credential (``Authorization``, ``api-key``, ``token``,
+  ``client_secret``, ... matched case-insensitively with ``-``/space/``.`` read as ``_``)
+  is replaced by :data:`MARKER`, at any depth. ``*_env`` keys name a variable, not a value,
+  and are kept.
+- Free text (error messages, warnings) loses the values of secrets registered by the
+  clients that use them (API keys read from the environment, credentials found in
+  ``api_base`` or ``extra_body``), URL credentials, ``Bearer ...`` tokens,
+  ``api_key=...``-style pairs and ``sk-...`` keys.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+MARKER = "<redacted>"
+#: shorter registered values are not scrubbed from free text (too many false hits)
+MIN_SECRET_LENGTH = 8
+
+_SECRET_KEYS = frozenset(
+    {
+        "authorization",
+        "proxy_authorization",
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "api_token",
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "auth_token",
+        "x_auth_token",
+        "session_token",
+        "bearer",
+        "bearer_token",
+        "secret",
+        "secret_key",
+        "client_secret",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "cookie",
+        "set_cookie",
+        "private_key",
+        "subscription_key",
+    }
+)
+_SECRET_SUFFIXES = (
+    "_api_key",
+    "_apikey",
+    "_secret",
+    "_secret_key",
+    "_password",
+    "_passwd",
+    "_access_token",
+    "_auth_token",
+    "_refresh_token",
+    "_session_token",
+    "_credential",
+    "_credentials",
+    "_private_key",
+    "_subscription_key",
+)
+_SEPARATORS = re.compile(r"[-\s.]+")
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
+_AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
+_NAMED_VALUE = re.compile(
+    r"(?i)\b(api[-_]?key|access[-_]?token|auth[-_]?token|client[-_]?secret|password|passwd)"
+    r"([\"']?\s*[=:]\s*[\"']?)([^\s&\"',;<>]{4,})"
+)
+_KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+
+_known: set[str] = set()
+_known_sorted: tuple[str, ...] = ()
+_lock = threading.Lock()
+
+
+def is_secret_key(name: object) -> bool:
+    """Whether a mapping key names a credential (case and separators ignored)."""
+    key = _SEPARATORS.sub("_", str(name).strip().lower())
+    return key in _SECRET_KEYS or key.endswith(_SECRET_SUFFIXES)
+
+
+@lru_cache(maxsize=256)
+def redact_url(url: str | None) -> str | None:
+    """Scheme, host, port and path of a URL: userinfo, query and fragment are dropped
+    (keys sometimes hide there). A trailing slash is dropped too."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # IPv6 literal
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credential parts of a URL: user, password and every query value."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        found = [parts.username, parts.password]
+    except ValueError:
+        return []
+    found += [v for _, v in parse_qsl(parts.query, keep_blank_values=False)]
+    return [unquote(v) for v in found if v]
+
+
+def secret_values(value: Any) -> list[str]:
+    """Every credential inside a value: strings under credential-naming keys (and the token
+    of a ``Bearer <token>`` string), and the credential parts of URLs, at any depth."""
+    out: list[str] = []
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if is_secret_key(k) and isinstance(v, str):
+                out.append(v)
+                out += v.split()[1:]  # "Bearer abc" -> also "abc"
+            else:
+                out += secret_values(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            out += secret_values(v)
+    elif isinstance(value, str) and "://" in value:
+        for match in _URL.finditer(value):
+            out += url_secrets(match.group(0))
+    return out
+
+
+def register_secrets(values: Iterable[str | None]) -> None:
+    """Remember secret values (an API key, a password) so that `scrub_text` removes them
+    from any text, e.g. a provider's error message that echoes the key."""
+    global _known_sorted
+    fresh = {v for v in values if v and len(v) >= MIN_SECRET_LENGTH and v not in _known}
+    if not fresh:
+        return
+    with _lock:
+        _known.update(fresh)
+        _known_sorted = tuple(sorted(_known, key=len, reverse=True))
+
+
+def _scrub_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    try:
+        parts = urlsplit(url)
+        has_credentials = bool(parts.username or parts.password or parts.query)
+    except ValueError:
+        return MARKER
+    if not has_credentials:
+        return url
+    return redact_url(url) or ""
+
+
+def scrub_text(text: str) -> str:
+    """Free text with every known secret, URL credential and key-looking token removed."""
+    for secret in _known_sorted:
+        if secret in text:
+            text = text.replace(secret, MARKER)
+    if "://" in text:
+        text = _URL.sub(_scrub_url, text)
+    text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
+    text = _NAMED_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
+    return _KEY_SHAPE.sub(MARKER, text)
+
+
+def redact_with_paths(value: Any, path: str = "") -> tuple[Any, list[str]]:
+    """A redacted deep copy of `value` and the dotted paths of the fields that changed
+    (e.g. ``spec.judges[0].api_base``). Mappings become dicts, tuples become lists."""
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        paths: list[str] = []
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            if is_secret_key(k) and v not in (None, "") and not isinstance(v, bool):
+                out[k] = MARKER
+                paths.append(where)
+            else:
+                out[k], sub = redact_with_paths(v, where)
+                paths += sub
+        return out, paths
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        paths = []
+        for i, v in enumerate(value):
+            item, sub = redact_with_paths(v, f"{path}[{i}]")
+            items.append(item)
+            paths += sub
+        return items, paths
+    if isinstance(value, str):
+        clean = scrub_text(value)
+        return clean, ([path] if clean != value else [])
+    return value, []
+
+
+def redact(value: Any) -> Any:
+    """A redacted deep copy of `value` (see `redact_with_paths`)."""
+    return redact_with_paths(value)[0]
