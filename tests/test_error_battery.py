@@ -7,6 +7,8 @@ run directory behind that a later `--resume` could mistake for a run.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -16,14 +18,8 @@ import pytest
 
 from assay.cli import main
 
-ROW = {
-    "id": "p1",
-    "evidence": "A 2019 cohort study found X was associated with Y.",
-    "calibrated_claim": "X is associated with Y.",
-    "raised_claim": "X causes Y.",
-    "axis": "relation",
-    "severity": 2,
-}
+ROW: dict[str, object] = dict(id="p1", evidence="X was linked to Y.", axis="relation")
+ROW |= dict(calibrated_claim="X is associated with Y.", raised_claim="X causes Y.", severity=2)
 GOOD_LINE = json.dumps(ROW)
 RUN_FILES = ("manifest.json", "judgments.jsonl", "metrics.json", "verifications.jsonl")
 PROMPT = """+++
@@ -43,7 +39,8 @@ unsupported = 0.0
 
 # A case writes its inputs into a fresh directory and returns (argv, needles): the
 # arguments of `assay`, and the strings its one error line must contain.
-Case = Callable[[Path], tuple[list[str], list[str]]]
+Argv = tuple[list[str], list[str]]
+Case = Callable[[Path], Argv]
 # Cases run as if these modules were not installed (the `local` extra).
 WITHOUT_LOCAL_EXTRA = {"nli-local-without-extra", "hf-judge-without-extra"}
 
@@ -67,16 +64,14 @@ LOOPBACK = 'api_base = "http://127.0.0.1:9/v1"\n'
 
 def _run(
     d: Path, body: str, *needles: str, dataset: str = "builtin:forcebench-demo", top: str = ""
-) -> tuple[list[str], list[str]]:
+) -> Argv:
     """`assay run` on a spec; the error names the spec unless a needle names another file."""
     spec = _spec(d, body, dataset=dataset, top=top)
     names_file = any(n.split(":")[0].endswith((".jsonl", ".csv")) for n in needles)
     return ["run", str(spec), "--no-progress"], [*([] if names_file else ["spec.toml"]), *needles]
 
 
-def _dataset(
-    d: Path, name: str, content: str | bytes, *needles: str
-) -> tuple[list[str], list[str]]:
+def _dataset(d: Path, name: str, content: str | bytes, *needles: str) -> Argv:
     path = d / name
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -85,9 +80,7 @@ def _dataset(
     return ["validate", str(path)], [name, *needles]
 
 
-def _prompt_case(
-    d: Path, text: str, *needles: str, ref: str = "my-judge@1"
-) -> tuple[list[str], list[str]]:
+def _prompt_case(d: Path, text: str, *needles: str, ref: str = "my-judge@1") -> Argv:
     _w(d / "prompts" / "p.prompt", text)
     return ["prompts", "show", ref, "--prompt-dir", str(d / "prompts")], ["p.prompt", *needles]
 
@@ -99,7 +92,7 @@ def _baseline_run(d: Path) -> Path:
     return d / "src" / "out"
 
 
-def _corrupt_middle_line(d: Path) -> tuple[list[str], list[str]]:
+def _corrupt_middle_line(d: Path) -> Argv:
     run = _baseline_run(d)
     lines = (run / "judgments.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     lines[5] = '{"dataset": "x", "pair_id": \n'
@@ -107,14 +100,14 @@ def _corrupt_middle_line(d: Path) -> tuple[list[str], list[str]]:
     return ["recompute", str(run)], ["judgments.jsonl:6"]
 
 
-def _resume_corrupt_manifest(d: Path) -> tuple[list[str], list[str]]:
+def _resume_corrupt_manifest(d: Path) -> Argv:
     run = _baseline_run(d)
     (run / "manifest.json").write_text('{"name": "t", ', encoding="utf-8")
     spec = d / "src" / "spec.toml"
     return ["run", str(spec), "--no-progress"], ["manifest.json:1", "damaged", "--output-dir"]
 
 
-def _imported_run(d: Path) -> tuple[list[str], list[str]]:
+def _imported_run(d: Path) -> Argv:
     rows = [{"id": "a1", "sentence_id": 0, "sentence": "S.", "claim": "C.", "claim_id": 0}]
     verif = [{**rows[0], "evidence": "E.", "raw": "True", "score": 1.0}]
     _w(d / "ms" / "decompositions.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
@@ -124,23 +117,23 @@ def _imported_run(d: Path) -> tuple[list[str], list[str]]:
     return ["reparse", str(d / "imp")], ["imp", "MedScore", "import"]
 
 
-def _dataset_dir(d: Path) -> tuple[list[str], list[str]]:
+def _dataset_dir(d: Path) -> Argv:
     (d / "pairs.jsonl").mkdir()
     return ["validate", str(d / "pairs.jsonl")], ["pairs.jsonl", "directory"]
 
 
-def _empty_dir(d: Path) -> tuple[list[str], list[str]]:
+def _empty_dir(d: Path) -> Argv:
     (d / "empty").mkdir()
     return ["report", str(d / "empty")], ["empty", "manifest.json"]
 
 
-def _html_into_directory(d: Path) -> tuple[list[str], list[str]]:
+def _html_into_directory(d: Path) -> Argv:
     (d / "page.html").mkdir()
     run = _baseline_run(d)
     return ["report", str(run), "-f", "html", "-o", str(d / "page.html")], ["page.html"]
 
 
-def _spec_output_dir_is_a_file(d: Path) -> tuple[list[str], list[str]]:
+def _spec_output_dir_is_a_file(d: Path) -> Argv:
     _w(d / "out", "not a directory")
     return ["run", str(_spec(d, BASELINE))], ["spec.toml", "output_dir", "existing file"]
 
@@ -358,9 +351,6 @@ CASES: dict[str, Case] = {
 
 def _invoke(argv: list[str]) -> tuple[int, str, str]:
     """Run `assay.cli.main` in-process, as the console script does; capture its output."""
-    import contextlib
-    import io
-
     out, err = io.StringIO(), io.StringIO()
     old_argv = sys.argv
     sys.argv = ["assay", *argv]
