@@ -86,6 +86,8 @@ _NAMED_VALUE = re.compile(
     r"([\"']?\s*[=:]\s*[\"']?)([^\s&\"',;<>]{4,})"
 )
 _KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+_QUERY = re.compile(r"\?[^\s\"'<>#?]*=[^\s\"'<>#]*")  # a query string, with or without a URL
+_QUERY_VALUE = re.compile(r"([?&][^=&\s]+=)[^&\s]+")
 
 _known: set[str] = set()
 _known_sorted: tuple[str, ...] = ()
@@ -177,6 +179,8 @@ def scrub_text(text: str) -> str:
             text = text.replace(secret, MARKER)
     if "://" in text:
         text = _URL.sub(_scrub_url, text)
+    if "?" in text:  # e.g. an api_base without a scheme, quoted in an error message
+        text = _QUERY.sub(lambda m: _QUERY_VALUE.sub(rf"\1{MARKER}", m.group(0)), text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
     text = _NAMED_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
     return _KEY_SHAPE.sub(MARKER, text)

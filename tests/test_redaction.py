@@ -425,6 +425,15 @@ def test_scrub_text_removes_registered_and_shaped_secrets() -> None:
     )
 
 
+def test_scrub_text_query_without_scheme() -> None:
+    text = "api_base '127.0.0.1:8000/v1?key=abcdef&api-key=ghijkl' is not an http(s) URL"
+    out = scrub_text(text)
+    assert "abcdef" not in out and "ghijkl" not in out
+    assert out.startswith(f"api_base '127.0.0.1:8000/v1?key={MARKER}&api-key={MARKER}'")
+    ids = "judge openai/fake::generic-support@1 failed? yes: 3=3"
+    assert scrub_text(ids) == ids
+
+
 def test_secret_values_finds_credentials_to_register() -> None:
     found = secret_values(
         {"api_base": "http://u:pw@h/v1?api-key=AAAA", "h": {"Authorization": "Bearer tok"}}
