@@ -57,7 +57,10 @@ def run(
     ] = "table",
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
+    from rich.markup import escape
+
     from assay.runs import Runner, RunOptions, load_spec
+    from assay.runs._resume import RunInterrupted, resume_command
 
     options = RunOptions(
         output_dir=str(output_dir) if output_dir else None,
@@ -79,7 +82,18 @@ def run(
     err = _console(stderr=True)
     for warning in runner.warnings:
         err.print(f"[yellow]warning:[/] {scrub_text(warning)}")
-    outcome = runner.run()
+    try:
+        outcome = runner.run()
+    except RunInterrupted as stop:
+        resume = resume_command(
+            str(spec),
+            stop.run_dir,
+            cache_dir=options.cache_dir,
+            no_cache=no_cache,
+            retry_errors=retry_errors,
+        )
+        err.print(stop.summary(resume), markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     _print_run_table(Path(outcome.run_dir))
     console = _console()
     colour = {"complete": "green", "failed": "red"}.get(outcome.status, "yellow")
@@ -94,7 +108,8 @@ def run(
         )
     console.print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
     if outcome.message:
-        err.print(f"[{colour}]{scrub_text(outcome.message)}[/]")
+        text = escape(scrub_text(outcome.message))
+        err.print(f"[{colour}]{text}[/]", soft_wrap=True)
     if outcome.status != "complete":
         raise typer.Exit(1)
 
@@ -172,21 +187,26 @@ def _html_report(run_dir: Path, manifest: dict[str, Any], metrics: dict[str, Any
 def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE
-    from assay.runs._metrics import compute_metrics
-    from assay.runs._rundir import read_run_manifest
-    from assay.runs._store import write_json_atomic
+    from assay.runs._reparse import recompute_run
 
-    manifest = read_run_manifest(run_dir)
-    spec = manifest.get("spec") or {}
-    metrics = compute_metrics(
-        run_dir,
-        n_boot=int(spec.get("bootstrap", 1000)),
-        seed=int(spec.get("seed", 0)),
-        length_penalty=(spec.get("factuality") or {}).get("length_penalty"),
-    )
-    write_json_atomic(run_dir / METRICS_FILE, metrics)
+    problems = recompute_run(run_dir)
     _console().print(f"recomputed {run_dir / METRICS_FILE}")
     _print_run_table(run_dir)
+    _exit_if_incomplete(problems, run_dir)
+
+
+def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
+    """Metrics over fewer records than planned are labelled so, and the command fails."""
+    from assay.runs._audit import resume_hint
+    from assay.runs._rundir import read_run_manifest
+
+    if not problems:
+        return
+    for problem in problems:
+        print(f"incomplete: {scrub_text(problem)}", file=sys.stderr)
+    hint = resume_hint(read_run_manifest(run_dir), run_dir)
+    print(f"metrics.json says complete: false; {scrub_text(hint)}", file=sys.stderr)
+    raise typer.Exit(1)
 
 
 @app.command("import-medscore")
@@ -207,12 +227,13 @@ def import_medscore(
 @app.command()
 def reparse(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
     """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""
-    from assay.runs._reparse import reparse_run
+    from assay.runs._reparse import reparse_run_checked
 
-    changes = reparse_run(run_dir)
+    changes, problems = reparse_run_checked(run_dir)
     summary = ", ".join(f"{k}: {v}" for k, v in changes.items()) or "no status changed"
     _console().print(f"re-parsed {run_dir}: {summary}")
     _print_run_table(run_dir)
+    _exit_if_incomplete(problems, run_dir)
 
 
 @prompts_app.command("list")
@@ -284,18 +305,49 @@ def prompts_render(
 
 @app.command()
 def validate(
-    dataset: Annotated[str, typer.Argument(help="A ForceBench .jsonl/.csv file or builtin:NAME.")],
+    dataset: Annotated[
+        str,
+        typer.Argument(
+            help="A run spec (.toml), or a ForceBench .jsonl/.csv file or builtin:NAME."
+        ),
+    ],
+    ping: Annotated[
+        bool, typer.Option("--ping", help="Spec: send one request to every model endpoint.")
+    ] = False,
 ) -> None:
-    """Check a ForceBench dataset file; errors name file, line and field."""
+    """Check a run spec (datasets, prompts, models) or a ForceBench dataset file; errors
+    name file, line and field. With --ping, one request per endpoint says what works."""
     from collections import Counter
 
     from assay.datasets import load_pairs
 
+    if dataset.endswith(".toml"):
+        _validate_spec(dataset, ping)
+        return
+    if ping:
+        raise AssayError("--ping needs a run spec (.toml), not a dataset file")
     ds = load_pairs(dataset)
     axes = Counter(p.axis.value for p in ds.pairs)
     _console().print(
         f"{ds.path}: {ds.rows} pairs ok · " + ", ".join(f"{k} {v}" for k, v in sorted(axes.items()))
     )
+
+
+def _validate_spec(spec: str, ping: bool) -> None:
+    from assay.runs._ping import check_spec, ping_targets
+
+    runner, lines = check_spec(spec)
+    for line in [*lines, f"{spec}: spec ok"]:
+        sys.stdout.write(f"{line}\n")
+    if not ping:
+        return
+    results = ping_targets(runner)
+    for result in results:
+        sys.stdout.write(f"{result.line()}\n")
+    if not results:
+        sys.stdout.write("no hosted model endpoint to ping\n")
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
 
 
 @cache_app.command("info")

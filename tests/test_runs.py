@@ -158,8 +158,11 @@ def test_resume_refuses_a_different_spec(smart_server: FakeOpenAIServer, tmp_pat
 
     spec = write_spec(tmp_path, smart_server.base_url)
     run(spec, tmp_path / "a")
-    other = write_spec(tmp_path, smart_server.base_url, name="other")
-    with pytest.raises(RunError, match="different spec"):
+    # only a result-relevant change refuses (a renamed run or edited comment resumes:
+    # tests/test_resume_spec.py); the error lists what changed
+    more = "[[baselines]]\nname = 'entity-overlap'"
+    other = write_spec(tmp_path, smart_server.base_url, name="other", extra=more)
+    with pytest.raises(RunError, match=r"different spec \(baselines: "):
         run(other, tmp_path / "a")
 
 

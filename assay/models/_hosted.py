@@ -12,12 +12,20 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from assay.models._cache import ResponseCache, cache_key
 from assay.models._config import ModelConfig
-from assay.models._retry import describe_error, is_retryable, make_wait
+from assay.models._retry import (
+    TargetUnreachable,
+    connection_failure,
+    describe_error,
+    is_retryable,
+    make_wait,
+    status_of,
+)
 from assay.models._types import CallResult, ChatRequest, RawResponse
 from assay.outcomes import Usage
 from assay.redaction import redact, redact_url, register_secrets, scrub_text, secret_values
 
 _LITELLM: Any = None
+UNREACHABLE_AFTER = 3  # failed connection attempts, before any answer, that stop a run
 
 
 def litellm_module() -> Any:
@@ -43,6 +51,9 @@ class HostedClient:
         self._wait = make_wait(config.retry)
         self._wait_later = make_wait(config.retry, attempts_before=1)
         self._structured: str | None = None
+        self._reached = False  # has the server ever answered (even with an error)?
+        self._unreached = 0  # attempts that failed to connect before any answer
+        self.stop_if_unreachable = False  # a run sets it: see _note_failure
         self.register_secrets()
 
     def register_secrets(self) -> None:
@@ -149,8 +160,28 @@ class HostedClient:
     async def _call_once(self, request: ChatRequest) -> RawResponse:
         # litellm enforces `timeout` per attempt; no extra wrapper task on the hot path
         litellm = litellm_module()
-        response = await litellm.acompletion(**self._kwargs(request))
+        try:
+            response = await litellm.acompletion(**self._kwargs(request))
+        except Exception as exc:
+            self._note_failure(exc)
+            raise
+        self._reached = True
         return _to_raw(litellm, response)
+
+    def _note_failure(self, exc: BaseException) -> None:
+        """Before the server has ever answered, UNREACHABLE_AFTER attempts in a row that
+        failed to connect mean it is not there: with `stop_if_unreachable` (set by runs),
+        raise `TargetUnreachable` to stop the run. Once it has answered, connection errors
+        are transient and retried as usual; a client used on its own just retries."""
+        failure = connection_failure(exc, self.config.api_base)
+        if failure is None:
+            self._reached = self._reached or status_of(exc) is not None
+            return
+        if self._reached:
+            return
+        self._unreached += 1
+        if self._unreached >= UNREACHABLE_AFTER and self.stop_if_unreachable:
+            raise TargetUnreachable(failure, self.config.model, self.config.api_base) from exc
 
     async def _with_retries(self, request: ChatRequest) -> tuple[RawResponse, int]:
         """First attempt straight away; tenacity takes over only after a retryable error.
@@ -199,8 +230,10 @@ class HostedClient:
         async with self._semaphore:
             try:
                 raw, attempts = await self._with_retries(request)
+            except TargetUnreachable:
+                raise  # not this request's failure: the run stops (see _note_failure)
             except Exception as exc:  # every failure becomes a recorded api_error
-                info = describe_error(exc)
+                info = describe_error(exc, self.config.api_base)
                 code = f" {info['status_code']}" if info["status_code"] else ""
                 return CallResult(
                     error=scrub_text(f"{info['error_type']}{code}: {info['message']}"),

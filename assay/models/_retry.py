@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import re
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from tenacity import RetryCallState
 
@@ -28,6 +32,8 @@ def status_of(exc: BaseException) -> int | None:
 
 def is_retryable(exc: BaseException) -> bool:
     """429, 5xx, timeouts and connection errors are transient; client errors are not."""
+    if isinstance(exc, TargetUnreachable):
+        return False
     if isinstance(exc, asyncio.TimeoutError | TimeoutError | ConnectionError):
         return True
     name = type(exc).__name__
@@ -107,7 +113,107 @@ def make_wait(
     return wait
 
 
-def describe_error(exc: BaseException) -> dict[str, Any]:
+CONNECTION_ERROR = "connection_error"
+_HOST_PORT = re.compile(r"host ([^\s:\[\]]+|\[[^\]]+\]):(\d+)")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_REACHED = {"ServerDisconnectedError", "RemoteProtocolError", "ClientConnectorCertificateError"}
+
+
+@dataclass(frozen=True)
+class ConnectFailure:
+    """A request that never reached a server: nothing was sent, so nothing was answered."""
+
+    reason: str  # "connection refused" | "host not found" | "host unreachable"
+    host: str | None
+    port: int | None
+
+    def where(self) -> str:
+        if self.host is None:
+            return "the server"
+        return f"{self.host}:{self.port}" if self.port is not None else self.host
+
+    def hint(self) -> str:
+        if self.reason == "connection refused":
+            return "is the server running?"
+        if self.reason == "host not found":
+            return "check the host name in api_base"
+        return "check api_base and the network"
+
+    def message(self) -> str:
+        return f"cannot connect to {self.where()}: {self.reason}"
+
+
+class TargetUnreachable(Exception):
+    """Every connection attempt to a model endpoint failed before any answer: the run
+    stops instead of spending every retry of every request on a server that is not there."""
+
+    def __init__(self, failure: ConnectFailure, model: str, api_base: str | None) -> None:
+        self.failure = failure
+        self.model = model
+        self.api_base = api_base
+        super().__init__(failure.message())
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 12:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _reason(chain: list[BaseException]) -> str | None:
+    names = {type(e).__name__ for e in chain}
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "connection refused"
+    if any(isinstance(e, socket.gaierror) for e in chain) or "ClientConnectorDNSError" in names:
+        return "host not found"
+    if names & {"ClientConnectorError", "ConnectError"} or any(
+        isinstance(e, OSError) and e.errno is not None for e in chain
+    ):
+        return "host unreachable"
+    return None
+
+
+def _host_port(chain: list[BaseException], api_base: str | None) -> tuple[str | None, int | None]:
+    for e in chain:  # aiohttp's ClientConnectorError knows where it tried to connect
+        host, port = getattr(e, "host", None), getattr(e, "port", None)
+        if isinstance(host, str) and isinstance(port, int):
+            return host, port
+    for e in chain:
+        found = _HOST_PORT.search(str(e))
+        if found:
+            return found.group(1).strip("[]"), int(found.group(2))
+    if api_base:
+        parts = urlsplit(api_base)
+        try:
+            port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+        except ValueError:
+            port = None
+        return parts.hostname, port
+    return None, None
+
+
+def connection_failure(exc: BaseException, api_base: str | None = None) -> ConnectFailure | None:
+    """Why a request never reached its server (refused, DNS, unreachable), or None when it
+    did (litellm reports all of these as a 500 'Connection error.')."""
+    chain = list(_chain(exc))
+    if any(type(e).__name__ in _REACHED or "SSL" in type(e).__name__ for e in chain):
+        return None  # a server answered (then dropped us, or failed TLS): not this case
+    reason = _reason(chain)
+    if reason is None:
+        return None
+    host, port = _host_port(chain, api_base)
+    return ConnectFailure(reason=reason, host=host, port=port)
+
+
+def describe_error(exc: BaseException, api_base: str | None = None) -> dict[str, Any]:
+    """`error_type`, `status_code`, `message` of a failed call; a request that never
+    reached its server is a `connection_error` naming host and port, with no status."""
+    failure = connection_failure(exc, api_base)
+    if failure is not None:
+        return {"error_type": CONNECTION_ERROR, "status_code": None, "message": failure.message()}
     code = status_of(exc)
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     return {"error_type": type(exc).__name__, "status_code": code, "message": message}

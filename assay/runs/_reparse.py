@@ -11,6 +11,7 @@ from assay.errors import RunError
 from assay.outcomes import Status
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
+from assay.runs._audit import audit_run, mark_incomplete
 from assay.runs._manifest import judge_stats
 from assay.runs._records import JudgmentRecord
 from assay.runs._rundir import read_run_manifest
@@ -62,8 +63,41 @@ def _check_reparsable(run: Path, manifest: dict[str, Any]) -> None:
     )
 
 
+def _metrics_for(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    from assay.runs._metrics import compute_metrics
+
+    spec = manifest.get("spec") or {}
+    return compute_metrics(
+        run,
+        n_boot=int(spec.get("bootstrap", 1000)),
+        seed=int(spec.get("seed", 0)),
+        length_penalty=(spec.get("factuality") or {}).get("length_penalty"),
+    )
+
+
+def recompute_run(run_dir: str | Path) -> list[str]:
+    """Rebuild metrics.json from the record files. Returns the problems found (a torn
+    last line, fewer records than planned); with any, the metrics say `complete: false`
+    and the manifest stops claiming `complete`."""
+    run = Path(run_dir)
+    manifest = read_run_manifest(run)
+    problems = audit_run(run, manifest)
+    metrics = _metrics_for(run, manifest)
+    mark_incomplete(run, manifest, metrics, problems)
+    write_json_atomic(run / METRICS_FILE, metrics)
+    if problems:
+        write_json_atomic(run / MANIFEST_FILE, manifest)
+    return problems
+
+
 def reparse_run(run_dir: str | Path) -> dict[str, int]:
     """Rewrite judgments.jsonl with freshly parsed verdicts; returns status transitions."""
+    return reparse_run_checked(run_dir)[0]
+
+
+def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]:
+    """`reparse_run`, plus the problems `recompute_run` would report (checked before the
+    judgments file is rewritten, which drops a torn last line)."""
     run = Path(run_dir)
     manifest = read_run_manifest(run)
     if manifest.get("status") == "running":
@@ -72,6 +106,7 @@ def reparse_run(run_dir: str | Path) -> dict[str, int]:
             file=run / MANIFEST_FILE,
         )
     _check_reparsable(run, manifest)
+    problems = audit_run(run, manifest)
     prompts = _prompts_for(manifest)
     records = latest_records(run / JUDGMENTS_FILE)
     changes: Counter[str] = Counter()
@@ -110,15 +145,8 @@ def reparse_run(run_dir: str | Path) -> dict[str, int]:
             fh.write(rec.model_dump_json() + "\n")
     tmp.replace(run / JUDGMENTS_FILE)
 
-    from assay.runs._metrics import compute_metrics
-
-    spec = manifest.get("spec") or {}
-    metrics = compute_metrics(
-        run,
-        n_boot=int(spec.get("bootstrap", 1000)),
-        seed=int(spec.get("seed", 0)),
-        length_penalty=(spec.get("factuality") or {}).get("length_penalty"),
-    )
+    metrics = _metrics_for(run, manifest)
+    mark_incomplete(run, manifest, metrics, problems)
     write_json_atomic(run / METRICS_FILE, metrics)
     by_judge: dict[str, list[JudgmentRecord]] = {}
     for rec in updated:
@@ -138,4 +166,4 @@ def reparse_run(run_dir: str | Path) -> dict[str, int]:
     )
     manifest["parser_version"] = PARSER_VERSION
     write_json_atomic(run / MANIFEST_FILE, manifest)
-    return dict(changes)
+    return dict(changes), problems

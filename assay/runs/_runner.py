@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import uuid
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,8 @@ from assay.datasets import ForcePair, LoadedDataset, Member
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
+from assay.models._retry import TargetUnreachable
+from assay.redaction import redact_with_paths
 from assay.runs._build import (
     ClientPool,
     build_judges,
@@ -30,13 +33,13 @@ from assay.runs._build import (
     load_forcebench_datasets,
     preflight_clients,
 )
-from assay.redaction import redact_with_paths
 from assay.runs._environment import environment
 from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import identity_fields, judge_stats
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
 from assay.runs._records import JudgmentRecord
+from assay.runs._resume import check_same_spec, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._store import (
@@ -48,6 +51,7 @@ from assay.runs._store import (
     repair_partial_tail,
     write_json_atomic,
 )
+from assay.runs._targets import check_targets, stop_when_unreachable, unreachable_message
 
 
 class RunOptions(BaseModel):
@@ -132,6 +136,7 @@ class Runner:
         self.options = options or RunOptions()
         self.run_dir = loaded.output_dir(self.options.output_dir)
         check_before_run(loaded, self.options.output_dir)
+        check_targets(loaded)
         self.datasets: list[LoadedDataset] = load_forcebench_datasets(loaded)
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
@@ -163,6 +168,10 @@ class Runner:
                 refresh_cache=self.options.refresh_cache,
             )
         self._fact_state: dict[str, Any] = {}
+        fact = self.factuality
+        stop_when_unreachable(
+            [*self.judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
+        )
         self._judge_by_id = {j.id: j for j in self.judges}
         self.warnings: list[str] = []
         for judge in self.judges:
@@ -190,12 +199,8 @@ class Runner:
 
     def _check_same_run(self, manifest: dict[str, Any]) -> None:
         """Resuming is only sound into a directory made by the same spec and data."""
-        if manifest.get("spec_sha256") != self.loaded.sha256:
-            raise RunError(
-                "run directory was made by a different spec; use another output_dir "
-                "(or --output-dir) to start a new run",
-                file=self.run_dir / MANIFEST_FILE,
-            )
+        where = self.run_dir / MANIFEST_FILE
+        check_same_spec(manifest, self.loaded.raw, self.loaded.sha256, where)
         old = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
         fact = manifest.get("factuality") or {}
         old.update({d["name"]: d["sha256"] for d in fact.get("datasets", [])})
@@ -287,7 +292,7 @@ class Runner:
             "cache": {
                 "enabled": self.options.use_cache,
                 "refresh": self.options.refresh_cache,
-                "dir": str(self.cache.directory) if self.cache else None,
+                "dir": self._cache_dir(),
             },
             "failure_policy": self.loaded.spec.failure.model_dump(mode="json"),
             "outputs": {
@@ -308,13 +313,31 @@ class Runner:
         }
         return base
 
+    def _cache_dir(self) -> str | None:
+        """The directory this run reads and writes responses in (--cache-dir, then
+        $ASSAY_CACHE_DIR, $XDG_CACHE_HOME/assay, ~/.cache/assay); None with --no-cache."""
+        if self.cache is not None:
+            return str(self.cache.directory.resolve())
+        if not (self.options.use_cache or self.options.refresh_cache):
+            return None
+        from assay.models import default_cache_dir
+
+        chosen = self.options.cache_dir
+        return str((Path(chosen) if chosen else default_cache_dir()).expanduser().resolve())
+
     # ---- execution ------------------------------------------------------------------
     def run(self) -> RunOutcome:
         """Execute the plan. SIGTERM and Ctrl-C leave an `interrupted`, resumable run."""
+        # litellm leaves a coroutine un-awaited when a call is cancelled; not the user's concern
+        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
         try:
             return asyncio.run(self._run_async())
-        except asyncio.CancelledError:
-            raise KeyboardInterrupt from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            try:
+                manifest: dict[str, Any] | None = read_run_manifest(self.run_dir)
+            except AssayError:  # stopped before the run directory existed
+                manifest = None
+            raise interrupted_from_manifest(self.run_dir, manifest) from None
 
     async def _run_async(self) -> RunOutcome:
         run_dir = self.run_dir
@@ -399,6 +422,9 @@ class Runner:
             else:
                 status = "interrupted"
                 message = "some planned work was not recorded; run again to resume"
+            self._write_metrics()
+        except TargetUnreachable as exc:  # nothing it touched was recorded: resumable
+            status, message = "failed", unreachable_message(exc, self.loaded.spec)
             self._write_metrics()
         except (asyncio.CancelledError, KeyboardInterrupt):
             status, message = "interrupted", "interrupted; run the same command again to resume"

@@ -1,0 +1,75 @@
+"""Are a run's record files whole? Checked by `assay recompute` and `assay reparse`.
+
+The readers skip a torn last line (a write cut short by a crash) and count only what is
+there, so metrics rebuilt from such files silently cover fewer items than the run
+planned. This module finds those cases, so the metrics and the manifest can say
+`incomplete` and name the line, instead of passing for a finished run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
+from assay.runs._records import VerificationRecord
+from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, latest_records
+
+RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE)
+
+
+def torn_line(path: Path) -> int | None:
+    """The line number of a last line with no newline (a cut-short write), or None."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return None
+    return data.count(b"\n") + 1
+
+
+def _count_problem(path: Path, what: str, recorded: int, planned: Any) -> list[str]:
+    if not isinstance(planned, int) or recorded >= planned:
+        return []
+    return [f"{path}: {recorded} of {planned} planned {what} recorded"]
+
+
+def audit_run(run_dir: Path, manifest: dict[str, Any]) -> list[str]:
+    """One line per problem: a torn last line (file:line), or fewer records than planned."""
+    problems = []
+    for name in RECORD_FILES:
+        line = torn_line(run_dir / name)
+        if line is not None:
+            problems.append(f"{run_dir / name}:{line}: torn last line (a write cut short)")
+    judgments = run_dir / JUDGMENTS_FILE
+    if judgments.is_file():
+        recorded = len(latest_records(judgments))
+        planned = manifest.get("planned_judgments")
+        problems += _count_problem(judgments, "judgments", recorded, planned)
+    fact = manifest.get("factuality") or {}
+    verifications = run_dir / VERIFICATIONS_FILE
+    if verifications.is_file() and fact.get("planned_verifications") is not None:
+        keys = {r.key for r in iter_jsonl(verifications, VerificationRecord)}
+        planned = fact.get("planned_verifications")
+        problems += _count_problem(verifications, "verifications", len(keys), planned)
+    return problems
+
+
+def resume_hint(manifest: dict[str, Any], run_dir: Path) -> str:
+    spec = manifest.get("spec_path") or "SPEC"
+    return f"resume the run to redo the missing work: assay run {spec} --output-dir {run_dir}"
+
+
+def mark_incomplete(
+    run_dir: Path, manifest: dict[str, Any], metrics: dict[str, Any], problems: list[str]
+) -> None:
+    """Label metrics and manifest as covering fewer items than planned (in place)."""
+    if not problems:
+        return
+    hint = resume_hint(manifest, run_dir)
+    metrics["complete"] = False
+    metrics["incomplete"] = problems
+    if manifest.get("status") in ("complete", None):
+        manifest["status"] = "interrupted"
+    manifest["message"] = f"{problems[0]}; {hint}"
+    manifest["incomplete"] = problems

@@ -1,0 +1,151 @@
+"""Resuming a run: is the spec still the same run, and how to say where an interrupted
+run stopped and how to continue it.
+
+A spec is compared by its parsed, normalised fields, not its bytes: editing a comment,
+the description or how requests are throttled and retried keeps the run resumable;
+changing anything that shapes a record or a metric does not.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from assay.errors import RunError
+from assay.redaction import redact
+from assay.runs._spec import RunSpec
+
+# Fields that never change a record or a metric: naming, where files go, how requests
+# are throttled and retried, the failure policy (re-applied to all records at the end).
+IGNORED_FIELDS = frozenset(
+    {
+        "name",
+        "description",
+        "output_dir",
+        "failure",
+        "api_key_env",
+        "timeout_s",
+        "max_concurrency",
+        "max_attempts",
+        "initial_wait_s",
+        "max_wait_s",
+    }
+)
+MAX_LISTED = 6
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in IGNORED_FIELDS}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def normalised_spec(raw: dict[str, Any]) -> Any:
+    """The spec as parsed (defaults filled in), redacted like the manifest's copy, minus
+    the fields that cannot change results. A spec that no longer parses is compared as
+    written."""
+    clean = redact(raw)
+    try:
+        value: Any = RunSpec.model_validate(clean).model_dump(mode="json")
+    except ValidationError:
+        value = clean
+    return _strip(value)
+
+
+def _fmt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def spec_changes(old: Any, new: Any, path: str = "") -> list[str]:
+    """`dotted.path: old → new` for every difference between two normalised specs."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            sub = f"{path}.{key}" if path else str(key)
+            out += spec_changes(old.get(key), new.get(key), sub)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        pairs = enumerate(zip(old, new, strict=True))
+        return [c for i, (a, b) in pairs for c in spec_changes(a, b, f"{path}[{i}]")]
+    return [] if old == new else [f"{path or 'spec'}: {_fmt(old)} → {_fmt(new)}"]
+
+
+def check_same_spec(
+    manifest: dict[str, Any], raw: dict[str, Any], sha256: str, where: Path
+) -> None:
+    """Refuse to resume into a run made by a spec whose results-relevant fields differ,
+    listing what changed."""
+    if manifest.get("spec_sha256") == sha256:
+        return
+    old = manifest.get("spec")
+    changes = (
+        spec_changes(normalised_spec(old), normalised_spec(raw))
+        if isinstance(old, dict)
+        else ["the spec file (this manifest keeps no copy to compare)"]
+    )
+    if not changes:
+        return
+    listed = "; ".join(changes[:MAX_LISTED])
+    more = f" (and {len(changes) - MAX_LISTED} more)" if len(changes) > MAX_LISTED else ""
+    raise RunError(
+        f"run directory was made by a different spec ({listed}{more}); undo the change, "
+        "or use another output_dir (or --output-dir) to start a new run",
+        file=where,
+    )
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a run; what was saved is on disk and resumable."""
+
+    def __init__(self, run_dir: str, saved: int, planned: int, verifications: int | None) -> None:
+        self.run_dir = run_dir
+        self.saved = saved
+        self.planned = planned
+        self.verifications = verifications
+        super().__init__(f"interrupted: {saved}/{planned} judgments saved in {run_dir}")
+
+    def summary(self, resume: str) -> str:
+        parts = []
+        if self.planned or self.verifications is None:
+            parts.append(f"{self.saved}/{self.planned} judgments")
+        if self.verifications is not None:
+            parts.append(f"{self.verifications} verifications")
+        return f"interrupted: {' and '.join(parts)} saved in {self.run_dir}; resume with: {resume}"
+
+
+def interrupted_from_manifest(run_dir: Path, manifest: dict[str, Any] | None) -> RunInterrupted:
+    """The counts the interrupted run wrote into its manifest (none if it never started)."""
+    m = manifest or {}
+    fact = m.get("factuality") or {}
+    verifications = fact.get("recorded_verifications") if fact else None
+    return RunInterrupted(
+        str(run_dir),
+        int(m.get("recorded_judgments") or 0),
+        int(m.get("planned_judgments") or 0),
+        int(verifications) if verifications is not None else None,
+    )
+
+
+def resume_command(
+    spec: str,
+    run_dir: str,
+    *,
+    cache_dir: str | None = None,
+    no_cache: bool = False,
+    retry_errors: bool = False,
+) -> str:
+    """The `assay run` command line that continues this run with the same settings."""
+    args = ["assay", "run", spec, "--output-dir", run_dir]
+    if cache_dir:
+        args += ["--cache-dir", cache_dir]
+    if no_cache:
+        args.append("--no-cache")
+    if retry_errors:
+        args.append("--retry-errors")
+    return shlex.join(args)
