@@ -242,6 +242,9 @@ def test_no_planted_secret_reaches_any_file_or_terminal(
             ["report", "out", "-f", fmt, "-o", f"reports/r.{fmt}"],
         ]
     commands.append(["cache", "info"])
+    # last: building the clients teaches this process the spec's secrets (scrub_text)
+    plan = ["run", "spec.toml", "--dry-run", "--output-dir", "plan"]
+    commands += [plan, [*plan, "-f", "json"]]
     for args in commands:
         code, output = _cli(capfd, *args)
         assert code == 0, (args, output)
