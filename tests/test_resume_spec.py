@@ -137,3 +137,29 @@ def test_reparse_on_a_torn_file_marks_metrics_incomplete(tmp_path: Path) -> None
     assert problems[0] == f"{out / 'judgments.jsonl'}:{line}: torn last line (a write cut short)"
     assert read_json(out / "metrics.json")["complete"] is False
     assert read_json(out / "manifest.json")["status"] == "interrupted"
+
+
+def test_names_inside_the_spec_still_count(tmp_path: Path) -> None:
+    """Only the run's own `name` is free: a dataset's or baseline's name shapes records."""
+    spec = write(tmp_path / "s.toml")
+    run(spec, tmp_path / "out")
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text.replace('name = "demo"', 'name = "demo2"'), encoding="utf-8")
+    with pytest.raises(RunError, match=r"datasets\[0\]\.name: 'demo' → 'demo2'"):
+        run(spec, tmp_path / "out")
+    spec.write_text(text.replace("token-overlap", "entity-overlap"), encoding="utf-8")
+    with pytest.raises(RunError, match=r"baselines\[0\]\.name: 'token-overlap' → 'entity"):
+        run(spec, tmp_path / "out")
+
+
+def test_request_settings_of_an_endpoint_block_may_change(tmp_path: Path) -> None:
+    from assay.runs._resume import normalised_spec, spec_changes
+
+    def spec(**judge: object) -> dict[str, object]:
+        block = {"models": ["openai/m"], "prompts": ["generic-support@1"], **judge}
+        return {"datasets": [{"path": "builtin:forcebench-demo"}], "judges": [block]}
+
+    old = normalised_spec(spec(timeout_s=5, max_concurrency=2, api_key_env="A"))
+    assert spec_changes(old, normalised_spec(spec(timeout_s=9, api_key_env="B"))) == []
+    changed = spec_changes(old, normalised_spec(spec(temperature=0.5)))
+    assert changed == ["judges[0].temperature: None → 0.5"]

@@ -8,6 +8,7 @@ changing anything that shapes a record or a metric does not.
 
 from __future__ import annotations
 
+import copy
 import shlex
 from pathlib import Path
 from typing import Any
@@ -18,43 +19,40 @@ from assay.errors import RunError
 from assay.redaction import redact
 from assay.runs._spec import RunSpec
 
-# Fields that never change a record or a metric: naming, where files go, how requests
-# are throttled and retried, the failure policy (re-applied to all records at the end).
-IGNORED_FIELDS = frozenset(
-    {
-        "name",
-        "description",
-        "output_dir",
-        "failure",
-        "api_key_env",
-        "timeout_s",
-        "max_concurrency",
-        "max_attempts",
-        "initial_wait_s",
-        "max_wait_s",
-    }
+# Fields that never change a record or a metric: the run's naming and where its files
+# go, the failure policy (re-applied to all records at the end) ...
+TOP_LEVEL_IGNORED = frozenset({"name", "description", "output_dir", "failure"})
+# ... and, in each endpoint block, how requests are authenticated, throttled and retried.
+IGNORED_IN_BLOCKS = frozenset(
+    {"api_key_env", "timeout_s", "max_concurrency", "max_attempts", "initial_wait_s", "max_wait_s"}
 )
 MAX_LISTED = 6
 
 
-def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in IGNORED_FIELDS}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
+def _endpoint_blocks(spec: dict[str, Any]) -> list[Any]:
+    """The blocks holding client settings: [defaults], [[judges]], decomposer, verifiers."""
+    fact = spec.get("factuality") or {}
+    blocks = [spec.get("defaults"), *(spec.get("judges") or [])]
+    if isinstance(fact, dict):
+        blocks += [fact.get("decomposer"), *(fact.get("verifiers") or [])]
+    return [b for b in blocks if isinstance(b, dict)]
 
 
 def normalised_spec(raw: dict[str, Any]) -> Any:
     """The spec as parsed (defaults filled in), redacted like the manifest's copy, minus
     the fields that cannot change results. A spec that no longer parses is compared as
     written."""
-    clean = redact(raw)
+    clean = copy.deepcopy(redact(raw))
     try:
         value: Any = RunSpec.model_validate(clean).model_dump(mode="json")
     except ValidationError:
         value = clean
-    return _strip(value)
+    if not isinstance(value, dict):
+        return value
+    for block in _endpoint_blocks(value):
+        for key in IGNORED_IN_BLOCKS:
+            block.pop(key, None)
+    return {k: v for k, v in value.items() if k not in TOP_LEVEL_IGNORED}
 
 
 def _fmt(value: Any) -> str:
