@@ -174,13 +174,13 @@ def _scrub_url(match: re.Match[str]) -> str:
 
 def scrub_text(text: str) -> str:
     """Free text with every known secret, URL credential and key-looking token removed."""
-    for secret in _known_sorted:
-        if secret in text:
-            text = text.replace(secret, MARKER)
-    if "://" in text:
+    if "://" in text:  # first: a URL whose userinfo holds a known secret still parses
         text = _URL.sub(_scrub_url, text)
     if "?" in text:  # e.g. an api_base without a scheme, quoted in an error message
         text = _QUERY.sub(lambda m: _QUERY_VALUE.sub(rf"\1{MARKER}", m.group(0)), text)
+    for secret in _known_sorted:
+        if secret in text:
+            text = text.replace(secret, MARKER)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
     text = _NAMED_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MARKER}", text)
     return _KEY_SHAPE.sub(MARKER, text)

@@ -329,6 +329,7 @@ def test_cache_key_ignores_credentials_but_not_settings() -> None:
 
 
 def test_assay_errors_never_print_credentials() -> None:
+    register_secrets([PASSWORD])  # as after a run that used it: the URL must still parse
     err = ModelConfigError(
         f"cannot reach http://me:{PASSWORD}@127.0.0.1:9/v1?api-key={QUERY_API_KEY}",
         field="api_base",
