@@ -1,27 +1,21 @@
-"""How the ForceCheck baselines' cues behave on a public corpus nobody here wrote.
+"""How the ForceCheck baselines' cues behave on public corpora nobody here wrote.
 
-The baselines' word lists were written against the bundled demo pairs; this script
-measures them, frozen, on public labelled text and prints the demo figures beside them.
+The word lists were written against the bundled demo pairs; this measures them, frozen,
+on public labelled text (read in its original released format, not shipped with assay)
+and prints the demo figures beside them. See docs/baselines.md for results.
 
-Corpora (read in their original released format; not shipped with assay):
-
-* ``yu2019`` -- Yu, Li and Wang (2019), "Detecting Causal Language Use in Science
-  Findings", EMNLP: ``data/pubmed_causal_language_use.csv`` of
-  github.com/junwang4/causal-language-use-in-science (columns ``sentence,label``; label
-  0 no relationship, 1 direct causal, 2 conditional causal, 3 correlational).
-  Per cue family: how often it fires per gold label, and its precision / recall as a
-  detector of the class it is meant to find (e.g. causal verbs: direct causal vs
-  correlational; hedges: conditional causal vs direct causal).
-* ``insciout`` -- Wright and Augenstein (2021), "Semi-Supervised Exaggeration Detection
-  of Health Science Press Releases", EMNLP: ``data/insciout_test.jsonl`` of
-  github.com/copenlu/scientific-exaggeration-detection (press-release vs abstract
-  conclusion pairs with strength 0-3 and ``same`` / ``exaggerates`` / ``downplays``).
-  Per axis of forcecheck-axis (evidence = abstract, claim = press release): fires per
-  label, precision / recall for ``exaggerates``; and MVR-style ordering of the two
-  statements of every pair whose gold strengths differ by forcecheck-rule's penalty
-  (claim-only, so the abstract and the press release are scored alike; a tie counts as
-  a violation, as in MVR). forcecheck-axis is not ordered there: judged against
-  itself, the abstract never fires, so its ordering would just repeat the detection.
+* ``yu2019``: Yu, Li and Wang (2019), EMNLP, ``data/pubmed_causal_language_use.csv`` of
+  github.com/junwang4/causal-language-use-in-science (``sentence,label``; 0 no
+  relationship, 1 direct causal, 2 conditional causal, 3 correlational). Per cue family:
+  fires per gold label; precision / recall for the class it should find against the one
+  it should not (causal verbs: direct vs correlational; hedges: conditional vs direct).
+* ``insciout``: Wright and Augenstein (2021), EMNLP, ``data/insciout_test.jsonl`` of
+  github.com/copenlu/scientific-exaggeration-detection (abstract vs press-release
+  conclusions, strength 0-3, same / exaggerates / downplays). forcecheck-axis per axis
+  (evidence = abstract, claim = press release) and every baseline's 'unsupported' as
+  detectors of ``exaggerates``; MVR-style ordering (a tie is a violation) of the two
+  statements of pairs whose strengths differ by forcecheck-rule's claim-only penalty
+  (forcecheck-axis is not ordered: against itself the abstract never fires).
 
 Usage::
 
@@ -41,7 +35,7 @@ from typing import Any
 
 from assay.judges import _baseline_cues as cues
 from assay.judges._baseline_text import prep
-from assay.judges._baselines import ForceCheckAxisJudge, ForceCheckRuleJudge
+from assay.judges._baselines import BASELINES, ForceCheckAxisJudge, ForceCheckRuleJudge
 from assay.judges._types import JudgeItem
 
 DEMO = Path(__file__).resolve().parents[1] / "assay" / "data" / "forcebench_demo.jsonl"
@@ -109,13 +103,8 @@ def read_jsonl(path: Path, fields: Iterable[str]) -> list[dict[str, Any]]:
     return rows
 
 
-INSCIOUT_FIELDS = (
-    "press_release_conclusion",
-    "press_release_strength",
-    "abstract_conclusion",
-    "abstract_strength",
-    "exaggeration_label",
-)
+INSCIOUT_FIELDS: tuple[str, ...] = ("press_release_conclusion", "press_release_strength")
+INSCIOUT_FIELDS += ("abstract_conclusion", "abstract_strength", "exaggeration_label")
 
 
 def _pr(tp: int, fired: int, positives: int, negatives: int) -> dict[str, float | None]:
@@ -138,15 +127,8 @@ def yu2019_table(rows: list[tuple[str, str]]) -> dict[str, Any]:
             if fires(text):
                 counts[gold] += 1
         pr = _pr(counts[pos], counts[pos] + counts[neg], totals[pos], totals[neg])
-        out.append(
-            {
-                "baseline": judge,
-                "family": family,
-                "fires": counts,
-                "detects": f"{pos} vs {neg}",
-                **pr,
-            }
-        )
+        row: dict[str, Any] = {"baseline": judge, "family": family, "fires": counts}
+        out.append({**row, "detects": f"{pos} vs {neg}", **pr})
     return {"corpus": "yu2019", "n": len(rows), "labels": totals, "rows": out}
 
 
@@ -171,6 +153,28 @@ def _ordering(
             "ties": ties,
             "violations": violations,
         }
+    return out
+
+
+def verdict_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every baseline, default parameters: 'unsupported' as an exaggeration detector."""
+    labels = ("same", "exaggerates", "downplays")
+    exaggerates = sum(1 for r in rows if r["exaggeration_label"] == "exaggerates")
+    out = []
+    for name, cls in BASELINES.items():
+        judge = cls()
+        flagged = dict.fromkeys(labels, 0)
+        scores: dict[str, list[float]] = {lab: [] for lab in labels}
+        for r in rows:
+            item = JudgeItem(claim=r["press_release_conclusion"], evidence=r["abstract_conclusion"])
+            j = judge.judge(item)
+            scores[r["exaggeration_label"]].append(j.score or 0.0)
+            flagged[r["exaggeration_label"]] += j.label == "unsupported"
+        mean = {k: round(sum(v) / len(v), 3) if v else None for k, v in scores.items()}
+        pr = _pr(
+            flagged["exaggerates"], sum(flagged.values()), exaggerates, len(rows) - exaggerates
+        )
+        out.append({"baseline": name, "unsupported": flagged, "mean_score": mean, **pr})
     return out
 
 
@@ -205,6 +209,7 @@ def insciout_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "labels": totals,
         "rows": table,
         "by_strength": dict(sorted(moves.items())),
+        "verdicts": verdict_rows(rows),
         "ordering": _ordering(pairs, (RULE,)),
     }
 
@@ -231,104 +236,107 @@ def demo_table(path: Path = DEMO) -> dict[str, Any]:
                     axes[axis]["raised_own_axis"] += 1
     triples = [(p["evidence"], p["calibrated_claim"], p["raised_claim"]) for p in pairs]
     ordering = _ordering(triples, (RULE, AXIS))
-    return {
-        "corpus": "forcebench-demo",
-        "n": len(pairs),
-        "families": fams,
-        "axes": axes,
-        "ordering": ordering,
-    }
+    return dict(corpus="forcebench-demo", n=len(pairs), families=fams, axes=axes, ordering=ordering)
 
 
 def _cell(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _md(title: str, head: list[str], rows: list[list[Any]], left: int = 1) -> list[str]:
+    """A titled markdown table; the first `left` columns are text, the rest numbers."""
+    sep = "|" + "---|" * left + "---:|" * (len(head) - left)
+    lines = [" | ".join(str(c) for c in row) for row in rows]
+    return [title, "", f"| {' | '.join(head)} |", sep, *(f"| {line} |" for line in lines)]
+
+
+def _heads(labels: dict[str, int]) -> list[str]:
+    return [f"{k} (n={v})" for k, v in labels.items()]
+
+
 def render_yu(res: dict[str, Any]) -> list[str]:
     labels = res["labels"]
-    head = " | ".join(f"{k} (n={v})" for k, v in labels.items())
-    out = [
-        f"Yu et al. 2019, {res['n']} sentences: sentences where the cue fires, per gold label",
-        "",
-        f"| baseline | cue family | {head} | detects | base rate | precision | recall |",
-        "|---|---|" + "---:|" * len(labels) + "---|---:|---:|---:|",
+    rows = [
+        [r["baseline"], r["family"], r["detects"], *(r["fires"][k] for k in labels)]
+        + [_cell(r[k]) for k in ("base_rate", "precision", "recall")]
+        for r in res["rows"]
     ]
-    for r in res["rows"]:
-        cells = " | ".join(str(r["fires"][k]) for k in labels)
-        out.append(
-            f"| {r['baseline']} | {r['family']} | {cells} | {r['detects']} | "
-            f"{_cell(r['base_rate'])} | {_cell(r['precision'])} | {_cell(r['recall'])} |"
-        )
-    return out
+    return _md(
+        f"Yu et al. 2019, {res['n']} sentences: sentences where the cue fires, per gold label",
+        ["baseline", "cue family", "detects", *_heads(labels), "base rate", "precision", "recall"],
+        rows,
+        left=3,
+    )
 
 
 def render_insciout(res: dict[str, Any]) -> list[str]:
-    labels = res["labels"]
-    head = " | ".join(f"{k} (n={v})" for k, v in labels.items())
-    out = [
+    labels, axes = res["labels"], [*AXIS.AXES, "any axis"]
+    rows = [
+        [r["family"], *(r["fires"][k] for k in labels)]
+        + [_cell(r[k]) for k in ("base_rate", "precision", "recall")]
+        for r in res["rows"]
+    ]
+    out = _md(
         f"InSciOut test, {res['n']} pairs: forcecheck-axis (evidence = abstract conclusion, "
         "claim = press-release conclusion), pairs where the axis fires, per gold label",
-        "",
-        f"| axis | {head} | base rate | precision (exaggerates) | recall (exaggerates) |",
-        "|---|" + "---:|" * len(labels) + "---:|---:|---:|",
-    ]
-    for r in res["rows"]:
-        cells = " | ".join(str(r["fires"][k]) for k in labels)
-        out.append(
-            f"| {r['family']} | {cells} | {_cell(r['base_rate'])} | {_cell(r['precision'])} | "
-            f"{_cell(r['recall'])} |"
-        )
-    axes = [*AXIS.AXES, "any axis"]
+        ["axis", *_heads(labels), "base rate", "precision (exaggerates)", "recall (exaggerates)"],
+        rows,
+    )
+    moves = [[m, c["pairs"], *(c[a] for a in axes)] for m, c in res["by_strength"].items()]
     out += [
         "",
-        "The same by gold strength, abstract -> press release (0 no relationship, "
-        "1 correlational, 2 conditional causal, 3 causal): pairs, and pairs where each "
-        "axis fires",
-        "",
-        f"| strengths | pairs | {' | '.join(axes)} |",
-        "|---|---:|" + "---:|" * len(axes),
+        *_md(
+            "The same by gold strength, abstract -> press release (0 no relationship, "
+            "1 correlational, 2 conditional causal, 3 causal): pairs, and pairs where each "
+            "axis fires",
+            ["strengths", "pairs", *axes],
+            moves,
+        ),
     ]
-    for move, c in res["by_strength"].items():
-        out.append(f"| {move} | {c['pairs']} | {' | '.join(str(c[a]) for a in axes)} |")
-    out += ["", *_render_ordering(res["ordering"], "pairs whose gold strengths differ")]
-    return out
+    verdicts = [
+        [v["baseline"], *(f"{v['unsupported'][k]} ({_cell(v['mean_score'][k])})" for k in labels)]
+        + [_cell(v["precision"]), _cell(v["recall"])]
+        for v in res["verdicts"]
+    ]
+    out += [
+        "",
+        *_md(
+            "Every baseline, default parameters, same pairs: pairs judged 'unsupported' "
+            "(mean score in brackets), and 'unsupported' as a detector of exaggerates",
+            ["baseline", *_heads(labels), "precision", "recall"],
+            verdicts,
+        ),
+    ]
+    return [*out, "", *_render_ordering(res["ordering"], "pairs whose gold strengths differ")]
 
 
 def _render_ordering(o: dict[str, Any], what: str) -> list[str]:
-    out = [
-        f"Ordering by claim-side penalty, {o['n']} {what} (tie = violation):",
-        "",
-        "| baseline | MVR | ties | violations |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, v in o.items():
-        if name != "n":
-            out.append(f"| {name} | {_cell(v['mvr'])} | {v['ties']} | {v['violations']} |")
-    return out
+    rows = [[k, _cell(v["mvr"]), v["ties"], v["violations"]] for k, v in o.items() if k != "n"]
+    title = f"Ordering by claim-side penalty, {o['n']} {what} (tie = violation):"
+    return _md(title, ["baseline", "MVR", "ties", "violations"], rows)
 
 
 def render_demo(res: dict[str, Any]) -> list[str]:
     n = res["n"]
-    out = [
+    fams = [[r["baseline"], r["family"], r["calibrated"], r["raised"]] for r in res["families"]]
+    out = _md(
         f"Bundled demo set, {n} pairs: claims where the cue fires",
-        "",
-        f"| baseline | cue family | calibrated (n={n}) | raised (n={n}) |",
-        "|---|---|---:|---:|",
+        ["baseline", "cue family", f"calibrated (n={n})", f"raised (n={n})"],
+        fams,
+        left=2,
+    )
+    axes = [
+        [a, c["calibrated"], c["raised"], f"{c['raised_own_axis']}/{c['own_axis_pairs']}"]
+        for a, c in res["axes"].items()
     ]
     out += [
-        f"| {r['baseline']} | {r['family']} | {r['calibrated']} | {r['raised']} |"
-        for r in res["families"]
-    ]
-    out += [
         "",
-        "forcecheck-axis on the demo set: claims where each axis fires",
-        "",
-        "| axis | calibrated | raised | raised, own-axis pairs |",
-        "|---|---:|---:|---:|",
+        *_md(
+            "forcecheck-axis on the demo set: claims where each axis fires",
+            ["axis", "calibrated", "raised", "raised, own-axis pairs"],
+            axes,
+        ),
     ]
-    for axis, c in res["axes"].items():
-        own = f"{c['raised_own_axis']}/{c['own_axis_pairs']}"
-        out.append(f"| {axis} | {c['calibrated']} | {c['raised']} | {own} |")
     return [*out, "", *_render_ordering(res["ordering"], "demo pairs")]
 
 

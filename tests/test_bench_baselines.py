@@ -133,6 +133,29 @@ def test_insciout_counts_by_hand(tmp_path: Path) -> None:
         "2->2": {"pairs": 1, **zero},
         "3->2": {"pairs": 1, **zero},
     }
+    # Verdicts (claim = press release, evidence = abstract). Pair 1: 1 of the claim's 4
+    # content tokens (coffee; cause, longer, life missing) -> 0.25; rule 0.25 - 0.15
+    # (causal); axis 0.25 - 0.3 (relation) -> 0; "Coffee" opens the sentence, so no
+    # entity and entity-overlap falls back to 0.25. Pairs 2 and 3 share every content
+    # token and fire nothing: 1.0 everywhere.
+    verdicts = {v["baseline"]: v for v in c["verdicts"]}
+    assert verdicts["citation-presence"]["unsupported"] == {
+        "same": 0,
+        "exaggerates": 0,
+        "downplays": 0,
+    }
+    assert verdicts["citation-presence"]["precision"] is None
+    exaggerated_score = {
+        "token-overlap": 0.25,
+        "entity-overlap": 0.25,
+        "forcecheck-rule": 0.1,
+        "forcecheck-axis": 0.0,
+    }
+    for name, score in exaggerated_score.items():
+        v = verdicts[name]
+        assert v["unsupported"] == {"same": 0, "exaggerates": 1, "downplays": 0}, name
+        assert v["mean_score"] == {"same": 1.0, "exaggerates": score, "downplays": 1.0}, name
+        assert (v["precision"], v["recall"]) == (1.0, 1.0)
     # Pairs 1 and 3 differ in strength; the stronger has the rule cue both times
     # ("causes"; "definitely"), so no violation and no tie.
     assert c["ordering"] == {
@@ -147,7 +170,7 @@ def test_markdown_tables_and_demo_side_by_side(tmp_path: Path) -> None:
     done = _bench("--corpus", str(corpus))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    row = "| forcecheck-rule | causal | 0 | 1 | 0 | 0 | direct vs correlational |"
+    row = "| forcecheck-rule | causal | direct vs correlational | 0 | 1 | 0 | 0 |"
     assert row + " 0.67 | 1.00 | 0.50 |" in out
     assert "Bundled demo set, 60 pairs" in out and "| relation |" in out
 
