@@ -150,7 +150,8 @@ def run_bash_line(cmd: str, box: Path, env: dict[str, str]) -> str:
     if "_API_KEY=" in cmd.split(" assay ")[0]:
         with FakeOpenAIServer() as srv:
             hosted = dict(env, OPENAI_BASE_URL=srv.base_url)
-            out = _run(cmd + " --no-progress", box, hosted)
+            quiet = " --no-progress" if " assay run " in f" {cmd} " else ""
+            out = _run(cmd + quiet, box, hosted)
             assert srv.stats.total > 0, "the hosted example sent no request"
             return out
     return _run(cmd, box, env)
