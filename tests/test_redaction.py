@@ -443,3 +443,25 @@ def test_secret_values_finds_credentials_to_register() -> None:
         {"api_base": "http://u:pw@h/v1?api-key=AAAA", "h": {"Authorization": "Bearer tok"}}
     )
     assert set(found) == {"u", "pw", "AAAA", "Bearer tok", "tok"}
+
+
+def test_write_manifest_redacts_what_an_older_manifest_carried(tmp_path: Path) -> None:
+    """reparse/recompute/import rewrite manifests; a credential an older version wrote
+    must not be carried forward, and earlier redactions stay listed."""
+    from assay.runs._store import write_manifest
+
+    leaked = {
+        "spec": {"judges": [{"api_base": "https://u:hunter2secret@h.example/v1?key=qq9secret"}]},
+        "judges": [{"client": {"extra_body": {"extra_headers": {"Authorization": "Bearer zz"}}}}],
+        "redacted_fields": ["spec.defaults.token"],
+    }
+    path = tmp_path / "manifest.json"
+    write_manifest(path, leaked)
+    text = path.read_text(encoding="utf-8")
+    for secret in ("hunter2secret", "qq9secret", "Bearer zz"):
+        assert secret not in text
+    fields = json.loads(text)["redacted_fields"]
+    assert "spec.defaults.token" in fields
+    assert "judges[0].client.extra_body.extra_headers.Authorization" in fields or any(
+        f.endswith("extra_headers.Authorization") for f in fields
+    )

@@ -24,7 +24,13 @@ from assay.runs._metrics import (
     compute_metrics,
 )
 from assay.runs._rundir import check_new_dir
-from assay.runs._store import MANIFEST_FILE, METRICS_FILE, write_json_atomic, write_jsonl_atomic
+from assay.runs._store import (
+    MANIFEST_FILE,
+    METRICS_FILE,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_manifest,
+)
 
 
 def import_medscore_run(
@@ -92,7 +98,7 @@ def import_medscore_run(
             "verifications": VERIFICATIONS_FILE,
         },
     }
-    write_json_atomic(run / MANIFEST_FILE, manifest)
+    write_manifest(run / MANIFEST_FILE, manifest)
     return metrics
 
 

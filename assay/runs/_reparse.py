@@ -21,6 +21,7 @@ from assay.runs._store import (
     METRICS_FILE,
     latest_records,
     write_json_atomic,
+    write_manifest,
 )
 
 
@@ -86,7 +87,7 @@ def recompute_run(run_dir: str | Path) -> list[str]:
     mark_incomplete(run, manifest, metrics, problems)
     write_json_atomic(run / METRICS_FILE, metrics)
     if problems:
-        write_json_atomic(run / MANIFEST_FILE, manifest)
+        write_manifest(run / MANIFEST_FILE, manifest)
     return problems
 
 
@@ -165,5 +166,5 @@ def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]
         }
     )
     manifest["parser_version"] = PARSER_VERSION
-    write_json_atomic(run / MANIFEST_FILE, manifest)
+    write_manifest(run / MANIFEST_FILE, manifest)
     return dict(changes), problems

@@ -16,6 +16,7 @@ from typing import IO, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay.errors import RunError
+from assay.redaction import redact_with_paths
 from assay.runs._records import JudgmentRecord
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -37,6 +38,17 @@ def write_json_atomic(path: Path, value: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write a manifest through the one redaction pass, recording what it redacted, so
+    a command that rewrites an older run's manifest never carries a credential forward."""
+    body = dict(manifest)
+    previous = body.pop("redacted_fields", None) or []
+    clean, paths = redact_with_paths(body)
+    clean["redacted_fields"] = sorted(set(previous) | set(paths))
+    write_json_atomic(path, clean)
+    return dict(clean)
 
 
 def read_json(path: Path) -> dict[str, Any]:
