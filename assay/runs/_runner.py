@@ -24,7 +24,6 @@ from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
 from assay.judges._types import Judge, JudgeItem, Judgment, Status
 from assay.models._retry import TargetUnreachable
-from assay.redaction import redact_with_paths
 from assay.runs._build import (
     ClientPool,
     build_judges,
@@ -48,6 +47,7 @@ from assay.runs._store import (
     METRICS_FILE,
     JudgmentWriter,
     latest_records,
+    redact_manifest,
     repair_partial_tail,
     write_json_atomic,
 )
@@ -247,10 +247,8 @@ class Runner:
             manifest["factuality"] = self._factuality_manifest()
         if status in ("complete", "failed", "interrupted"):
             manifest["finished_at"] = _now()
-        manifest.pop("redacted_fields", None)
-        clean, paths = redact_with_paths(manifest)  # credentials never reach the file
-        clean["redacted_fields"] = paths
-        return dict(clean)
+        manifest.pop("redacted_fields", None)  # recomputed from this session's spec
+        return redact_manifest(manifest)  # credentials never reach the file
 
     def _factuality_manifest(self) -> dict[str, Any]:
         assert self.factuality is not None

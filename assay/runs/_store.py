@@ -40,15 +40,22 @@ def write_json_atomic(path: Path, value: Any) -> None:
         raise
 
 
-def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """Write a manifest through the one redaction pass, recording what it redacted, so
-    a command that rewrites an older run's manifest never carries a credential forward."""
+def redact_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The one redaction pass every manifest goes through; `redacted_fields` keeps what
+    earlier passes redacted, so a rewritten manifest never forgets or leaks a field."""
     body = dict(manifest)
     previous = body.pop("redacted_fields", None) or []
     clean, paths = redact_with_paths(body)
     clean["redacted_fields"] = sorted(set(previous) | set(paths))
-    write_json_atomic(path, clean)
     return dict(clean)
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write a manifest redacted, so a command that rewrites an older run's manifest
+    never carries a credential forward."""
+    clean = redact_manifest(manifest)
+    write_json_atomic(path, clean)
+    return clean
 
 
 def read_json(path: Path) -> dict[str, Any]:
