@@ -1,7 +1,7 @@
 """Human-readable views of run results: terminal tables, text formats and an HTML page."""
 
+from assay._table import Grid, print_grid, render_markdown, render_plain
 from assay.report._export import tidy_csv, tidy_frame
-from assay.report._grid import Grid, print_grid, render_markdown, render_plain
 from assay.report._html import render_html_report
 from assay.report._output import (
     FORMATS,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from assay.report._grid import Grid
+from assay._table import Grid
 from assay.report._views import (
     POOLED,
     correlation_grid,

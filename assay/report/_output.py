@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from assay._table import print_grid, render_markdown, render_plain
 from assay.errors import AssayError
 from assay.report._export import tidy_csv
-from assay.report._grid import print_grid, render_markdown, render_plain
 from assay.report._views import report_grids
 
 FORMATS = ("table", "json", "csv", "markdown", "html")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay.report._grid import Grid
+from assay._table import Grid
 
 AXES = ("relation", "modality", "scope", "temporal", "numeric")
 POOLED = "all"
