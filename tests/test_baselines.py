@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.datasets._forcebench import Axis, ForcePair
+from assay.core.judging import Judge, JudgeItem, Judgment, Status
+from assay.core.pairs import Axis, ForcePair
 from assay.errors import SpecError
 from assay.judges._baselines import (
     BASELINES,
@@ -22,7 +23,6 @@ from assay.judges._baselines import (
     baseline,
     content_tokens,
 )
-from assay.judges._types import Judge, JudgeItem, Judgment, Status
 
 DEMO = Path(__file__).resolve().parents[1] / "assay" / "data" / "forcebench_demo.jsonl"
 

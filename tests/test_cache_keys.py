@@ -213,7 +213,7 @@ def test_key_is_identical_in_another_process() -> None:
 
 def test_assay_models_imports_on_its_own() -> None:
     """BUG: `import assay.models` (or assay.models._cache) in a fresh interpreter raises
-    ImportError: assay/models/_types.py imports assay.judges._types, which runs
+    ImportError: assay/models/_types.py imports assay.core.judging, which runs
     assay/judges/__init__.py -> assay/judges/_llm.py -> `from assay.models import
     ChatRequest, ...` while assay.models is only partially initialised."""
     for module in ("assay.models", "assay.models._cache"):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.core.outcomes import Status
 from assay.decomposers import (
     DECOMPOSE_PARSER_VERSION,
     Decomposer,
@@ -20,7 +21,6 @@ from assay.decomposers import (
 )
 from assay.errors import PromptError
 from assay.models import ModelConfig, ResponseCache, RetryPolicy, make_client
-from assay.outcomes import Status
 from assay.prompts import SCHEMAS, PromptRegistry
 from assay.prompts._schemas import ClaimList
 from assay.testing import FakeOpenAIServer, http_error, refusal, reply, truncated

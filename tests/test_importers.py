@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from assay.core.outcomes import Status
 from assay.datasets import (
     AnswersDataset,
     import_medscore_outputs,
@@ -23,7 +24,6 @@ from assay.datasets import (
     read_true_false,
 )
 from assay.errors import DatasetError
-from assay.outcomes import Status
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

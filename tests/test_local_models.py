@@ -37,7 +37,8 @@ from _tiny_models import (  # noqa: E402
     wordpiece_tokenizer,
 )
 
-from assay.datasets._answers import Passage  # noqa: E402
+from assay.core.answers import Passage  # noqa: E402
+from assay.core.outcomes import Status  # noqa: E402
 from assay.errors import ModelConfigError  # noqa: E402
 from assay.models import (  # noqa: E402
     ChatRequest,
@@ -47,7 +48,6 @@ from assay.models import (  # noqa: E402
     ResponseCache,
     make_client,
 )
-from assay.outcomes import Status  # noqa: E402
 from assay.prompts._prompt import Message  # noqa: E402
 from assay.verifiers import ClaimToVerify, VerdictLabel, Verifier  # noqa: E402
 from assay.verifiers._nli_local import LocalNLIVerifier, role_of_label  # noqa: E402

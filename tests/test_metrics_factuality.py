@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.metrics import (
     AgreementReport,
     FactualityReport,
@@ -29,7 +30,6 @@ from assay.metrics import (
 )
 from assay.metrics._bootstrap import bootstrap_mean_cis
 from assay.metrics._factuality import RESPONSE_COLUMNS
-from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
 
 approx = pytest.approx
 DS = "fq"

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from assay.core.records import JudgmentRecord
 from assay.metrics import (
     ForceReport,
     ForceRow,
@@ -18,7 +19,6 @@ from assay.metrics import (
     pair_table,
 )
 from assay.metrics._bootstrap import bootstrap_mean_cis
-from assay.runs._records import JudgmentRecord
 
 approx = pytest.approx
 

@@ -44,7 +44,7 @@ def parse(
 
 def test_assay_parsing_imports_on_its_own() -> None:
     """BUG: `import assay.parsing` (or assay.parsing._json) in a fresh interpreter raises
-    ImportError: assay/parsing/_verdict.py imports assay.judges._types, which runs
+    ImportError: assay/parsing/_verdict.py imports assay.core.judging, which runs
     assay/judges/__init__.py -> assay/judges/_llm.py -> `from assay.parsing import
     PARSER_VERSION` while assay.parsing is only partially initialised."""
     for module in ("assay.parsing", "assay.parsing._json"):

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from assay.core.records import JudgmentRecord, SentenceRecord, VerificationRecord
 from assay.errors import SpecError
 from assay.metrics import factuality_scores, force_metrics, force_metrics_frame
 from assay.runs import Runner, RunOptions, load_spec, read_json
 from assay.runs._build import ClientPool
 from assay.runs._factuality import FactualityStage
 from assay.runs._metrics import compute_metrics
-from assay.runs._records import JudgmentRecord, SentenceRecord, VerificationRecord
 
 EXPERTQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "expertqa"
 

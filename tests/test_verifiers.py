@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.core.outcomes import Status
 from assay.datasets import Passage
 from assay.models import ModelConfig, RetryPolicy, make_client
-from assay.outcomes import Status
 from assay.prompts import PromptRegistry
 from assay.testing import FakeOpenAIServer, refusal, reply, truncated
 from assay.verifiers import (

@@ -1,7 +1,7 @@
 """Datasets: ForceBench pairs and their loaders."""
 
-from assay.datasets._answers import AnswerItem, GoldClaim, Passage
-from assay.datasets._forcebench import Axis, ForcePair, Member
+from assay.core.answers import AnswerItem, GoldClaim, Passage
+from assay.core.pairs import Axis, ForcePair, Member
 from assay.datasets._importers import (
     AnswersDataset,
     import_medscore_outputs,

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from assay.datasets._answers import AnswerItem, GoldClaim, Passage
+from assay.core.answers import AnswerItem, GoldClaim, Passage
+from assay.core.outcomes import Status
 from assay.datasets._load import _decode, first_error, resolve_dataset_path
 from assay.errors import DatasetError
-from assay.outcomes import Status
 
 if TYPE_CHECKING:  # assay.runs imports assay.datasets: import the records lazily at run time
-    from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
+    from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
 
 ResolvedFormat = Literal["jsonl", "medscore-input", "expertqa", "wice"]
 FORMATS = ("auto", "jsonl", "medscore-input", "expertqa", "wice")
@@ -521,7 +521,7 @@ def load_expertqa_claims(path: str | Path, *, dataset: str | None = None) -> lis
 def _expertqa_claim_record(
     dataset: str, answer_id: str, k: int, c: _ExpertQAClaim, span: tuple[int, int] | None
 ) -> ClaimRecord:
-    from assay.runs._records import ClaimRecord
+    from assay.core.records import ClaimRecord
 
     return ClaimRecord(
         dataset=dataset,
@@ -689,7 +689,7 @@ def _wice_verdict(
     chunks: list[tuple[str | None, object]],
 ) -> VerificationRecord:
     """Max over chunks; a chunk without a usable verdict makes it unknowable unless supported."""
-    from assay.runs._records import VerificationRecord
+    from assay.core.records import VerificationRecord
 
     ranks = [_wice_rank(v) for _, v in chunks]
     known = [r for r in ranks if r is not None]
@@ -882,8 +882,8 @@ def read_true_false(raw: str) -> tuple[bool | None, str]:
     The same rules as assay's own strict verifier parser (`parse_true_false`): anything
     unreadable (empty output, prose, both answers on the final line) is never coerced.
     """
-    from assay.verifiers._parse import parse_true_false
-    from assay.verifiers._types import VerdictLabel
+    from assay.core.verification import VerdictLabel
+    from assay.parsing._verification import parse_true_false
 
     parsed = parse_true_false(raw)
     if parsed.label is None:
@@ -937,7 +937,7 @@ def _medscore_verdict(
       usable MedScore score -> parse_error too (the row is incomplete).
     - `raw` absent or null: MedScore's score (0/1) decides; none -> parse_error.
     """
-    from assay.runs._records import VerificationRecord
+    from assay.core.records import VerificationRecord
 
     raw = row.get("raw")
     medscore_verdict, score_problem = _medscore_score(row)
@@ -1007,7 +1007,7 @@ def import_medscore_outputs(
     with no claims are then unknown); with output.jsonl alone, verifications come from its
     `claims` (ids `<id>:c<k>`, no sentence id) and no sentence or claim records are made.
     """
-    from assay.runs._records import ClaimRecord, SentenceRecord
+    from assay.core.records import ClaimRecord, SentenceRecord
 
     files = _medscore_files(directory_or_files)
     sentences: list[SentenceRecord] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from assay.datasets._forcebench import ForcePair
+from assay.core.pairs import ForcePair
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"

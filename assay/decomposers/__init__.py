@@ -1,15 +1,15 @@
 """Decomposers split an answer into verifiable claims."""
 
+from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
 from assay.decomposers._baseline import SentenceDecomposer
 from assay.decomposers._llm import LLMDecomposer, claim_id
-from assay.decomposers._parse import (
+from assay.decomposers._sentences import SPLITTER_VERSION, split_sentences
+from assay.parsing._claims import (
     DECOMPOSE_PARSER_VERSION,
     NO_CLAIM,
     ParsedClaims,
     parse_claims,
 )
-from assay.decomposers._sentences import SPLITTER_VERSION, split_sentences
-from assay.decomposers._types import Claim, Decomposer, Decomposition, Sentence
 
 __all__ = [
     "DECOMPOSE_PARSER_VERSION",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assay.core.decomposition import Claim, Decomposition, Sentence
+from assay.core.outcomes import Status
 from assay.decomposers._llm import claim_id
 from assay.decomposers._sentences import SPLITTER_VERSION
-from assay.decomposers._types import Claim, Decomposition, Sentence
-from assay.outcomes import Status
 
 _LETTER = re.compile(r"[^\W\d_]")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.decomposers._parse import DECOMPOSE_PARSER_VERSION, parse_claims
-from assay.decomposers._types import Claim, Decomposition, Sentence
+from assay.core.decomposition import Claim, Decomposition, Sentence
+from assay.core.outcomes import Status, Usage
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
-from assay.outcomes import Status, Usage
+from assay.parsing._claims import DECOMPOSE_PARSER_VERSION, parse_claims
 from assay.prompts import Prompt
 
 

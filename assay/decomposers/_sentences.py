@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from assay.decomposers._types import Sentence
+from assay.core.decomposition import Sentence
 
 SPLITTER_VERSION = "assay-sentences/1"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from assay.core.judging import JudgeItem
 from assay.judges import _baseline_cues as c
 from assay.judges._baseline_base import BaselineJudge
 from assay.judges._baseline_base import penalties as resolve_penalties
@@ -25,7 +26,6 @@ from assay.judges._baseline_text import (
     prep,
     seq,
 )
-from assay.judges._types import JudgeItem
 
 Check = tuple[list[str], list[str]]  # (the evidence's limiters, the reasons the axis fires)
 

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from assay.core.judging import JudgeItem, Judgment, Status
 from assay.errors import SpecError
 from assay.judges._baseline_lexicons import lexicon_digest
 from assay.judges._baseline_text import (
@@ -24,7 +25,6 @@ from assay.judges._baseline_text import (
     norm_token,
     overlap,
 )
-from assay.judges._types import JudgeItem, Judgment, Status
 
 SUPPORTED = "supported"
 UNSUPPORTED = "unsupported"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from assay.core.judging import JudgeItem
 from assay.judges._baseline_base import BaselineJudge
 from assay.judges._baseline_base import penalties as resolve_penalties
 from assay.judges._baseline_cues import (
@@ -16,7 +17,6 @@ from assay.judges._baseline_cues import (
     found,
 )
 from assay.judges._baseline_text import numbers, overlap, prep
-from assay.judges._types import JudgeItem
 
 
 class ForceCheckRuleJudge(BaselineJudge):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from assay.core.judging import Judge
 from assay.errors import SpecError
 from assay.judges._baseline_axis import ForceCheckAxisJudge
 from assay.judges._baseline_base import (
@@ -34,7 +35,6 @@ from assay.judges._baseline_base import (
 from assay.judges._baseline_cues import QUANTIFIER_RANK
 from assay.judges._baseline_rule import ForceCheckRuleJudge
 from assay.judges._baseline_text import STOPWORDS, content_tokens
-from assay.judges._types import Judge
 
 __all__ = [
     "BASELINES",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.judges._types import JudgeItem, Judgment, Status, Usage
+from assay.core.judging import JudgeItem, Judgment, Status, Usage
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
 from assay.parsing import PARSER_VERSION, parse_verdict

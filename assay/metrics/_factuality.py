@@ -27,11 +27,11 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.outcomes import Status
+from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.metrics import _bootstrap
 from assay.metrics._bootstrap import Seed, bootstrap_mean_cis
 from assay.metrics._force import POOLED, _missing, _opt_int, _opt_str, _stream_seed
-from assay.outcomes import Status
-from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
 
 VerificationInput: TypeAlias = Iterable[VerificationRecord | Mapping[str, Any]] | pd.DataFrame
 SentenceInput: TypeAlias = Iterable[SentenceRecord | Mapping[str, Any]] | pd.DataFrame

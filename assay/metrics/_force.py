@@ -24,10 +24,10 @@ import pandas as pd
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.datasets._forcebench import Axis, Member
+from assay.core.outcomes import Status
+from assay.core.pairs import Axis, Member
+from assay.core.records import JudgmentRecord
 from assay.metrics._bootstrap import bootstrap_mean_cis
-from assay.outcomes import Status
-from assay.runs._records import JudgmentRecord
 
 GroupBy = Literal["overall", "axis", "severity"]
 Records: TypeAlias = Iterable[JudgmentRecord | Mapping[str, Any]] | pd.DataFrame

@@ -10,6 +10,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from assay.core.outcomes import Usage
 from assay.models._cache import ResponseCache, cache_key
 from assay.models._config import ModelConfig
 from assay.models._retry import (
@@ -21,7 +22,6 @@ from assay.models._retry import (
     status_of,
 )
 from assay.models._types import CallResult, ChatRequest, RawResponse
-from assay.outcomes import Usage
 from assay.redaction import redact, redact_url, register_secrets, scrub_text, secret_values
 
 _LITELLM: Any = None

@@ -16,11 +16,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from assay.core.outcomes import Usage
 from assay.errors import ModelConfigError
 from assay.models._cache import ResponseCache, cache_key
 from assay.models._config import ModelConfig
 from assay.models._types import CallResult, ChatRequest, RawResponse
-from assay.outcomes import Usage
 
 T = TypeVar("T")
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.outcomes import Usage
 from assay.models._config import Decoding
-from assay.outcomes import Usage
 from assay.prompts._prompt import Message
 
 

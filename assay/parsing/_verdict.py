@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from assay.outcomes import Status
+from assay.core.outcomes import Status
 from assay.parsing._json import extract_json_object
 
 PARSER_VERSION = "assay-verdict/1"

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from assay.datasets._answers import Passage
+from assay.core.answers import Passage
 from assay.errors import DatasetError
 
 #: Accepted keys, first match wins: assay/BEIR (`_id`), Pyserini (`contents`), DPR-like.

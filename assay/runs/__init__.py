@@ -1,6 +1,6 @@
 """Run specs, execution with resume, run directories and manifests."""
 
-from assay.runs._records import JudgmentRecord
+from assay.core.records import JudgmentRecord
 from assay.runs._runner import Runner, RunOptions, RunOutcome, run_spec
 from assay.runs._spec import (
     BaselineSpec,

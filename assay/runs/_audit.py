@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.core.records import VerificationRecord
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
-from assay.runs._records import VerificationRecord
 from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, latest_records
 
 RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE)

@@ -7,9 +7,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from assay.core.judging import Judge
 from assay.datasets import LoadedDataset, load_pairs
 from assay.errors import AssayError, SpecError
-from assay.judges._types import Judge
 from assay.models import (
     Decoding,
     ModelClient,

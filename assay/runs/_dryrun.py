@@ -12,17 +12,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from assay.decomposers._types import Sentence
+from assay.core.decomposition import Sentence
+from assay.core.outcomes import Status
+from assay.core.records import ClaimRecord, SentenceRecord
+from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
-from assay.outcomes import Status
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs._factuality import FactualityStage, _given_records
-from assay.runs._records import ClaimRecord, SentenceRecord
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
 from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
-from assay.verifiers._types import ClaimToVerify
 
 AFTER = "after decomposition"
 

@@ -16,20 +16,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assay.datasets._answers import AnswerItem, Passage
-from assay.decomposers._types import Decomposer, Decomposition, Sentence
+from assay.core.answers import AnswerItem, Passage
+from assay.core.decomposition import Decomposer, Decomposition, Sentence
+from assay.core.outcomes import Status
+from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
+from assay.core.verification import ClaimToVerify, Verdict, Verifier
 from assay.errors import SpecError
-from assay.outcomes import Status
 from assay.prompts import PromptRegistry
 from assay.runs._build import ClientPool, at_spec_field, decoding_for, model_config_for
 from assay.runs._given import given_records
 from assay.runs._manifest import identity_fields
 from assay.runs._metrics import ANSWERS_FILE, CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
-from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.runs._spec import FactualitySpec, LoadedSpec, VerifierSpec
 from assay.runs._store import JudgmentWriter, iter_jsonl, write_jsonl_atomic
-from assay.verifiers._types import ClaimToVerify, Verdict, Verifier
 
 DEFAULT_PROMPTS = {
     "internal": "verify-internal@1",

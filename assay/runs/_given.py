@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from assay.datasets._answers import AnswerItem
-from assay.decomposers._types import Claim, Sentence
+from assay.core.answers import AnswerItem
+from assay.core.decomposition import Claim, Sentence
+from assay.core.outcomes import Status
+from assay.core.records import SentenceRecord
 from assay.judges._baselines import content_tokens
-from assay.outcomes import Status
-from assay.runs._records import SentenceRecord
 
 GIVEN_ID = "given"
 MIN_SHARE = 0.8

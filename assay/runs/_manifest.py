@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from assay.outcomes import Status
-from assay.runs._records import JudgmentRecord
+from assay.core.outcomes import Status
+from assay.core.records import JudgmentRecord
 
 
 def identity_fields(info: dict[str, Any]) -> dict[str, Any]:

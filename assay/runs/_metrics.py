@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.runs._records import ClaimRecord, SentenceRecord, VerificationRecord
+from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, iter_records, latest_records
 
 SENTENCES_FILE = "sentences.jsonl"

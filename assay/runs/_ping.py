@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.core.judging import JudgeItem
 from assay.errors import AssayError
 from assay.judges._llm import LLMJudge
-from assay.judges._types import JudgeItem
 from assay.models import ChatRequest, Decoding, RetryPolicy, make_client
 from assay.prompts._prompt import Message
 from assay.redaction import redact_url, scrub_text

@@ -7,13 +7,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assay.core.outcomes import Status
+from assay.core.records import JudgmentRecord
 from assay.errors import RunError
-from assay.outcomes import Status
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._audit import audit_run, mark_incomplete
 from assay.runs._manifest import judge_stats
-from assay.runs._records import JudgmentRecord
 from assay.runs._rundir import read_run_manifest
 from assay.runs._store import (
     JUDGMENTS_FILE,

@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from assay.core.judging import Judge, JudgeItem, Judgment, Status
+from assay.core.records import JudgmentRecord
 from assay.datasets import ForcePair, LoadedDataset, Member
 from assay.errors import AssayError, RunError
 from assay.judges._llm import LLMJudge
-from assay.judges._types import Judge, JudgeItem, Judgment, Status
 from assay.models._retry import TargetUnreachable
 from assay.runs._build import (
     ClientPool,
@@ -37,7 +38,6 @@ from assay.runs._factuality import FactualityStage, stage_stats
 from assay.runs._manifest import identity_fields, judge_stats
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._pool import run_pool
-from assay.runs._records import JudgmentRecord
 from assay.runs._resume import check_same_spec, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec

@@ -20,8 +20,8 @@ from pydantic import (
     model_validator,
 )
 
+from assay.core.outcomes import Status
 from assay.errors import SpecError
-from assay.outcomes import Status
 
 MIN_BOOTSTRAP = 100
 POOLED = "all"  # the dataset name of pooled metric rows; no dataset may take it

@@ -15,9 +15,9 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay.core.records import JudgmentRecord
 from assay.errors import RunError
 from assay.redaction import redact_with_paths
-from assay.runs._records import JudgmentRecord
 
 JUDGMENTS_FILE = "judgments.jsonl"
 MANIFEST_FILE = "manifest.json"

@@ -7,9 +7,8 @@ Kinds: internal knowledge, provided context, retrieved corpus and NLI prompt (on
 
 from typing import Any
 
-from assay.verifiers._baseline import OverlapVerifier
-from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind
-from assay.verifiers._parse import (
+from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
+from assay.parsing._verification import (
     LEGACY_PARSER_VERSION,
     LEGACY_PARSER_VERSIONS,
     VERIFY_PARSER_VERSION,
@@ -19,7 +18,8 @@ from assay.verifiers._parse import (
     parse_true_false,
     parse_true_false_legacy,
 )
-from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
+from assay.verifiers._baseline import OverlapVerifier
+from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind
 
 
 def __getattr__(name: str) -> Any:

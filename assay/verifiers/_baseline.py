@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.core.outcomes import Status
+from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 from assay.judges._baselines import content_tokens
-from assay.outcomes import Status
-from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 
 
 class OverlapVerifier:

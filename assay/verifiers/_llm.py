@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from assay.datasets._answers import Passage
+from assay.core.answers import Passage
+from assay.core.outcomes import Status
+from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
-from assay.outcomes import Status
-from assay.prompts import Prompt
-from assay.verifiers._parse import (
+from assay.parsing._verification import (
     LEGACY_PARSER_VERSIONS,
     VERIFY_PARSER_VERSION,
     LegacyRule,
@@ -23,7 +23,7 @@ from assay.verifiers._parse import (
     parse_true_false,
     parse_true_false_legacy,
 )
-from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
+from assay.prompts import Prompt
 
 VerifierKind = Literal["internal", "context", "retrieval", "nli"]
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.core.outcomes import Status, Usage
+from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 from assay.errors import ModelConfigError
 from assay.models._local import (
     SerialGate,
@@ -27,8 +29,6 @@ from assay.models._local import (
     pick_device,
     resolve_model_dir,
 )
-from assay.outcomes import Status, Usage
-from assay.verifiers._types import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 
 ROLES = ("entailment", "neutral", "contradiction")
 PROVIDER = "hf-nli"

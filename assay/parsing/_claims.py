@@ -22,7 +22,7 @@ import re
 
 from pydantic import BaseModel, Field, ValidationError
 
-from assay.outcomes import Status
+from assay.core.outcomes import Status
 from assay.parsing import extract_json_object
 from assay.prompts._schemas import ClaimList
 

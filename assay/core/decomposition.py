@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.outcomes import Status, Usage
+from assay.core.outcomes import Status, Usage
 
 
 class Sentence(BaseModel):

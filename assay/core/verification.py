@@ -7,8 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.datasets._answers import Passage
-from assay.outcomes import Status, Usage
+from assay.core.answers import Passage
+from assay.core.outcomes import Status, Usage
 
 
 class VerdictLabel(StrEnum):

@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.datasets._forcebench import Axis, Member
-from assay.decomposers._types import Claim
-from assay.outcomes import Status, Usage
+from assay.core.decomposition import Claim
+from assay.core.outcomes import Status, Usage
+from assay.core.pairs import Axis, Member
 
 
 class JudgmentRecord(BaseModel):

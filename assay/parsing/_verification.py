@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from assay.outcomes import Status
+from assay.core.outcomes import Status
+from assay.core.verification import VerdictLabel
 from assay.parsing import extract_json_object
 from assay.parsing._verdict import _REFUSAL_TEXT
-from assay.verifiers._types import VerdictLabel
 
 VERIFY_PARSER_VERSION = "assay-verify/1"
 LEGACY_PARSER_VERSION = "legacy-factscore/1"  # kept for the `legacy` alias

@@ -1,0 +1,94 @@
+"""No import cycle between assay's first-level units, function-local imports included.
+
+A unit is a first-level subpackage (``assay.runs``) or top-level module
+(``assay.cli``). Every ``import``/``from ... import`` anywhere in a file counts, at
+module level or inside a function, because a function-local import only hides a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import assay
+
+PACKAGE = Path(assay.__file__).parent
+
+
+def _unit(parts: tuple[str, ...]) -> str:
+    return parts[0].removesuffix(".py") if parts else "__init__"
+
+
+def _imported_modules(path: Path, module: str, is_package: bool) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                keep = len(base) - node.level + (1 if is_package else 0)
+                found.append(".".join(base[:keep] + ([node.module] if node.module else [])))
+            else:
+                found.append(node.module or "")
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("").parts
+        is_package = rel[-1] == "__init__"
+        module = ".".join(("assay", *(rel[:-1] if is_package else rel)))
+        source = _unit(path.relative_to(PACKAGE).parts)
+        for target in _imported_modules(path, module, is_package):
+            parts = target.split(".")
+            if parts[0] == "assay" and len(parts) > 1 and parts[1] != source:
+                graph[source].add(parts[1])
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as a path of units, or None (depth-first search, three colours)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_no_cycle_between_first_level_units() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_core_imports_nothing_above_it() -> None:
+    assert import_graph()["core"] <= {"errors", "redaction"}
+
+
+def test_the_checker_finds_a_planted_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_relative_and_function_local_imports_count(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    from ..runs import x\n    import assay.report\n")
+    found = _imported_modules(src, "assay.metrics.m", is_package=False)
+    assert found == ["assay.runs", "assay.report"]
