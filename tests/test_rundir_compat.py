@@ -1,0 +1,92 @@
+"""Run directories written by assay 0.1 (before the open-core refactor) stay readable.
+
+`tests/fixtures/runs_v0_1/` holds two run directories written by that version (the
+demo spec, and the hosted spec against the loopback server, so LLM judge, decomposer
+and verifier records with raw outputs) and what `report`, `recompute` and `reparse`
+printed or wrote then. Today's code must give the same output on them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
+RUNS = ("demo", "hosted")
+
+
+def _invoke(argv: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old_argv, sys.argv = sys.argv, ["assay", *argv]
+    code: int | str | None = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.argv = old_argv
+    assert code == 0, err.getvalue()
+    return 0, out.getvalue()
+
+
+def _copy(run: str, tmp_path: Path) -> Path:
+    target = tmp_path / run
+    shutil.copytree(FIXTURES / run, target)
+    return target
+
+
+def _metrics(path: Path) -> dict[str, Any]:
+    """metrics.json without what legitimately changes: the record-file digests section."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.pop("records_sha256", None)
+    return data
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("fmt", ["json", "markdown", "csv"])
+def test_report_is_unchanged(run: str, fmt: str, tmp_path: Path) -> None:
+    run_dir = _copy(run, tmp_path)
+    _, out = _invoke(["report", str(run_dir), "-f", fmt])
+    expected = (FIXTURES / "expected" / f"{run}.report.{fmt}").read_text(encoding="utf-8")
+    got = out.replace(str(run_dir), "<RUN>")
+    if fmt == "json":
+        assert _strip_digests(json.loads(got)) == _strip_digests(json.loads(expected))
+    else:
+        assert got == expected
+
+
+def _strip_digests(report: Any) -> Any:
+    if isinstance(report, dict):
+        return {k: _strip_digests(v) for k, v in report.items() if k != "records_sha256"}
+    if isinstance(report, list):
+        return [_strip_digests(v) for v in report]
+    return report
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_recompute_gives_the_same_metrics(run: str, tmp_path: Path) -> None:
+    run_dir = _copy(run, tmp_path)
+    _invoke(["recompute", str(run_dir)])
+    assert _metrics(run_dir / "metrics.json") == _metrics(FIXTURES / run / "metrics.json")
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_reparse_changes_no_record_and_prints_the_same(run: str, tmp_path: Path) -> None:
+    run_dir = _copy(run, tmp_path)
+    _, out = _invoke(["reparse", str(run_dir)])
+    expected = (FIXTURES / "expected" / f"{run}.reparse.out").read_text(encoding="utf-8")
+    # the first line wraps at the terminal width, which depends on the path's length
+    assert " ".join(out.replace(str(run_dir), "<RUN>").split()) == " ".join(expected.split())
+    for name in ("judgments.jsonl", "verifications.jsonl", "claims.jsonl"):
+        assert (run_dir / name).read_text() == (FIXTURES / run / name).read_text(), name
+    assert _metrics(run_dir / "metrics.json") == _metrics(FIXTURES / run / "metrics.json")
