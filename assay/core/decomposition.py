@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from assay.core.outcomes import Status, Usage
+from assay.core.outcomes import CallAccounting, Status
 
 
 class Sentence(BaseModel):
@@ -24,17 +24,13 @@ class Claim(BaseModel):
     )
 
 
-class Decomposition(BaseModel):
+class Decomposition(CallAccounting):
     """One sentence's (or answer's) claims. Zero claims is a valid `ok` outcome."""
 
     status: Status
     claims: list[Claim] = Field(default_factory=list)
     raw_output: str | None = None
     error: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    attempts: int = 0
-    cache_hit: bool = False
-    latency_s: float = 0.0
 
 
 @runtime_checkable

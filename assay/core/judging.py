@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.core.outcomes import Status, Usage
+from assay.core.outcomes import CallAccounting, Status, Usage
 
 __all__ = ["Judge", "JudgeItem", "Judgment", "Status", "Usage"]
 
@@ -24,7 +24,7 @@ class JudgeItem(BaseModel):
     )
 
 
-class Judgment(BaseModel):
+class Judgment(CallAccounting):
     """One judge's verdict on one item, with everything needed to audit it."""
 
     status: Status
@@ -34,10 +34,6 @@ class Judgment(BaseModel):
     refusal: str | None = None
     parsed: dict[str, Any] | None = None
     error: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    latency_s: float = 0.0
-    cache_hit: bool = False
-    attempts: int = 0
     model_returned: str | None = None
     finish_reason: str | None = None
 

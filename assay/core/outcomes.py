@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class Status(StrEnum):
@@ -25,3 +25,21 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     total_tokens: int = 0
     cost_usd: float | None = None
+
+
+class CallAccounting(BaseModel):
+    """What producing one result cost: shared by every result and record model."""
+
+    attempts: int = 0
+    latency_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    cache_hit: bool = False
+
+
+class PromptProvenance(BaseModel):
+    """Which model and which exact prompt produced a record (null for baselines)."""
+
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    prompt_sha256: str | None = None

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from assay.core.decomposition import Claim
-from assay.core.outcomes import Status, Usage
+from assay.core.outcomes import CallAccounting, PromptProvenance, Status
 from assay.core.pairs import Axis, Member
 
 
-class JudgmentRecord(BaseModel):
+class JudgmentRecord(PromptProvenance, CallAccounting):
     """Everything about one judgment of one pair member by one judge.
 
     Carries the pair's axis and severity so metrics can be recomputed from this file
@@ -28,19 +28,11 @@ class JudgmentRecord(BaseModel):
     judge_id: str
     axis: Axis | None = None
     severity: int | None = None
-    model: str | None = None
     model_returned: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    prompt_sha256: str | None = None
     parser_version: str | None = None
     status: Status
     label: str | None = None
     score: float | None = None
-    attempts: int = 0
-    latency_s: float = 0.0
-    usage: Usage = Field(default_factory=Usage)
-    cache_hit: bool = False
     finish_reason: str | None = None
     raw_output: str | None = None
     refusal: str | None = None
@@ -53,7 +45,7 @@ class JudgmentRecord(BaseModel):
         return (self.dataset, self.pair_id, self.member.value, self.judge_id)
 
 
-class SentenceRecord(BaseModel):
+class SentenceRecord(PromptProvenance, CallAccounting):
     """How one sentence of an answer was decomposed (`sentences.jsonl`).
 
     Written after the sentence's claims, so its presence means the sentence is done; a
@@ -68,10 +60,6 @@ class SentenceRecord(BaseModel):
     sentence: str
     span: tuple[int, int] | None = None
     decomposer_id: str
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    prompt_sha256: str | None = None
     status: Status
     n_claims: int = 0
     claims: list[Claim] = Field(
@@ -79,10 +67,6 @@ class SentenceRecord(BaseModel):
     )
     raw_output: str | None = None
     error: str | None = None
-    attempts: int = 0
-    cache_hit: bool = False
-    latency_s: float = 0.0
-    usage: Usage = Field(default_factory=Usage)
     recorded_at: datetime | None = None
 
     @property
@@ -90,7 +74,7 @@ class SentenceRecord(BaseModel):
         return (self.dataset, self.answer_id, self.sentence_id)
 
 
-class ClaimRecord(BaseModel):
+class ClaimRecord(PromptProvenance):
     """One claim (`claims.jsonl`) and what produced it."""
 
     model_config = ConfigDict(extra="ignore")
@@ -102,10 +86,6 @@ class ClaimRecord(BaseModel):
     claim: str
     span: tuple[int, int] | None = None
     decomposer_id: str
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    prompt_sha256: str | None = None
     gold_label: str | None = Field(default=None, description="From datasets that ship labels.")
 
     @property
@@ -113,7 +93,7 @@ class ClaimRecord(BaseModel):
         return (self.dataset, self.answer_id, self.claim_id)
 
 
-class VerificationRecord(BaseModel):
+class VerificationRecord(PromptProvenance, CallAccounting):
     """One verifier's verdict on one claim (`verifications.jsonl`)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -124,20 +104,12 @@ class VerificationRecord(BaseModel):
     sentence_id: int | None = None
     claim: str
     verifier_id: str
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    prompt_sha256: str | None = None
     parser_version: str | None = None
     status: Status
     label: str | None = Field(default=None, description="supported | unsupported | contradicted")
     score: float | None = None
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     gold_label: str | None = None
-    attempts: int = 0
-    latency_s: float = 0.0
-    usage: Usage = Field(default_factory=Usage)
-    cache_hit: bool = False
     finish_reason: str | None = None
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None

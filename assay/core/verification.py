@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from assay.core.answers import Passage
-from assay.core.outcomes import Status, Usage
+from assay.core.outcomes import CallAccounting, Status
 
 
 class VerdictLabel(StrEnum):
@@ -35,7 +35,7 @@ class EvidenceUse(BaseModel):
     score: float | None = None
 
 
-class Verdict(BaseModel):
+class Verdict(CallAccounting):
     """`label` is None unless `status` is ok: a failure is never read as a label."""
 
     status: Status
@@ -45,10 +45,6 @@ class Verdict(BaseModel):
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None
     error: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    attempts: int = 0
-    cache_hit: bool = False
-    latency_s: float = 0.0
 
 
 @runtime_checkable
