@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.ids import ItemId
 
 
 class Passage(BaseModel):
@@ -10,21 +12,16 @@ class Passage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    id: str
+    id: ItemId
     text: str
     title: str | None = None
     source: str | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_to_str(cls, v: object) -> object:
-        return str(v) if isinstance(v, int) else v
 
 
 class GoldClaim(BaseModel):
     """A claim with a human label, when a dataset ships its own decomposition."""
 
-    id: str
+    id: ItemId
     text: str
     label: str | None = Field(default=None, description="supported | unsupported | ...")
     evidence: list[Passage] = Field(default_factory=list)
@@ -35,7 +32,7 @@ class AnswerItem(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    id: str = Field(min_length=1)
+    id: ItemId = Field(min_length=1)
     question: str | None = None
     answer: str
     evidence: list[Passage] = Field(
@@ -46,8 +43,3 @@ class AnswerItem(BaseModel):
     )
     gold_factuality: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_to_str(cls, v: object) -> object:
-        return str(v) if isinstance(v, int) else v

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.ids import ItemId
 
 
 class Axis(StrEnum):
@@ -27,7 +29,7 @@ class ForcePair(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    id: str = Field(min_length=1)
+    id: ItemId = Field(min_length=1)
     question: str | None = None
     evidence: str = Field(min_length=1, description="The cited passage.")
     evidence_span: str | None = None
@@ -38,11 +40,6 @@ class ForcePair(BaseModel):
     repair: str | None = None
     source: str | None = None
     domain: str | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_to_str(cls, v: object) -> object:
-        return str(v) if isinstance(v, int) else v
 
     def claim(self, member: Member) -> str:
         return self.calibrated_claim if member is Member.CALIBRATED else self.raised_claim

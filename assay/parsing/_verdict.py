@@ -19,12 +19,17 @@ _REFUSAL_TEXT = re.compile(
 )
 
 
-class ParsedVerdict(BaseModel):
+class ParsedOutcome(BaseModel):
+    """What any parser makes of one raw output; `label` is typed by each parser."""
+
     status: Status
-    label: str | None = None
     score: float | None = None
     parsed: dict[str, Any] | None = None
     error: str | None = None
+
+
+class ParsedVerdict(ParsedOutcome):
+    label: str | None = None
 
 
 def normalise_label(label: str) -> str:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import Literal
 
 from assay.core.outcomes import Status
 from assay.core.verification import VerdictLabel
 from assay.parsing import extract_json_object
-from assay.parsing._verdict import _REFUSAL_TEXT
+from assay.parsing._verdict import _REFUSAL_TEXT, ParsedOutcome
 
 VERIFY_PARSER_VERSION = "assay-verify/1"
 LEGACY_PARSER_VERSION = "legacy-factscore/1"  # kept for the `legacy` alias
@@ -32,12 +30,8 @@ _WORD = re.compile(r"\b(true|false)\b", re.IGNORECASE)
 _LEGACY_NEGATIVE = ("not", "cannot", "unknown", "information")
 
 
-class ParsedVerification(BaseModel):
-    status: Status
+class ParsedVerification(ParsedOutcome):
     label: VerdictLabel | None = None
-    score: float | None = None
-    parsed: dict[str, Any] | None = None
-    error: str | None = None
 
 
 def _stop_reason(finish_reason: str | None, refusal: str | None) -> ParsedVerification | None:
