@@ -1,10 +1,107 @@
 """assay: reproducible LLM judges and claim-level verification.
 
-Importing assay is cheap: litellm, torch and transformers load only when a model is
-called.
+The public surface, all importable as ``assay.NAME``:
+
+- run a spec: `run`, `run_async` (inside an event loop), `RunResult`, `open_run`
+- specs: `load_spec` (a TOML file), `RunSpec` (the model, to build one in Python)
+- contracts a judge or verifier is written against: `JudgeItem` -> `Judgment` (`Judge`),
+  `ClaimToVerify` -> `Verdict` (`Verifier`, `VerdictLabel`, `Passage`), `Decomposer`,
+  `Status`, `Usage`
+- built-in components as objects: `baseline(name)`, `LLMJudge`, `OverlapVerifier`
+- adding kinds a spec can name: `register_judge`, `register_verifier`,
+  `register_decomposer` (or, from a package, the entry-point group ``assay.plugins``)
+- `AssayError` (every user-facing error), `__version__`
+
+Importing assay is cheap: each name is imported on first use, and litellm, torch and
+pandas load only when a model is called or a table is built.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay._version import __version__
 from assay.errors import AssayError
 
-__all__ = ["AssayError", "__version__"]
+if TYPE_CHECKING:
+    from assay.api import (
+        RunResult,
+        open_run,
+        register_decomposer,
+        register_judge,
+        register_verifier,
+        run,
+        run_async,
+    )
+    from assay.core.answers import Passage
+    from assay.core.decomposition import Decomposer
+    from assay.core.judging import Judge, JudgeItem, Judgment
+    from assay.core.outcomes import Status, Usage
+    from assay.core.verification import ClaimToVerify, Verdict, VerdictLabel, Verifier
+    from assay.judges import LLMJudge, baseline
+    from assay.runs import RunSpec, load_spec
+    from assay.verifiers import OverlapVerifier
+
+_SOURCES = {  # where each lazily imported public name lives
+    "assay.api": (
+        "run",
+        "run_async",
+        "RunResult",
+        "open_run",
+        "register_judge",
+        "register_verifier",
+        "register_decomposer",
+    ),
+    "assay.runs": ("load_spec", "RunSpec"),
+    "assay.core.judging": ("JudgeItem", "Judgment", "Judge"),
+    "assay.core.verification": ("ClaimToVerify", "Verdict", "VerdictLabel", "Verifier"),
+    "assay.core.answers": ("Passage",),
+    "assay.core.decomposition": ("Decomposer",),
+    "assay.core.outcomes": ("Status", "Usage"),
+    "assay.judges": ("baseline", "LLMJudge"),
+    "assay.verifiers": ("OverlapVerifier",),
+}
+_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+
+__all__ = [
+    "AssayError",
+    "ClaimToVerify",
+    "Decomposer",
+    "Judge",
+    "JudgeItem",
+    "Judgment",
+    "LLMJudge",
+    "OverlapVerifier",
+    "Passage",
+    "RunResult",
+    "RunSpec",
+    "Status",
+    "Usage",
+    "Verdict",
+    "VerdictLabel",
+    "Verifier",
+    "__version__",
+    "baseline",
+    "load_spec",
+    "open_run",
+    "register_decomposer",
+    "register_judge",
+    "register_verifier",
+    "run",
+    "run_async",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562), so `import assay` stays cheap."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
