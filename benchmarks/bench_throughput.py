@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     n_pairs = (ns.n + 1) // 2
     n = 2 * n_pairs
     from assay.testing import FakeOpenAIServer, FakeServerClient
-    from assay.testing._server import _terminate
+    from assay.testing._process import _terminate
 
     workdir = Path(tempfile.mkdtemp(prefix="assay-bench-"))
     proc = None

@@ -50,7 +50,7 @@ def main() -> int:
     ns = ap.parse_args()
 
     from assay.testing import FakeOpenAIServer
-    from assay.testing._server import _terminate
+    from assay.testing._process import _terminate
 
     n_pairs = (ns.n + 1) // 2
     workdir = Path(tempfile.mkdtemp(prefix="assay-prof-"))

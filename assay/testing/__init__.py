@@ -4,13 +4,10 @@ Used by the test suite and the benchmark, and by users who want to dry-run a spe
 a provider key: point ``api_base`` at ``FakeOpenAIServer().base_url``.
 """
 
-from assay.testing._server import (
+from assay.testing._behaviors import (
     DEFAULT_CONTENT,
     Behavior,
-    FakeOpenAIServer,
-    FakeServerClient,
     Responder,
-    ServerStats,
     delay,
     http_error,
     malformed_body,
@@ -18,6 +15,9 @@ from assay.testing._server import (
     reply,
     truncated,
 )
+from assay.testing._process import FakeServerClient
+from assay.testing._server import FakeOpenAIServer
+from assay.testing._stats import ServerStats
 
 __all__ = [
     "DEFAULT_CONTENT",

@@ -17,243 +17,44 @@ optional ``responder`` callable, then the ``default`` behavior. A control API un
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
 import json
 import os
-import selectors
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from assay.redaction import redact
+from assay.testing._behaviors import (
+    DEFAULT_CONTENT,
+    MAX_DELAY_S,
+    Behavior,
+    Responder,
+    _error_json,
+    _json_response,
+    _message_text,
+    render_response,
+    reply,
+)
+from assay.testing._process import _START_TIMEOUT_S, spawn_process, spawned
+from assay.testing._stats import ServerStats
 
-__all__ = [
-    "DEFAULT_CONTENT",
-    "Behavior",
-    "FakeOpenAIServer",
-    "FakeServerClient",
-    "Responder",
-    "ServerStats",
-    "delay",
-    "http_error",
-    "main",
-    "malformed_body",
-    "refusal",
-    "reply",
-    "truncated",
-]
+__all__ = ["FakeOpenAIServer"]
 
-DEFAULT_CONTENT = '{"label": "fully_supported", "confidence": 0.9, "rationale": "ok"}'
 """What the server answers when nothing is scripted: a well-formed judge verdict."""
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
-_MAX_DELAY_S = 3600.0  # a delay is a test knob, never a way to hang forever
-_START_TIMEOUT_S = 10.0
 _SHUTDOWN_GRACE_S = 0.5  # how long aiohttp may wait for handlers once stop() is called
-_DEFAULT_MALFORMED = '{"id": "chatcmpl-fake", "object": "chat.completion", "choices": [{"mess'
-
-# (type, code, message) per status, mirroring what OpenAI sends, so client-side error
-# mapping is exercised with realistic bodies.
-_ERROR_DEFAULTS: dict[int, tuple[str, str | None, str]] = {
-    400: ("invalid_request_error", None, "Invalid request (fake server)."),
-    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided (fake)."),
-    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden (fake)."),
-    404: ("invalid_request_error", "model_not_found", "The model does not exist (fake)."),
-    408: ("timeout", None, "Request timed out (fake)."),
-    409: ("invalid_request_error", None, "Conflict (fake)."),
-    422: ("invalid_request_error", None, "Unprocessable entity (fake)."),
-    429: ("requests", "rate_limit_exceeded", "Rate limit reached (fake). Please retry later."),
-    500: ("server_error", None, "The server had an error processing your request (fake)."),
-    502: ("server_error", None, "Bad gateway (fake)."),
-    503: ("server_error", None, "The engine is currently overloaded (fake)."),
-    504: ("server_error", None, "Gateway timeout (fake)."),
-}
-
-
-class Behavior(BaseModel):
-    """How the server answers one request. Build it with the constructor functions.
-
-    A pydantic model (not a dataclass) so that it round-trips through JSON: the same
-    objects script an in-thread server directly and a spawned one via ``/_control``.
-    ``kind="default"`` means "whatever the server's default is" and only makes sense
-    together with ``delay_s`` (see :func:`delay`).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["reply", "error", "malformed", "refusal", "default"] = "reply"
-    content: str | None = None
-    finish_reason: str = "stop"
-    model_returned: str | None = None
-    status: int = Field(default=200, ge=100, le=599)
-    retry_after: float | None = Field(default=None, ge=0)
-    body: dict[str, Any] | str | None = None
-    delay_s: float = Field(default=0.0, ge=0, le=_MAX_DELAY_S)
-    headers: dict[str, str] = Field(default_factory=dict)
-
-
-Responder = Callable[[dict[str, Any]], Behavior | None]
-"""Computes a behavior from the request body; returning None falls through to the default."""
-
-
-def reply(
-    content: str,
-    *,
-    delay_s: float = 0.0,
-    finish_reason: str = "stop",
-    model_returned: str | None = None,
-) -> Behavior:
-    """A 200 with ``content`` as the assistant message: the happy path."""
-    return Behavior(
-        kind="reply",
-        content=content,
-        delay_s=delay_s,
-        finish_reason=finish_reason,
-        model_returned=model_returned,
-    )
-
-
-def http_error(
-    status: int,
-    *,
-    retry_after: float | None = None,
-    body: dict[str, Any] | str | None = None,
-    delay_s: float = 0.0,
-) -> Behavior:
-    """An HTTP error; ``body`` defaults to an OpenAI-style ``{"error": {...}}`` for ``status``.
-
-    ``retry_after`` (seconds) becomes a ``Retry-After`` header, which is what retry layers
-    are supposed to honour on 429/503. A ``str`` body is sent verbatim as text/plain.
-    """
-    return Behavior(
-        kind="error", status=status, retry_after=retry_after, body=body, delay_s=delay_s
-    )
-
-
-def delay(seconds: float, then: Behavior | None = None) -> Behavior:
-    """``then`` (or the server default) answered ``seconds`` late: to trip client timeouts."""
-    if then is None:
-        return Behavior(kind="default", delay_s=seconds)
-    return then.model_copy(update={"delay_s": then.delay_s + seconds})
-
-
-def malformed_body(
-    text: str = _DEFAULT_MALFORMED, *, status: int = 200, delay_s: float = 0.0
-) -> Behavior:
-    """A response labelled application/json whose body does not parse: a broken proxy."""
-    return Behavior(kind="malformed", body=text, status=status, delay_s=delay_s)
-
-
-def refusal(text: str = "I can't help with that.", *, delay_s: float = 0.0) -> Behavior:
-    """A safety refusal: content null, ``message.refusal`` set, finish_reason content_filter."""
-    return Behavior(kind="refusal", content=text, finish_reason="content_filter", delay_s=delay_s)
-
-
-def truncated(content: str, *, delay_s: float = 0.0) -> Behavior:
-    """A reply cut off by max_tokens (finish_reason "length"), usually unparseable JSON."""
-    return reply(content, delay_s=delay_s, finish_reason="length")
-
-
-@dataclass
-class ServerStats:
-    """A snapshot of what the server has seen since start or the last reset.
-
-    ``requests``/``headers`` keep at most ``max_recorded`` entries (the oldest are dropped)
-    so a long benchmark cannot grow memory without bound; the counters are exact.
-    Header names are lower-cased.
-    """
-
-    total: int = 0
-    by_path: dict[str, int] = field(default_factory=dict)
-    by_status: dict[int, int] = field(default_factory=dict)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    scripted_remaining: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form for ``GET /_control/stats`` (status codes become string keys)."""
-        return {
-            "total": self.total,
-            "by_path": dict(self.by_path),
-            "by_status": {str(k): v for k, v in self.by_status.items()},
-            "requests": list(self.requests),
-            "headers": list(self.headers),
-            "scripted_remaining": self.scripted_remaining,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ServerStats:
-        """Inverse of :meth:`to_json`, for clients of a spawned server."""
-        return cls(
-            total=int(data.get("total", 0)),
-            by_path={str(k): int(v) for k, v in data.get("by_path", {}).items()},
-            by_status={int(k): int(v) for k, v in data.get("by_status", {}).items()},
-            requests=list(data.get("requests", [])),
-            headers=list(data.get("headers", [])),
-            scripted_remaining=int(data.get("scripted_remaining", 0)),
-        )
-
-
-def _message_text(body: Mapping[str, Any]) -> str:
-    """All message contents joined by newlines: what ``script(match=...)`` searches."""
-    parts: list[str] = []
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return ""
-    for msg in messages:
-        if not isinstance(msg, Mapping):
-            continue
-        content = msg.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-    return "\n".join(parts)
-
-
-def _ntokens(text: str | None) -> int:
-    """Whitespace token count: crude, deterministic, good enough for usage accounting."""
-    return len(text.split()) if text else 0
-
-
-def _error_json(status: int, message: str | None = None, code: str | None = None) -> str:
-    etype, dcode, dmsg = _ERROR_DEFAULTS.get(
-        status, ("server_error" if status >= 500 else "invalid_request_error", None, "Error.")
-    )
-    return json.dumps(
-        {
-            "error": {
-                "message": message or dmsg,
-                "type": etype,
-                "param": None,
-                "code": code if code is not None else dcode,
-            }
-        }
-    )
-
-
-def _json_response(
-    status: int, text: str, headers: Mapping[str, str] | None = None
-) -> web.Response:
-    return web.Response(
-        status=status, text=text, content_type="application/json", headers=dict(headers or {})
-    )
 
 
 class FakeOpenAIServer:
@@ -274,8 +75,8 @@ class FakeOpenAIServer:
         port: int = 0,
         max_recorded: int = 10_000,
     ) -> None:
-        if not 0 <= latency_s <= _MAX_DELAY_S:
-            raise ValueError(f"latency_s must be in [0, {_MAX_DELAY_S}], got {latency_s}")
+        if not 0 <= latency_s <= MAX_DELAY_S:
+            raise ValueError(f"latency_s must be in [0, {MAX_DELAY_S}], got {latency_s}")
         self._lock = threading.Lock()
         self._default = self._check_default(default or reply(DEFAULT_CONTENT))
         self._responder = responder
@@ -463,51 +264,7 @@ class FakeOpenAIServer:
             return _json_response(500, _error_json(500, f"responder raised {exc!r}"))
         if not await self._sleep(self.latency_s + behavior.delay_s):
             return _json_response(503, _error_json(503, "Fake server shutting down."))
-        return self._render(behavior, body)
-
-    def _render(self, b: Behavior, body: dict[str, Any]) -> web.Response:
-        headers = {"x-request-id": f"req_fake{next(self._ids):08x}", **b.headers}
-        if b.kind == "error":
-            if b.retry_after is not None:
-                ra = b.retry_after
-                headers["Retry-After"] = str(int(ra)) if float(ra).is_integer() else str(ra)
-            if isinstance(b.body, str):
-                return web.Response(
-                    status=b.status, text=b.body, content_type="text/plain", headers=headers
-                )
-            text = json.dumps(b.body) if b.body is not None else _error_json(b.status)
-            return _json_response(b.status, text, headers)
-        if b.kind == "malformed":
-            text = b.body if isinstance(b.body, str) else _DEFAULT_MALFORMED
-            return _json_response(b.status, text, headers)
-
-        is_refusal = b.kind == "refusal"
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": None if is_refusal else b.content,
-            "refusal": b.content if is_refusal else None,
-        }
-        n = body.get("n")
-        n_choices = n if isinstance(n, int) and 1 <= n <= 128 else 1
-        prompt_tokens = _ntokens(_message_text(body))
-        completion_tokens = _ntokens(b.content) * n_choices
-        payload = {
-            "id": f"chatcmpl-fake{next(self._ids):08x}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": b.model_returned or str(body.get("model") or "fake-model"),
-            "system_fingerprint": "fp_fake",
-            "choices": [
-                {"index": i, "message": message, "logprobs": None, "finish_reason": b.finish_reason}
-                for i in range(n_choices)
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-        return _json_response(200, json.dumps(payload), headers)
+        return render_response(behavior, body, self._ids)
 
     async def _handle_models(self, request: web.Request) -> web.Response:
         """Some clients probe /v1/models; answer so they do not fail before chatting."""
@@ -696,93 +453,8 @@ class FakeOpenAIServer:
         finally:
             await self._astop()
 
-    # ------------------------------------------------------------------ process mode
-
-    @staticmethod
-    def spawn_process(
-        *,
-        content: str | None = None,
-        latency_s: float = 0.0,
-        port: int = 0,
-        python: str = sys.executable,
-        startup_timeout: float = _START_TIMEOUT_S,
-        extra_args: Sequence[str] = (),
-    ) -> tuple[subprocess.Popen[bytes], str]:
-        """Start ``python -m assay.testing`` and return ``(process, url)``.
-
-        A separate process keeps the server's CPU off the client's GIL (benchmarks).
-        The child exits when the process is terminated or when this process dies (its
-        stdin pipe closes). Call ``proc.terminate(); proc.wait()`` when done, or use
-        :meth:`spawned`.
-        """
-        args = [python, "-m", "assay.testing", "--port", str(port), "--exit-on-stdin-eof"]
-        args += ["--latency-ms", repr(latency_s * 1000.0)]
-        if content is not None:
-            args += ["--content", content]
-        args += list(extra_args)
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # so `assay` imports uninstalled
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root
-        )
-        try:
-            url = _read_first_line(proc, startup_timeout)
-        except BaseException:
-            _terminate(proc)
-            raise
-        return proc, url
-
-    @staticmethod
-    @contextlib.contextmanager
-    def spawned(
-        *, content: str | None = None, latency_s: float = 0.0, extra_args: Sequence[str] = ()
-    ) -> Iterator[FakeServerClient]:
-        """Context manager around :meth:`spawn_process` yielding a control client."""
-        proc, url = FakeOpenAIServer.spawn_process(
-            content=content, latency_s=latency_s, extra_args=extra_args
-        )
-        client = FakeServerClient(url, process=proc)
-        try:
-            yield client
-        finally:
-            client.close()
-            _terminate(proc)
-
-
-def _read_first_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
-    """The child's URL line, without risking a hang if it never prints."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    buf = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while b"\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RuntimeError(f"fake server did not print its URL within {timeout}s")
-            if not sel.select(left):
-                continue
-            chunk = os.read(proc.stdout.fileno(), 4096)
-            if not chunk:
-                raise RuntimeError(f"fake server exited early (code {proc.poll()})")
-            buf += chunk
-    return buf.split(b"\n", 1)[0].decode().strip()
-
-
-def _terminate(proc: subprocess.Popen[bytes], timeout: float = 2.0) -> None:
-    """SIGTERM, then SIGKILL if the child lingers; always reaps it."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
+    spawn_process = staticmethod(spawn_process)
+    spawned = staticmethod(spawned)
 
 
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
@@ -795,71 +467,3 @@ def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
             loop.run_until_complete(
                 asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 1.0)
             )
-
-
-class FakeServerClient:
-    """Scripts a server in another process through its ``/_control`` API."""
-
-    def __init__(
-        self, url: str, *, process: subprocess.Popen[bytes] | None = None, timeout: float = 5.0
-    ) -> None:
-        import httpx  # local: only control clients need it
-
-        self.url = url.rstrip("/")
-        self.process = process
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
-
-    @property
-    def base_url(self) -> str:
-        """What to pass as ``api_base`` to OpenAI-style clients."""
-        return self.url + "/v1"
-
-    def script(self, match: str | None, behaviors: Sequence[Behavior]) -> None:
-        """Same semantics as :meth:`FakeOpenAIServer.script`."""
-        payload = {"match": match, "behaviors": [b.model_dump() for b in behaviors]}
-        self._http.post("/_control/script", json=payload).raise_for_status()
-
-    def set_default(self, behavior: Behavior) -> None:
-        """Replace the server's default behavior."""
-        payload = {"behavior": behavior.model_dump()}
-        self._http.post("/_control/default", json=payload).raise_for_status()
-
-    def reset(self) -> None:
-        """Clear scripts and statistics."""
-        self._http.post("/_control/reset").raise_for_status()
-
-    def stats(self) -> ServerStats:
-        """Snapshot of the remote server's statistics."""
-        resp = self._http.get("/_control/stats")
-        resp.raise_for_status()
-        return ServerStats.from_json(resp.json())
-
-    def close(self) -> None:
-        """Close the HTTP client (not the server process)."""
-        self._http.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m assay.testing``: serve until killed, URL on the first stdout line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m assay.testing",
-        description="Fake OpenAI chat-completions server for offline dry runs and benchmarks.",
-    )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every reply")
-    parser.add_argument("--content", default=DEFAULT_CONTENT, help="default reply content")
-    parser.add_argument("--max-recorded", type=int, default=10_000)
-    parser.add_argument(
-        "--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (parent died)"
-    )
-    ns = parser.parse_args(argv)
-    server = FakeOpenAIServer(
-        default=reply(ns.content),
-        latency_s=ns.latency_ms / 1000.0,
-        host=ns.host,
-        port=ns.port,
-        max_recorded=ns.max_recorded,
-    )
-    asyncio.run(server.serve_until_signal(exit_on_stdin_eof=ns.exit_on_stdin_eof))
-    return 0
