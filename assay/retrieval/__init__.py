@@ -4,10 +4,11 @@ Importing this package loads numpy only; torch and transformers (the `local` ext
 load when a `TransformersEmbedder` is built. See docs/retrieval.md.
 """
 
-from assay.retrieval._bm25 import STOPWORDS, BM25Retriever, Tokenizer, tokenize
+from assay.retrieval._bm25 import BM25Retriever
 from assay.retrieval._corpus import Corpus, Hit, Retriever, load_corpus
 from assay.retrieval._dense import DenseRetriever, Embedder, TransformersEmbedder
 from assay.retrieval._fusion import HybridRetriever, reciprocal_rank_fusion
+from assay.retrieval._tokenize import STOPWORDS, Tokenizer, tokenize
 
 __all__ = [
     "STOPWORDS",
