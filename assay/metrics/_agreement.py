@@ -1,12 +1,13 @@
 """Agreement between two verifiers (or a verifier and a recorded reference judge).
 
-Over the claims both scored (status ok on both sides): raw agreement, Cohen's kappa and
-the confusion matrix of their labels. Claims either side did not score are counted, never
-compared.
+Over the claims both scored (status ok on both sides): raw agreement, Cohen's kappa
+(scikit-learn), Krippendorff's alpha (`krippendorff`) and the confusion matrix of their
+labels. Claims either side did not score are counted, never compared.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,40 +15,69 @@ import pandas as pd
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.metrics._factuality import (
-    _V,
+from assay.metrics._claim_records import (
     NOT_SUPPORTED,
     SUPPORTED,
     VERDICT_LABELS,
     ClaimKey,
-    ConfusionDict,
     VerificationInput,
-    _confusion_frame,
-    _latest_verifications,
 )
+from assay.metrics._claim_records import VerdictEntry as _V
+from assay.metrics._claim_records import latest_verifications as _latest_verifications
+from assay.metrics._gold_agreement import ConfusionDict
+from assay.metrics._gold_agreement import confusion_frame as _confusion_frame
 
 _OK = "ok"
 
 
 def _kappa(matrix: NDArray[np.float64]) -> float | None:
-    """Cohen's kappa of a square confusion matrix; None when it is undefined (p_e == 1)."""
-    n = float(matrix.sum())
-    if n == 0:
-        return None
-    p_o = float(np.trace(matrix)) / n
-    p_e = float((matrix.sum(axis=1) / n) @ (matrix.sum(axis=0) / n))
-    if np.isclose(p_e, 1.0, rtol=0.0, atol=1e-12):
-        return None
-    return (p_o - p_e) / (1.0 - p_e)
+    """Cohen's kappa of a square confusion matrix (scikit-learn's `cohen_kappa_score`).
 
-
-def cohen_kappa(labels_a: Sequence[str], labels_b: Sequence[str]) -> float | None:
-    """Cohen's kappa = (p_o - p_e) / (1 - p_e) for two raters' labels of the same items.
-
-    p_o is the observed agreement, p_e the agreement expected from the raters' marginal
-    label frequencies. None for no items, or when p_e == 1 (both raters always use one
-    and the same label).
+    None when there are no items or kappa is undefined (p_e == 1: both raters always use
+    one and the same label).
     """
+    if matrix.sum() == 0:
+        return None
+    from sklearn.metrics import cohen_kappa_score  # ~1 s to import: only when needed
+
+    rows, cols = np.nonzero(matrix)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the undefined case is reported as None
+        value = cohen_kappa_score(
+            rows,
+            cols,
+            labels=np.arange(len(matrix)),
+            sample_weight=matrix[rows, cols],
+            replace_undefined_by=np.nan,
+        )
+    return float(value) if np.isfinite(value) else None
+
+
+def _alpha(matrix: NDArray[np.float64]) -> float | None:
+    """Krippendorff's nominal alpha of two raters' confusion matrix (`krippendorff`).
+
+    Each compared item is one unit with two values; None when there are no items or
+    alpha is undefined (a single label used throughout).
+    """
+    if matrix.sum() == 0:
+        return None
+    import krippendorff
+
+    size = len(matrix)
+    rows, cols = np.nonzero(matrix)
+    units = np.repeat(np.arange(len(rows)), matrix[rows, cols].astype(np.int64))
+    counts = np.zeros((len(units), size), dtype=np.int64)
+    np.add.at(counts, (np.arange(len(units)), rows[units]), 1)
+    np.add.at(counts, (np.arange(len(units)), cols[units]), 1)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
+    except ValueError:  # "There has to be more than one value in the domain."
+        return None
+    return float(value) if np.isfinite(value) else None
+
+
+def _label_matrix(labels_a: Sequence[str], labels_b: Sequence[str]) -> NDArray[np.float64]:
     if len(labels_a) != len(labels_b):
         raise ValueError(f"label sequences differ in length: {len(labels_a)} != {len(labels_b)}")
     cats = sorted(set(labels_a) | set(labels_b))
@@ -55,7 +85,27 @@ def cohen_kappa(labels_a: Sequence[str], labels_b: Sequence[str]) -> float | Non
     matrix = np.zeros((len(cats), len(cats)), dtype=np.float64)
     for a, b in zip(labels_a, labels_b, strict=True):
         matrix[index[a], index[b]] += 1
-    return _kappa(matrix)
+    return matrix
+
+
+def cohen_kappa(labels_a: Sequence[str], labels_b: Sequence[str]) -> float | None:
+    """Cohen's kappa = (p_o - p_e) / (1 - p_e) for two raters' labels of the same items.
+
+    p_o is the observed agreement, p_e the agreement expected from the raters' marginal
+    label frequencies. None for no items, or when p_e == 1 (both raters always use one
+    and the same label). Computed by scikit-learn.
+    """
+    return _kappa(_label_matrix(labels_a, labels_b))
+
+
+def krippendorff_alpha(labels_a: Sequence[str], labels_b: Sequence[str]) -> float | None:
+    """Krippendorff's alpha (nominal) for two raters' labels of the same items.
+
+    Unlike kappa it pools both raters' label frequencies for the expected disagreement,
+    and corrects for small samples. None for no items or a single label throughout.
+    Computed by the `krippendorff` package.
+    """
+    return _alpha(_label_matrix(labels_a, labels_b))
 
 
 class AgreementReport(BaseModel):
@@ -75,6 +125,9 @@ class AgreementReport(BaseModel):
     n_agree: int
     raw_agreement: float | None = Field(description="n_agree / n.")
     kappa: float | None = Field(description="Cohen's kappa; None when undefined.")
+    krippendorff_alpha: float | None = Field(
+        default=None, description="Krippendorff's nominal alpha; None when undefined."
+    )
     confusion: ConfusionDict = Field(description="label of a -> label of b -> count.")
 
     def to_frame(self) -> pd.DataFrame:
@@ -167,6 +220,7 @@ def agreement(
         n_agree=n_agree,
         raw_agreement=None if n == 0 else n_agree / n,
         kappa=_kappa(matrix.astype(np.float64)),
+        krippendorff_alpha=_alpha(matrix.astype(np.float64)),
         confusion={
             la: {lb: int(matrix[i, j]) for j, lb in enumerate(labels)}
             for i, la in enumerate(labels)
