@@ -26,9 +26,9 @@ app.add_typer(cache_app, name="cache")
 
 
 def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+    from assay._cli_run import console
 
-    return Console(stderr=stderr, highlight=False)
+    return console(stderr)
 
 
 @app.command()
@@ -57,10 +57,8 @@ def run(
     ] = "table",
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
-    from rich.markup import escape
-
-    from assay.runs import Runner, RunOptions, load_spec
-    from assay.runs._resume import RunInterrupted, resume_command
+    from assay._cli_run import run_command
+    from assay.runs import RunOptions
 
     options = RunOptions(
         output_dir=str(output_dir) if output_dir else None,
@@ -70,64 +68,20 @@ def run(
         retry_errors=retry_errors,
         progress=progress,
     )
-    if format not in ("table", "json") or (format != "table" and not dry_run):
-        raise AssayError(f"--format {format!r}: use table or json, with --dry-run")
-    if dry_run:
-        from assay.runs._dryrun import plan_run
-        from assay.runs._plan_output import print_plan
-
-        print_plan(plan_run(load_spec(spec), options), format)
-        return
-    runner = Runner(load_spec(spec), options)
-    err = _console(stderr=True)
-    for warning in runner.warnings:
-        err.print(f"[yellow]warning:[/] {scrub_text(warning)}")
-    try:
-        outcome = runner.run()
-    except RunInterrupted as stop:
-        resume = resume_command(
-            str(spec),
-            stop.run_dir,
-            cache_dir=options.cache_dir,
-            no_cache=no_cache,
-            retry_errors=retry_errors,
-        )
-        err.print(stop.summary(resume), markup=False, soft_wrap=True)
-        raise typer.Exit(130) from None
-    _print_run_table(Path(outcome.run_dir))
-    console = _console()
-    colour = {"complete": "green", "failed": "red"}.get(outcome.status, "yellow")
-    parts = []
-    if outcome.planned:
-        parts.append(
-            f"{outcome.recorded}/{outcome.planned} judgments ({outcome.written_this_session} new)"
-        )
-    if outcome.verifications_planned is not None:
-        parts.append(
-            f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
-        )
-    console.print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
-    if outcome.message:
-        text = escape(scrub_text(outcome.message))
-        err.print(f"[{colour}]{text}[/]", soft_wrap=True)
-    if outcome.status != "complete":
-        raise typer.Exit(1)
+    run_command(spec, options, dry_run=dry_run, fmt=format)
 
 
 def _print_run_table(run_dir: Path, *, detail: bool = False) -> None:
-    from assay.report import print_tables
-    from assay.runs import METRICS_FILE, read_json
+    from assay._cli_run import print_run_table
 
-    if not (run_dir / METRICS_FILE).exists():
-        return
-    print_tables(_console(), read_json(run_dir / METRICS_FILE), str(run_dir), detail=detail)
+    print_run_table(run_dir, detail=detail)
 
 
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     format: Annotated[
-        str, typer.Option("--format", "-f", help="table, json, csv, markdown or html.")
+        str, typer.Option("--format", "-f", help="table, json, csv, markdown, html or a plugin's.")
     ] = "table",
     detail: Annotated[
         bool, typer.Option(help="Table: also show per-axis and per-severity rows.")
@@ -140,47 +94,15 @@ def report(
     ] = None,
 ) -> None:
     """Print a run's metrics (table, json, csv, markdown), or write them to -o FILE; html
-    always goes to a file (default RUN_DIR/report.html)."""
-    from assay.report import FORMATS, render_text, status_line, write_report_file
+    always goes to a file (default RUN_DIR/report.html). Formats come from the registry
+    (`assay list`), so a plugin's format works here too."""
+    from assay.report import RunReport, emit_report, resolve_format
     from assay.runs._rundir import read_run_manifest, read_run_metrics
 
-    if format not in FORMATS:
-        raise AssayError(f"--format {format!r}: use table, json, csv, markdown or html")
+    fmt = resolve_format(format)  # a typo is reported before the run directory is read
     manifest = redact(read_run_manifest(run_dir))  # a manifest written before redaction
-    metrics = read_run_metrics(run_dir)
-    if format == "html":
-        target = output if output is not None else run_dir / "report.html"
-        write_report_file(target, _html_report(run_dir, manifest, metrics))
-    elif output is not None:
-        label = str(run_dir)
-        write_report_file(output, render_text(manifest, metrics, format, label, detail=detail))
-        target = output
-    elif format == "table":
-        _console().print(status_line(manifest) + "\n", markup=False, highlight=False, crop=False)
-        _print_run_table(run_dir, detail=detail)
-        return
-    else:
-        sys.stdout.write(render_text(manifest, metrics, format, str(run_dir), detail=detail))
-        return
-    sys.stdout.write(f"{target}\n")
-
-
-def _html_report(run_dir: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -> str:
-    import pandas as pd
-
-    from assay.report import render_html_report
-    from assay.runs import JUDGMENTS_FILE, latest_records
-
-    records = None
-    judges = manifest.get("judges") or []
-    stale = manifest.get("status") != "complete" or any("stats" not in j for j in judges)
-    if stale and (run_dir / JUDGMENTS_FILE).exists():
-        # The manifest's per-judge stats may lag the records of an unfinished run.
-        latest = latest_records(run_dir / JUDGMENTS_FILE).values()
-        records = pd.DataFrame(
-            {"judge_id": [r.judge_id for r in latest], "status": [r.status for r in latest]}
-        )
-    return render_html_report(manifest, metrics, records)
+    run = RunReport(run_dir, manifest, read_run_metrics(run_dir), detail=detail)
+    emit_report(fmt, run, output, _console())
 
 
 @app.command()

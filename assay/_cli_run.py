@@ -1,0 +1,102 @@
+"""What `assay run` does between parsing its flags and exiting: dry run, warnings, the
+run itself, Ctrl-C with the resume command, and the closing status line.
+
+Kept out of `cli.py` so the command there is only its flags; heavy modules are imported
+inside functions, as in the CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from assay.errors import AssayError
+from assay.redaction import scrub_text
+
+if TYPE_CHECKING:
+    from assay.runs import RunOptions, RunOutcome
+
+STATUS_COLOURS = {"complete": "green", "failed": "red"}
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def print_run_table(run_dir: Path, *, detail: bool = False) -> None:
+    """The metrics table of a run directory, if it has metrics yet."""
+    from assay.report import print_tables
+    from assay.runs import METRICS_FILE, read_json
+
+    if not (run_dir / METRICS_FILE).exists():
+        return
+    print_tables(console(), read_json(run_dir / METRICS_FILE), str(run_dir), detail=detail)
+
+
+def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> None:
+    """`assay run SPEC`: exit 0 when complete, 1 when not, 130 when interrupted."""
+    if fmt not in ("table", "json") or (fmt != "table" and not dry_run):
+        raise AssayError(f"--format {fmt!r}: use table or json, with --dry-run")
+    from assay.runs import load_spec
+
+    if dry_run:
+        from assay.runs._dryrun import plan_run
+        from assay.runs._plan_output import print_plan
+
+        print_plan(plan_run(load_spec(spec), options), fmt)
+        return
+    outcome = _execute(spec, options)
+    print_run_table(Path(outcome.run_dir))
+    _print_outcome(outcome)
+    if outcome.status != "complete":
+        raise typer.Exit(1)
+
+
+def _execute(spec: Path, options: RunOptions) -> RunOutcome:
+    """Run the spec; Ctrl-C or SIGTERM prints what was saved and how to resume."""
+    from assay.runs import Runner, load_spec
+    from assay.runs._resume import RunInterrupted, resume_command
+
+    runner = Runner(load_spec(spec), options)
+    err = console(stderr=True)
+    for warning in runner.warnings:
+        err.print(f"[yellow]warning:[/] {scrub_text(warning)}")
+    try:
+        return runner.run()
+    except RunInterrupted as stop:
+        resume = resume_command(
+            str(spec),
+            stop.run_dir,
+            cache_dir=options.cache_dir,
+            no_cache=not options.use_cache,
+            retry_errors=options.retry_errors,
+        )
+        err.print(stop.summary(resume), markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _print_outcome(outcome: RunOutcome) -> None:
+    """`complete: 600/600 judgments (0 new), 40/40 verifications → runs/demo`."""
+    from rich.markup import escape
+
+    colour = STATUS_COLOURS.get(outcome.status, "yellow")
+    parts = []
+    if outcome.planned:
+        parts.append(
+            f"{outcome.recorded}/{outcome.planned} judgments ({outcome.written_this_session} new)"
+        )
+    if outcome.verifications_planned is not None:
+        parts.append(
+            f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
+        )
+    console().print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
+    if outcome.message:
+        text = escape(scrub_text(outcome.message))
+        console(stderr=True).print(f"[{colour}]{text}[/]", soft_wrap=True)
+
+
+__all__ = ["console", "print_run_table", "run_command"]
