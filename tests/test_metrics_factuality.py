@@ -29,7 +29,7 @@ from assay.metrics import (
     spearman,
 )
 from assay.metrics._bootstrap import bootstrap_mean_cis
-from assay.metrics._factuality import RESPONSE_COLUMNS
+from assay.metrics._response_scores import RESPONSE_COLUMNS
 
 approx = pytest.approx
 DS = "fq"

@@ -1,30 +1,28 @@
-"""Metrics computed from run records."""
+"""Metrics computed from run records.
+
+One module a concept: `_record_fields` (reading records of any form), `_pooling` (pooled
+and per-dataset rows, bootstrap settings), `_metric_rows` (fields every row shares);
+ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
+`_claim_records`, `_claim_universe` (claims every verifier is scored on),
+`_response_scores` (F(r)), `_factuality_scores` (macro/micro), `_gold_agreement`,
+`_gold_correlation`; statistics: `_bootstrap`, `_resampling`, `_rank_correlation`,
+`_agreement`.
+"""
 
 from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa
 from assay.metrics._bootstrap import bootstrap_ci
-from assay.metrics._factuality import (
+from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
+from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
+from assay.metrics._force_pairs import pair_table
+from assay.metrics._gold_agreement import GoldReport, GoldRow, gold_metrics
+from assay.metrics._gold_correlation import (
     CorrelationReport,
     CorrelationRow,
-    FactualityReport,
-    FactualityRow,
-    GoldReport,
-    GoldRow,
-    average_ranks,
     factuality_correlation,
-    factuality_scores,
-    gold_metrics,
-    length_penalized,
-    ratio_ci,
-    response_table,
-    spearman,
 )
-from assay.metrics._force import (
-    ForceReport,
-    ForceRow,
-    force_metrics,
-    force_metrics_frame,
-    pair_table,
-)
+from assay.metrics._rank_correlation import average_ranks, spearman
+from assay.metrics._resampling import ratio_ci
+from assay.metrics._response_scores import length_penalized, response_table
 
 __all__ = [
     "AgreementReport",

@@ -1,0 +1,178 @@
+"""ForceBench metrics: monotonicity violation rate (MVR) and force sensitivity (FS).
+
+For one judge over N pairs, with `s_cal`/`s_raised` the scores of a pair's members::
+
+    MVR = (1/N) * sum(1[s_raised >= s_cal])     # a tie is a violation
+    FS  = (1/N) * sum(s_cal - s_raised)
+
+A pair with a member that is missing, has no score, or ended in any status but `ok` is
+*failed*: it counts as a violation with margin 0, and stays in N. The pair universe is
+every `(dataset, pair_id)` seen in any record, so N is the same for every judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.pairs import Axis
+from assay.metrics._force_pairs import Records, judged_pairs, pair_frame
+from assay.metrics._metric_rows import JudgeRow, estimate_fields, rows_frame
+from assay.metrics._pooling import (
+    BootSettings,
+    mean_intervals,
+    pooled_and_per_dataset,
+    stream_seed,
+)
+from assay.metrics._record_fields import ProducerMeta, is_missing
+
+GroupBy = Literal["overall", "axis", "severity"]
+
+OVERALL_GROUP = "all"
+UNRATED = "unrated"
+"""Severity group of pairs whose severity is None."""
+UNKNOWN_AXIS = "unknown"
+"""Axis group of pairs whose axis is None in every record."""
+
+
+class ForceRow(JudgeRow):
+    """MVR and FS, with bootstrap CIs, for one judge on one group of pairs."""
+
+    group_by: GroupBy
+    group: str = Field(description="'all' for overall; axis value; '1'..'3' or 'unrated'.")
+    n: int = Field(description="Pairs in the group, failed ones included.")
+    n_failed: int
+    mvr: float
+    mvr_lo: float | None = Field(description="None when no CI was asked for (n_boot=0).")
+    mvr_hi: float | None
+    fs: float
+    fs_lo: float | None
+    fs_hi: float | None
+
+
+class ForceReport(BaseModel):
+    """All ForceBench metric rows of a run, plus the bootstrap settings used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rows: list[ForceRow] = Field(default_factory=list)
+    n_boot: int
+    seed: int
+    confidence: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per `ForceRow`, columns in field order."""
+        return rows_frame(self.rows, ForceRow)
+
+
+def _axis_order(values: Iterable[str]) -> list[str]:
+    known = [a.value for a in Axis]
+    present = set(values)
+    head = [a for a in known if a in present]
+    tail = sorted(present - set(known) - {UNKNOWN_AXIS})
+    return head + tail + ([UNKNOWN_AXIS] if UNKNOWN_AXIS in present else [])
+
+
+def _severity_order(values: Iterable[str]) -> list[str]:
+    present = set(values)
+    rated = sorted((v for v in present if v != UNRATED), key=lambda v: (len(v), v))
+    return rated + ([UNRATED] if UNRATED in present else [])
+
+
+def force_metrics(
+    records: Records,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> ForceReport:
+    """MVR and FS per judge: overall, per axis and per severity, with bootstrap CIs.
+
+    CIs are percentile bootstrap intervals from `n_boot` resamples of the group's pairs
+    (with replacement); MVR and FS share the same draws. `n_boot=0` computes no CI (the
+    bounds are None). Each (judge, dataset, group) has its own random stream derived from
+    `seed` and its names, so results are deterministic and do not depend on the other
+    judges in the run. Rows with `dataset="all"` pool every dataset (pairs resampled over
+    the union); when the records hold more than one dataset, each dataset also gets its
+    own rows, resampled within that dataset. Judges are reported in sorted order, pooled
+    rows first; groups as overall ('all'), axes (enum order, then 'unknown'), severities
+    ('1'..'3', then 'unrated'). Groups with no pairs are omitted.
+    """
+    boot = BootSettings(n_boot, seed, confidence)
+    judged = judged_pairs(records)
+    table = pair_frame(judged)
+    datasets = [str(d) for d in table["dataset"].tolist()]
+    rows: list[ForceRow] = []
+    for judge_id, sub in table.groupby("judge_id", sort=True):
+        jid = str(judge_id)
+        for name, part in pooled_and_per_dataset(sub, datasets, _pairs_of_dataset):
+            rows += _judge_rows(jid, judged.judges[jid], part, name, boot)
+    return ForceReport(rows=rows, n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+def _pairs_of_dataset(pairs: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    return pairs[pairs["dataset"] == dataset]
+
+
+def _groups(sub: pd.DataFrame) -> list[tuple[GroupBy, str, NDArray[np.bool_]]]:
+    axes = np.array(
+        [UNKNOWN_AXIS if is_missing(a) else str(a) for a in sub["axis"].tolist()], dtype=object
+    )
+    sevs = np.array(
+        [UNRATED if is_missing(s) else str(int(s)) for s in sub["severity"].tolist()],
+        dtype=object,
+    )
+    groups: list[tuple[GroupBy, str, NDArray[np.bool_]]] = [
+        ("overall", OVERALL_GROUP, np.ones(len(sub), dtype=bool))
+    ]
+    groups += [("axis", a, axes == a) for a in _axis_order(axes.tolist())]
+    groups += [("severity", s, sevs == s) for s in _severity_order(sevs.tolist())]
+    return groups
+
+
+def _judge_rows(
+    jid: str, meta: ProducerMeta, sub: pd.DataFrame, dataset: str, boot: BootSettings
+) -> list[ForceRow]:
+    """Every group's row for one judge on one dataset (or all of them pooled)."""
+    values: NDArray[np.float64] = np.column_stack(
+        [sub["violation"].to_numpy(dtype=np.float64), sub["margin"].to_numpy(dtype=np.float64)]
+    )
+    failed: NDArray[np.bool_] = sub["failed"].to_numpy(dtype=bool)
+    rows: list[ForceRow] = []
+    for group_by, group, mask in _groups(sub):
+        v = values[mask]
+        if v.shape[0] == 0:
+            continue
+        point = v.mean(axis=0)
+        stream = stream_seed(boot.seed, jid, group_by, group, dataset)
+        mvr_ci, fs_ci = mean_intervals(v, boot, stream)
+        rows.append(
+            ForceRow(
+                judge_id=jid,
+                **meta.row_fields(),
+                dataset=dataset,
+                group_by=group_by,
+                group=group,
+                n=int(v.shape[0]),
+                n_failed=int(failed[mask].sum()),
+                **estimate_fields("mvr", float(point[0]), mvr_ci),
+                **estimate_fields("fs", float(point[1]), fs_ci),
+            )
+        )
+    return rows
+
+
+def force_metrics_frame(
+    records: Records,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """`force_metrics(...).to_frame()`."""
+    return force_metrics(records, n_boot=n_boot, seed=seed, confidence=confidence).to_frame()

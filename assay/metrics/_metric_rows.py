@@ -1,0 +1,59 @@
+"""What every metric row shares: its leading fields (who produced the verdicts, on what
+data) and how its estimate and CI columns are filled.
+
+Pydantic orders a model's fields from its last base to its first, so `JudgeRow` and
+`VerifierRow` list their id first, then model, prompt, and dataset, then their own
+fields: the column order of every metrics table and of `metrics.json` rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.metrics._pooling import POOLED, Interval
+
+
+class _ProducerFields(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    dataset: str = Field(
+        default=POOLED, description="Dataset name, or 'all' for every dataset pooled."
+    )
+
+
+class _JudgeId(BaseModel):
+    judge_id: str
+
+
+class _VerifierId(BaseModel):
+    verifier_id: str
+
+
+class JudgeRow(_ProducerFields, _JudgeId):
+    """Base of rows about one judge (ForceBench)."""
+
+
+class VerifierRow(_ProducerFields, _VerifierId):
+    """Base of rows about one claim verifier (factuality, gold agreement, correlation)."""
+
+
+def rows_frame(rows: Sequence[BaseModel], row_type: type[BaseModel]) -> pd.DataFrame:
+    """One DataFrame row per metric row, columns in `row_type`'s field order."""
+    return pd.DataFrame([r.model_dump() for r in rows], columns=list(row_type.model_fields))
+
+
+def estimate_fields(name: str, point: float | None, interval: Interval) -> dict[str, Any]:
+    """`{name: point, name_lo: lo, name_hi: hi}`: one estimate's columns of a row."""
+    return {name: point, f"{name}_lo": interval[0], f"{name}_hi": interval[1]}
+
+
+def safe_div(num: float, den: float) -> float | None:
+    """A rate, or None when nothing was counted."""
+    return None if den == 0 else num / den
