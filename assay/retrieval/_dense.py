@@ -1,7 +1,8 @@
-"""Dense retrieval: an embedder protocol, a local transformers embedder, cosine search.
+"""Dense retrieval: an embedder protocol, a local sentence-transformers embedder, cosine
+search.
 
-torch and transformers (the optional `local` extra) are imported only inside
-`TransformersEmbedder`, never when this module loads.
+sentence-transformers, torch and transformers (the optional `local` extra) are imported
+only when a `TransformersEmbedder` is built, never when this module loads.
 """
 
 from __future__ import annotations
@@ -54,13 +55,50 @@ def _hash_dir(root: Path) -> str:
     return digest.hexdigest()
 
 
-class TransformersEmbedder:
-    """A Hugging Face encoder loaded from a local directory (no network).
+def _load_local(path: Path, pooling: str, max_length: int, device: str) -> Any:
+    """A SentenceTransformer from a local directory, never the network.
 
-    Texts are truncated to `max_length` tokens and run in batches of `batch_size`
-    (sorted by length to limit padding; output keeps input order) under
-    `torch.inference_mode()`. `pooling="mean"` averages the last hidden states over
-    non-padding tokens; `"cls"` takes the first token. Rows are L2-normalised.
+    A saved sentence-transformers model (``modules.json``) loads with its own pooling; a
+    plain Hugging Face encoder gets Transformer → Pooling(`pooling`) → Normalize.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import (
+            Normalize,
+            Pooling,
+            Transformer,
+        )
+    except ImportError as exc:
+        raise ModelConfigError(
+            f"TransformersEmbedder needs sentence-transformers ({exc.name} is missing); "
+            "install the 'local' extra: pip install 'assay[local]'"
+        ) from None
+    if (path / "modules.json").is_file():
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model.max_seq_length = max_length
+        return model
+    local = {"local_files_only": True}
+    encoder = Transformer(
+        str(path),
+        max_seq_length=max_length,
+        model_kwargs=local,
+        processor_kwargs=local,
+        config_kwargs=local,
+    )
+    pool = Pooling(encoder.get_embedding_dimension(), pooling_mode=pooling)
+    return SentenceTransformer(modules=[encoder, pool, Normalize()], device=device)
+
+
+class TransformersEmbedder:
+    """A local encoder run by sentence-transformers (no network).
+
+    Texts are truncated to `max_length` tokens and encoded in batches of `batch_size`
+    (sentence-transformers sorts by length to limit padding; output keeps input order).
+    For a plain Hugging Face encoder directory `pooling="mean"` averages the last hidden
+    states over non-padding tokens and `"cls"` takes the first token; a saved
+    sentence-transformers model keeps its own pooling. Rows are L2-normalised. The
+    embeddings equal assay 0.1's hand-written mean/CLS pooling to ~1e-8
+    (tests/test_libraries_dense.py).
     """
 
     kind = "transformers"
@@ -81,53 +119,28 @@ class TransformersEmbedder:
         path = Path(model_dir).expanduser()
         if not path.is_dir():
             raise ModelConfigError("embedding model directory not found", file=path)
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError as exc:
-            raise ModelConfigError(
-                f"TransformersEmbedder needs torch and transformers ({exc.name} is missing); "
-                "install the 'local' extra: pip install 'assay[local]'"
-            ) from None
         self.model_dir = path.resolve()
-        self.pooling = pooling
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
-        self._torch_version = str(torch.__version__)
-        self._tokenizer: Any = AutoTokenizer.from_pretrained(
-            str(self.model_dir), local_files_only=True
-        )
-        self._model: Any = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+        self._model: Any = _load_local(self.model_dir, pooling, max_length, device)
         self._model.eval()
-        self._model.to(device)
-        self.dim = int(self._model.config.hidden_size)
+        pool = next((m for m in self._model if hasattr(m, "pooling_mode")), None)
+        self.pooling = str(pool.pooling_mode) if pool is not None else pooling
+        self.dim = int(self._model.get_embedding_dimension())
         self._sha256: str | None = None
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        import torch
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                enc = self._tokenizer(
-                    [texts[i] for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                ).to(self.device)
-                hidden = self._model(**enc).last_hidden_state
-                if self.pooling == "cls":
-                    pooled = hidden[:, 0]
-                else:
-                    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                    pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled.float(), p=2.0, dim=1)
-                out[idx] = pooled.cpu().numpy()
-        return out
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+            normalize_embeddings=True,
+        )
+        return np.asarray(out, dtype=np.float32)
 
     @property
     def model_sha256(self) -> str:
@@ -137,20 +150,25 @@ class TransformersEmbedder:
         return self._sha256
 
     def describe(self) -> dict[str, Any]:
-        import transformers
+        from importlib.metadata import version
 
+        encoder = getattr(self._model[0], "auto_model", None)
         return {
             "kind": self.kind,
             "model_dir": str(self.model_dir),
             "model_sha256": self.model_sha256,
-            "model_type": getattr(self._model.config, "model_type", None),
+            "model_type": getattr(getattr(encoder, "config", None), "model_type", None),
             "dim": self.dim,
             "pooling": self.pooling,
             "normalize": "l2",
             "max_length": self.max_length,
             "batch_size": self.batch_size,
-            "torch": self._torch_version,
-            "transformers": str(transformers.__version__),
+            "library": {
+                "name": "sentence-transformers",
+                "version": version("sentence-transformers"),
+            },
+            "torch": version("torch"),
+            "transformers": version("transformers"),
         }
 
 
