@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import html
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 from typer.testing import CliRunner
 
 from assay.cli import app
-from assay.report import render_html_report
+from assay.report import check_records, render_html_report
 from assay.runs import MANIFEST_FILE, METRICS_FILE, Runner, RunOptions, load_spec, read_json
 
 DEMO_SPEC = Path(__file__).parents[1] / "examples/forcebench-demo.toml"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 EVIL = '<script>alert("x")</script>'
+
+
+def esc(text: str) -> str:
+    """`text` as the page's autoescaping writes it (quotes as `&#34;`/`&#39;`)."""
+    return str(escape(text))
 
 
 class _Checker(HTMLParser):
@@ -103,7 +108,7 @@ def test_demo_report_has_judges_charts_and_table_numbers(demo_run: Path) -> None
     judge_ids = sorted(set(metrics["judge_id"]))
     assert len(judge_ids) == 5
     for jid in judge_ids:
-        assert html.escape(jid) in page
+        assert esc(jid) in page
     # MVR chart, FS chart and the axis/severity grid; one dot per judge per chart
     assert parsed.starts["svg"] == 3
     assert parsed.starts["circle"] == 2 * len(judge_ids)
@@ -175,7 +180,7 @@ def test_judge_ids_and_manifest_strings_are_escaped() -> None:
     check(page)
     assert "<script" not in page
     assert "<img" not in page and "<weird>" not in page and "<i>model" not in page
-    assert html.escape(EVIL) in page
+    assert esc(EVIL) in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "0.250" in page and "[0.100, 0.400]" in page
 
@@ -187,7 +192,7 @@ def test_records_supply_status_counts_and_empty_input_renders() -> None:
     page = render_html_report({"name": "r", "judges": [{"id": "j"}]}, pd.DataFrame(), records)
     assert "<svg" not in page  # no metrics: no charts, but still a page
     assert "No metrics yet" in page and "judgments.jsonl" in page
-    assert "<td class='num warn'>2</td>" in page
+    assert '<td class="num warn">2</td>' in page
     assert render_html_report({}, pd.DataFrame()).startswith("<!DOCTYPE html>")
 
 
@@ -479,7 +484,7 @@ def test_factuality_strings_are_escaped_and_every_part_renders() -> None:
     assert "<script" not in page and "<svg onload" not in page and "<i>model" not in page
     for raw in ("<b>ds", "<b>x", "<m>", "<p>", "<f>", "<legacy>", "<bm25>", "<d>", "<1>"):
         assert raw not in page
-    assert html.escape(EVIL) in page
+    assert esc(EVIL) in page
     assert "p&amp;q@2" in page and "&lt;legacy&gt;" in page and "v&lt;1&gt;" in page
     assert "&lt;bm25&gt;" in page and "top 3" in page and "threshold 0.5" in page
     parsed = sections(page)
@@ -503,7 +508,7 @@ def test_factuality_strings_are_escaped_and_every_part_renders() -> None:
     assert parsed.tables["correlation"][1][1:4] == ["0.420", "[-0.100, 0.900]", "4"]
     # every outcome segment, the unscored ones hatched
     for status, n in (("parse error", 3), ("api error", 1), ("missing", 2)):
-        assert f"{html.escape(EVIL)} · {status}: {n} of 14 claims" in page
+        assert f"{esc(EVIL)} · {status}: {n} of 14 claims" in page
     assert page.count('fill="url(#assay-unscored)"') == 3
     assert "8 scored · 6 unscored (42.9%)" in page
 
@@ -530,7 +535,7 @@ def test_cli_writes_html_for_factuality_runs(
     assert "factuality" in found
     assert ("summary" in found) == (which == "both")
     manifest, metrics = load_all(run_dir)
-    assert page == render_html_report(manifest, metrics)
+    assert page == render_html_report(manifest, metrics, None, check_records(run_dir, metrics))
 
 
 # --------------------------------------------------------------------------- datasets

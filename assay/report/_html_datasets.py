@@ -8,7 +8,6 @@ terminal and markdown reports use, so the three never disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
 from assay._table import Grid
@@ -54,27 +53,10 @@ def _all_rows(metrics: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return rows
 
 
-def _table(grid: Grid) -> str:
-    def cell(tag: str, text: str, num: bool) -> str:
-        cls = " class='num'" if num else ""
-        return f"<{tag}{cls}>{escape(text)}</{tag}>"
-
-    head = "".join(cell("th", h, n) for h, n in zip(grid.headers, grid.numeric, strict=True))
-    body = "".join(
-        "<tr>" + "".join(cell("td", c, n) for c, n in zip(r, grid.numeric, strict=True)) + "</tr>"
-        for r in grid.rows
-    )
-    caption = f"<p class='muted'>{escape(grid.caption)}</p>" if grid.caption else ""
-    return (
-        f"<h3>{escape(grid.title)}</h3><table class='datasets'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table>{caption}"
-    )
-
-
-def dataset_section(metrics: Mapping[str, Any]) -> str:
-    """The "By dataset" section, or "" when the run's metrics have no per-dataset rows."""
+def dataset_grids(metrics: Mapping[str, Any]) -> list[Grid]:
+    """The "By dataset" tables, or none when the run's metrics have no per-dataset rows."""
     if not has_datasets(_all_rows(metrics)):
-        return ""
+        return []
     grids: list[Grid | None] = []
     if force_rows(metrics):
         grids.append(force_grid(metrics, "ForceBench", axes=True))
@@ -83,8 +65,4 @@ def dataset_section(metrics: Mapping[str, Any]) -> str:
         grids.append(factuality_grid(metrics, "Factuality"))
         grids.append(gold_grid(metrics, "Factuality vs gold claim labels"))
         grids.append(correlation_grid(metrics, "Factuality vs gold response scores"))
-    tables = "".join(_table(g) for g in grids if g is not None)
-    return (
-        '<section id="datasets"><h2>By dataset</h2><p class="muted">Every metric per '
-        f"dataset and pooled over all datasets (dataset “{POOLED}”).</p>{tables}</section>"
-    )
+    return [g for g in grids if g is not None]

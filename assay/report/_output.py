@@ -2,50 +2,23 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from assay._table import print_grid, render_markdown, render_plain
+from assay._table import print_grid
 from assay.errors import AssayError
-from assay.report._export import tidy_csv
+from assay.report._formats import (
+    ReportFormat,
+    RunReport,
+    default_file,
+    status_line,
+    table_format,
+)
 from assay.report._views import report_grids
 
-FORMATS = ("table", "json", "csv", "markdown", "html")
 WIDE = 110  # a terminal this wide also gets MVR per axis in the summary table
-
-
-def status_line(manifest: Mapping[str, Any]) -> str:
-    """`run NAME · status S · recorded/planned judgments · verifications`."""
-    line = f"run {manifest.get('name')} · status {manifest.get('status')}"
-    if manifest.get("planned_judgments"):
-        line += (
-            f" · {manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
-        )
-    fact = manifest.get("factuality") or {}
-    if fact:
-        line += (
-            f" · {fact.get('recorded_verifications')}/{fact.get('planned_verifications')}"
-            " verifications"
-        )
-    return line
-
-
-def render_text(
-    manifest: Mapping[str, Any], metrics: Mapping[str, Any], fmt: str, label: str, *, detail: bool
-) -> str:
-    """The whole report as text for `fmt` (table, json, csv or markdown)."""
-    if fmt == "json":
-        return json.dumps(metrics, indent=2) + "\n"
-    if fmt == "csv":
-        return tidy_csv(metrics)
-    grids = report_grids(metrics, label, detail=detail)
-    if fmt == "markdown":
-        return "\n".join(render_markdown(g) for g in grids)
-    if fmt == "table":
-        return "\n".join([status_line(manifest) + "\n", *(render_plain(g) for g in grids)])
-    raise AssayError(f"--format {fmt!r}: use {', '.join(FORMATS[:-1])} or {FORMATS[-1]}")
 
 
 def print_tables(console: Any, metrics: Mapping[str, Any], label: str, *, detail: bool) -> None:
@@ -66,3 +39,25 @@ def write_report_file(target: Path, text: str) -> None:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise AssayError(f"cannot write the report: {exc.strerror}", file=target) from None
+
+
+def emit_report(fmt: ReportFormat, report: RunReport, output: Path | None, console: Any) -> None:
+    """`assay report -f NAME`: to `output`, the format's default file, or stdout.
+
+    The built-in table format on stdout prints through `console` (rich tables on a
+    terminal); a written file's path is printed instead of its text.
+    """
+    file_name = default_file(fmt)
+    target = output if output is not None else report.run_dir / file_name if file_name else None
+    if target is None and fmt is table_format:
+        console.print(
+            status_line(report.manifest) + "\n", markup=False, highlight=False, crop=False
+        )
+        print_tables(console, report.metrics, report.title, detail=report.detail)
+        return
+    text = fmt(report)
+    if target is None:
+        sys.stdout.write(text)
+        return
+    write_report_file(target, text)
+    sys.stdout.write(f"{target}\n")

@@ -6,6 +6,7 @@ never disagree.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,23 @@ SENTENCES_FILE = "sentences.jsonl"
 CLAIMS_FILE = "claims.jsonl"
 VERIFICATIONS_FILE = "verifications.jsonl"
 ANSWERS_FILE = "answers.jsonl"
+RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE, ANSWERS_FILE)
+DIGESTS_KEY = "records_sha256"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def record_digests(run_dir: Path) -> dict[str, str]:
+    """{record file name: sha256 hex} of the record files `run_dir` holds now."""
+    return {
+        name: file_sha256(run_dir / name) for name in RECORD_FILES if (run_dir / name).is_file()
+    }
 
 
 def read_answers(run_dir: Path) -> list[dict[str, Any]]:
@@ -37,9 +55,12 @@ def compute_metrics(
 
     `n_boot=0` computes no confidence intervals (their bounds are null). Rows carry a
     `dataset` field: "all" for pooled rows, plus one row per dataset when there are several.
+    `records_sha256` names the record files the metrics summarise, so a report can tell
+    whether they changed since (digests are taken before the files are read).
     """
     from assay.metrics import force_metrics
 
+    digests = record_digests(run_dir)
     out: dict[str, Any] = {"forcebench": None, "factuality": None}
     judgments = run_dir / JUDGMENTS_FILE
     if judgments.exists():
@@ -51,6 +72,7 @@ def compute_metrics(
         out["factuality"] = factuality_metrics(
             run_dir, n_boot=n_boot, seed=seed, length_penalty=length_penalty
         )
+    out[DIGESTS_KEY] = digests
     return out
 
 
@@ -112,4 +134,12 @@ def _legacy_given(record: SentenceRecord) -> SentenceRecord:
     return record.model_copy(update={"span": None})
 
 
-__all__ = ["compute_metrics", "factuality_metrics", "iter_records", "read_answers"]
+__all__ = [
+    "DIGESTS_KEY",
+    "RECORD_FILES",
+    "compute_metrics",
+    "factuality_metrics",
+    "iter_records",
+    "read_answers",
+    "record_digests",
+]

@@ -1,0 +1,139 @@
+"""Report formats: what `assay report -f NAME` writes, each an entry of REPORT_FORMATS.
+
+A format is any callable `(RunReport) -> str` (the `ReportFormat` protocol). Register one
+from a plugin with ``@REPORT_FORMATS.register("name", description=...)``; a format whose
+text belongs in a file rather than on stdout sets ``default_file`` (html:
+``report.html``), written into the run directory unless `-o` names another file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import pandas as pd
+
+from assay._table import render_markdown, render_plain
+from assay.core.registry import REPORT_FORMATS
+from assay.errors import AssayError
+from assay.report._digests import RecordsCheck, check_records
+from assay.report._export import tidy_csv
+from assay.report._html import render_html_report
+from assay.report._views import report_grids
+from assay.runs._metrics import DIGESTS_KEY
+from assay.runs._store import JUDGMENTS_FILE, latest_records
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A run as every report format sees it: its directory, manifest and metrics."""
+
+    run_dir: Path
+    manifest: dict[str, Any]
+    metrics: dict[str, Any]
+    label: str = ""  # how table titles name the run (default: the directory)
+    detail: bool = False  # tables: also per-axis and per-severity rows
+
+    @property
+    def title(self) -> str:
+        return self.label or str(self.run_dir)
+
+    @cached_property
+    def records(self) -> RecordsCheck:
+        """The record files' digests, checked against those metrics.json recorded."""
+        return check_records(self.run_dir, self.metrics)
+
+
+@runtime_checkable
+class ReportFormat(Protocol):
+    """`(report) -> text`; optional attribute ``default_file`` (see the module doc)."""
+
+    def __call__(self, report: RunReport) -> str: ...
+
+
+def status_line(manifest: dict[str, Any]) -> str:
+    """`run NAME · status S · recorded/planned judgments · verifications`."""
+    line = f"run {manifest.get('name')} · status {manifest.get('status')}"
+    if manifest.get("planned_judgments"):
+        line += (
+            f" · {manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
+        )
+    fact = manifest.get("factuality") or {}
+    if fact:
+        line += (
+            f" · {fact.get('recorded_verifications')}/{fact.get('planned_verifications')}"
+            " verifications"
+        )
+    return line
+
+
+@REPORT_FORMATS.register("table", description="plain-text tables (rich tables on a terminal)")
+def table_format(report: RunReport) -> str:
+    grids = report_grids(report.metrics, report.title, detail=report.detail)
+    return "\n".join([status_line(report.manifest) + "\n", *(render_plain(g) for g in grids)])
+
+
+@REPORT_FORMATS.register("json", description="metrics.json, with the record files checked")
+def json_format(report: RunReport) -> str:
+    """metrics.json as is, except `records_sha256`: each file's recorded and current digest."""
+    return json.dumps({**report.metrics, DIGESTS_KEY: report.records.as_json()}, indent=2) + "\n"
+
+
+@REPORT_FORMATS.register("csv", description="every metric as one tidy long table")
+def csv_format(report: RunReport) -> str:
+    return tidy_csv(report.metrics)
+
+
+@REPORT_FORMATS.register("markdown", description="the report's tables as markdown")
+def markdown_format(report: RunReport) -> str:
+    grids = report_grids(report.metrics, report.title, detail=report.detail)
+    return "\n".join(render_markdown(g) for g in grids)
+
+
+def _judgment_statuses(report: RunReport) -> pd.DataFrame | None:
+    """Statuses from judgments.jsonl when the manifest's per-judge stats may lag them."""
+    judges = report.manifest.get("judges") or []
+    stale = report.manifest.get("status") != "complete" or any("stats" not in j for j in judges)
+    path = report.run_dir / JUDGMENTS_FILE
+    if not stale or not path.exists():
+        return None
+    latest = latest_records(path).values()
+    return pd.DataFrame(
+        {"judge_id": [r.judge_id for r in latest], "status": [r.status for r in latest]}
+    )
+
+
+class HtmlFormat:
+    """one self-contained HTML page with charts (RUN_DIR/report.html)"""
+
+    default_file: ClassVar[str] = "report.html"
+
+    def __call__(self, report: RunReport) -> str:
+        return render_html_report(
+            report.manifest, report.metrics, _judgment_statuses(report), report.records
+        )
+
+
+REPORT_FORMATS.add("html", HtmlFormat(), description=HtmlFormat.__doc__ or "")
+
+
+def default_file(fmt: object) -> str | None:
+    """The file name a format writes into the run directory when `-o` is not given."""
+    name = getattr(fmt, "default_file", None)
+    return name if isinstance(name, str) and name else None
+
+
+def resolve_format(name: str) -> ReportFormat:
+    """The format registered as `name`; an unknown name is a one-line error listing them."""
+    if name not in REPORT_FORMATS:
+        raise AssayError(f"--format {name!r}: use one of {', '.join(REPORT_FORMATS.names())}")
+    fmt: ReportFormat = REPORT_FORMATS.get(name)
+    return fmt
+
+
+def render_report(name: str, report: RunReport) -> str:
+    """The report in format `name` as text (what `-o FILE` would hold)."""
+    return resolve_format(name)(report)
