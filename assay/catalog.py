@@ -1,16 +1,21 @@
-"""What `assay list` shows: judges, baselines, decomposers, verifiers, prompts and
-importers, read from the registries the runner uses, so the list cannot drift from
-what a spec accepts."""
+"""What `assay list` shows: every name of every registry (with its description and the
+package it came from), the baselines' versions and parameters, the prompts and the
+datasets assay reads. Everything is read from the registries a spec is checked against,
+so the list cannot drift from what a spec accepts, and a plugin's entries show up too.
+"""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
 
-SECTIONS = ("judges", "baselines", "decomposers", "verifiers", "prompts", "importers")
+from assay.core.registry import JUDGES, REGISTRIES, Registry
+
+BASELINE_PREFIX = "baseline:"
 
 
 class Section(BaseModel):
@@ -19,70 +24,35 @@ class Section(BaseModel):
     rows: list[list[str]]
 
 
-DECOMPOSER_INFO = {
-    "sentence": ("no model", "each sentence of an answer is one claim (rule-based)"),
-    "llm": ("model, prompt (default decompose-conditional@1)", "an LLM splits each sentence"),
-    "given": ("claims in the data", "uses the dataset's own claims (e.g. ExpertQA)"),
-}
-VERIFIER_INFO = {
-    "internal": ("model", "the model's own knowledge; no evidence passed"),
-    "context": ("model", "the evidence passages the dataset provides"),
-    "retrieval": ("model, corpus (passages JSONL)", "BM25 (+ dense_model) over a corpus"),
-    "nli": ("model", "an NLI prompt over the provided evidence"),
-    "nli-local": ("model = hf-nli/<dir>", "a local NLI classifier (transformers), no API"),
-    "overlap": ("nothing", "token overlap with the evidence (baseline, no model)"),
-}
-ANSWER_FORMATS = {  # format: (what is read, what it holds)
-    "auto": ("a file or folder", "picked from the folder's files or the first row's fields"),
-    "jsonl": (".jsonl", "one answer per row (answer/response/output, question, evidence)"),
-    "medscore-input": (".jsonl", "MedScore's input rows; the doctor's answer is the evidence"),
-    "expertqa": ("folder or answers.jsonl", "answers with claims, evidence, expert labels"),
-    "wice": ("folder or rows.jsonl", "WiCE oracle rows: one item per claim, chunks as passages"),
-}
+def section_name(registry: Registry[Any]) -> str:
+    """`judge` -> `judges`, `report format` -> `report-formats`: one word on the CLI."""
+    return registry.kind.replace(" ", "-") + "s"
 
 
-def _first_line(obj: object) -> str:
-    doc = inspect.getdoc(obj) or ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
+def registry_section(registry: Registry[Any]) -> Section:
+    """Every registered name, the package that registered it, and what it is."""
+    rows = [[e.name, e.package, e.description] for e in registry.entries()]
+    headers = [registry.kind, "package", "description"]
+    return Section(name=section_name(registry), headers=headers, rows=rows)
 
 
-def judges() -> Section:
-    """Judge kinds a spec can name: LLM judges and every baseline."""
-    from assay.judges import BASELINES
-
-    rows = [["llm", "[[judges]] models × prompts", "a model id (and its key)"]]
-    rows += [[f"baseline:{n}", f'[[baselines]] name = "{n}"', "nothing"] for n in BASELINES]
-    return Section(name="judges", headers=["judge", "in a spec", "needs"], rows=rows)
+def _parameters(factory: Callable[..., Any]) -> list[str]:
+    """The keys a spec block may give (a class's signature is its __init__'s, sans self)."""
+    return [p for p in inspect.signature(factory).parameters if p != "ctx"]
 
 
 def baselines() -> Section:
-    from assay.judges import BASELINES
-
+    """Baseline judges (`[[baselines]] name`): version and the parameters each takes."""
     rows = []
-    for name, cls in BASELINES.items():
-        params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-        rows.append([name, cls.version, ", ".join(params), _first_line(cls)])
+    for name in JUDGES:
+        if name.startswith(BASELINE_PREFIX):
+            factory = JUDGES.get(name)
+            info = JUDGES.info(name)
+            version = str(getattr(factory, "version", "—"))
+            params = ", ".join(_parameters(factory))
+            rows.append([name.removeprefix(BASELINE_PREFIX), version, params, info.description])
     headers = ["baseline", "version", "params", "description"]
     return Section(name="baselines", headers=headers, rows=rows)
-
-
-def decomposers() -> Section:
-    from assay.runs._spec import DECOMPOSER_KINDS
-
-    rows = [[k, *DECOMPOSER_INFO[k]] for k in DECOMPOSER_KINDS]
-    return Section(name="decomposers", headers=["kind", "needs", "what it does"], rows=rows)
-
-
-def verifiers() -> Section:
-    from assay.runs._factuality import DEFAULT_PROMPTS
-    from assay.runs._spec import VERIFIER_KINDS
-
-    rows = [
-        [k, VERIFIER_INFO[k][0], DEFAULT_PROMPTS.get(k, "—"), VERIFIER_INFO[k][1]]
-        for k in VERIFIER_KINDS
-    ]
-    headers = ["kind", "needs", "default prompt", "checks against"]
-    return Section(name="verifiers", headers=headers, rows=rows)
 
 
 def prompts(prompt_dirs: list[Any] | None = None) -> Section:
@@ -95,50 +65,53 @@ def prompts(prompt_dirs: list[Any] | None = None) -> Section:
     return Section(name="prompts", headers=["prompt", "task", "sha256", "source"], rows=rows)
 
 
-def importers() -> Section:
-    """Data assay reads: ForceBench pairs, answers to score, MedScore's outputs."""
-    from assay.datasets._importers import (
-        FORMATS,
+def datasets() -> Section:
+    """Data read outside the answers importers: ForceBench pairs, MedScore's outputs and
+    the bundled demo sets."""
+    from assay.datasets import (
+        BUILTIN_DATASETS,
+        CSV_SUFFIXES,
+        JSONL_SUFFIXES,
         MEDSCORE_DECOMPOSITIONS,
         MEDSCORE_OUTPUTS,
         MEDSCORE_VERIFICATIONS,
     )
-    from assay.datasets._load import BUILTIN_DATASETS, CSV_SUFFIXES, JSONL_SUFFIXES
 
     suffixes = ", ".join(JSONL_SUFFIXES + CSV_SUFFIXES)
     rows = [["forcebench", suffixes, "[[datasets]] path", "ForceBench claim pairs"]]
-    rows += [
-        [f"answers:{f}", ANSWER_FORMATS[f][0], f'[factuality] datasets format = "{f}"']
-        + [ANSWER_FORMATS[f][1]]
-        for f in FORMATS
-    ]
     files = ", ".join((MEDSCORE_DECOMPOSITIONS, MEDSCORE_VERIFICATIONS, *MEDSCORE_OUTPUTS))
     rows.append(["medscore-outputs", files, "assay import-medscore DIR", "a scored run"])
     rows += [
-        [f"builtin:{name}", file, "path = " + f'"builtin:{name}"', "bundled demo data"]
+        [f"builtin:{name}", file, f'path = "builtin:{name}"', "bundled demo data"]
         for name, file in BUILTIN_DATASETS.items()
     ]
-    headers = ["importer", "files", "used by", "what"]
-    return Section(name="importers", headers=headers, rows=rows)
+    headers = ["dataset", "files", "used by", "what"]
+    return Section(name="datasets", headers=headers, rows=rows)
 
 
-BUILDERS: dict[str, Callable[[], Section]] = {
-    "judges": judges,
-    "baselines": baselines,
-    "decomposers": decomposers,
-    "verifiers": verifiers,
-    "prompts": prompts,
-    "importers": importers,
-}
+def _builders() -> dict[str, Callable[[], Section]]:
+    """Section name -> builder, in the order `assay list` prints them."""
+    builders: dict[str, Callable[[], Section]] = {}
+    for registry in REGISTRIES:
+        builders[section_name(registry)] = partial(registry_section, registry)
+        if registry is JUDGES:
+            builders["baselines"] = baselines
+    builders["prompts"] = prompts
+    builders["datasets"] = datasets
+    return builders
+
+
+SECTIONS = tuple(_builders())
 
 
 def catalog(section: str | None = None) -> list[Section]:
     """One section, or all of them in SECTIONS order."""
     from assay.errors import AssayError
 
-    if section is not None and section not in BUILDERS:
-        raise AssayError(f"unknown section {section!r}; use one of: {', '.join(SECTIONS)}")
-    return [BUILDERS[name]() for name in ([section] if section else SECTIONS)]
+    builders = _builders()
+    if section is not None and section not in builders:
+        raise AssayError(f"unknown section {section!r}; use one of: {', '.join(builders)}")
+    return [builders[name]() for name in ([section] if section else builders)]
 
 
 def print_catalog(section: str | None = None) -> None:

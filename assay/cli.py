@@ -323,16 +323,21 @@ def _root(
     """Reproducible LLM judges and claim-level verification."""
 
 
+LIST_SECTIONS = (  # assay.catalog.SECTIONS, spelled out so --help imports no registry
+    "judges, baselines, decomposers, verifiers, schemas, importers, transports, "
+    "report-formats, prompts, datasets"
+)
+
+
 @app.command("list")
 def list_(
     section: Annotated[
         str | None,
-        typer.Argument(
-            help="judges, baselines, decomposers, verifiers, prompts or importers (default all)."
-        ),
+        typer.Argument(help=f"One of: {LIST_SECTIONS} (default all)."),
     ] = None,
 ) -> None:
-    """List the judges, baselines, decomposers, verifiers, prompts and importers."""
+    """List every registered judge, verifier, decomposer, schema, importer, transport and
+    report format (with the package it came from), the baselines, prompts and datasets."""
     from assay.catalog import print_catalog
 
     print_catalog(section)

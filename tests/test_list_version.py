@@ -3,36 +3,28 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
-import typing
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from assay import __version__
-from assay.catalog import (
-    ANSWER_FORMATS,
-    DECOMPOSER_INFO,
-    SECTIONS,
-    VERIFIER_INFO,
-    Section,
-    catalog,
-)
-from assay.datasets import load_pairs
-from assay.datasets._importers import FORMATS
-from assay.datasets._load import CSV_SUFFIXES, JSONL_SUFFIXES
+from assay.catalog import SECTIONS, Section, catalog, section_name
+from assay.cli import LIST_SECTIONS
+from assay.core.registry import JUDGES, REGISTRIES, VERIFIERS
+from assay.datasets import CSV_SUFFIXES, JSONL_SUFFIXES, load_pairs
 from assay.errors import SpecError
-from assay.judges import BASELINES, baseline
+from assay.judges import baseline
 from assay.prompts import PromptRegistry
-from assay.runs._spec import DECOMPOSER_KINDS, VERIFIER_KINDS, DecomposerSpec, VerifierSpec
 
 
 def _assay(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8", **(env or {}))
+    full = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"}
+    full.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "assay", *args],
         cwd=cwd,
@@ -48,10 +40,6 @@ def _section(name: str) -> Section:
     return part
 
 
-def _first_column(name: str) -> list[str]:
-    return [row[0] for row in _section(name).rows]
-
-
 def test_version_flag_and_command(tmp_path: Path) -> None:
     flag = _assay("--version", cwd=tmp_path)
     assert flag.returncode == 0 and flag.stdout == f"assay {__version__}\n"
@@ -59,13 +47,30 @@ def test_version_flag_and_command(tmp_path: Path) -> None:
     assert command.returncode == 0 and command.stdout.strip() == __version__
 
 
-def test_judges_and_baselines_are_the_registry() -> None:
-    assert _first_column("judges") == ["llm", *(f"baseline:{n}" for n in BASELINES)]
+def test_every_registry_is_a_section_with_every_entry() -> None:
+    for registry in REGISTRIES:
+        rows = _section(section_name(registry)).rows
+        assert [r[0] for r in rows] == registry.names(), registry.kind
+        for name, package, description in rows:
+            info = registry.info(name)
+            assert (package, description) == (info.package, info.description)
+    assert _section("verifiers").rows, "the built-in verifiers are registered"
+    assert {r[1] for r in _section("judges").rows} == {"assay"}  # no plugin installed here
+
+
+def test_sections_are_the_registries_then_baselines_prompts_datasets() -> None:
+    names = [section_name(r) for r in REGISTRIES]
+    assert (names[0], "baselines", *names[1:], "prompts", "datasets") == SECTIONS
+    assert LIST_SECTIONS.split(", ") == list(SECTIONS)  # what `assay list --help` says
+
+
+def test_baselines_are_the_judges_registry() -> None:
     rows = _section("baselines").rows
-    assert [r[0] for r in rows] == list(BASELINES)
+    listed = [n.removeprefix("baseline:") for n in JUDGES if n.startswith("baseline:")]
+    assert [r[0] for r in rows] == listed and len(listed) >= 5
     for name, version, params, description in rows:
         judge = baseline(name)
-        assert judge.describe()["version"] == version and description
+        assert str(judge.describe()["version"]) == version and description
         for param in params.split(", "):  # every listed parameter is one baseline() takes
             try:
                 baseline(name, **{param: None})
@@ -75,23 +80,7 @@ def test_judges_and_baselines_are_the_registry() -> None:
             baseline(name, nope=1)
 
 
-def test_decomposers_are_what_a_spec_accepts() -> None:
-    assert _first_column("decomposers") == list(DECOMPOSER_KINDS)
-    assert set(DECOMPOSER_INFO) == set(DECOMPOSER_KINDS)
-    for kind in DECOMPOSER_KINDS:
-        DecomposerSpec(kind=kind, model="m")
-    with pytest.raises(ValidationError):
-        DecomposerSpec(kind="paragraph")
-
-
-def test_verifiers_are_what_a_spec_accepts() -> None:
-    kind_type = typing.get_type_hints(VerifierSpec)["kind"]
-    assert _first_column("verifiers") == list(VERIFIER_KINDS)
-    assert tuple(typing.get_args(kind_type)) == VERIFIER_KINDS
-    assert set(VERIFIER_INFO) == set(VERIFIER_KINDS)
-
-
-def test_prompts_are_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prompts_are_the_registry() -> None:
     registry = list(PromptRegistry())
     rows = _section("prompts").rows
     assert [r[0] for r in rows] == [p.ref for p in registry]
@@ -99,27 +88,30 @@ def test_prompts_are_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert [r[1] for r in rows] == [p.meta.task for p in registry]
 
 
-def test_importers_are_the_loaders(tmp_path: Path) -> None:
-    rows = {r[0]: r for r in _section("importers").rows}
-    assert [k for k in rows if k.startswith("answers:")] == [f"answers:{f}" for f in FORMATS]
-    assert set(ANSWER_FORMATS) == set(FORMATS)
+def test_datasets_are_the_loaders(tmp_path: Path) -> None:
+    rows = {r[0]: r for r in _section("datasets").rows}
     assert rows["forcebench"][1].split(", ") == [*JSONL_SUFFIXES, *CSV_SUFFIXES]
     demo = load_pairs("builtin:forcebench-demo")
     line = demo.pairs[0].model_dump_json()
     for suffix in JSONL_SUFFIXES:  # each listed suffix really loads
         (tmp_path / f"p{suffix}").write_text(line + "\n", encoding="utf-8")
         assert load_pairs(tmp_path / f"p{suffix}").rows == 1
+    assert load_pairs(next(n for n in rows if n.startswith("builtin:"))).rows > 0
 
 
 def test_list_cli_is_plain_text_and_complete(tmp_path: Path) -> None:
-    proc = _assay("list", cwd=tmp_path)
+    proc = _assay("list", cwd=tmp_path, env={"COLUMNS": "60"})
     assert proc.returncode == 0, proc.stderr
     titles = [line for line in proc.stdout.splitlines() if line in SECTIONS]
     assert titles == list(SECTIONS)
-    assert not set("│┃━─╭") & set(proc.stdout)  # not a TTY: no box drawing
+    assert not set("│┃━─╭…") & set(proc.stdout)  # not a TTY: no box drawing, nothing cut
+    for registry in REGISTRIES:  # every description whole, even in 60 columns
+        for entry in registry.entries():
+            row = rf"^{re.escape(entry.name)} +{entry.package} +{re.escape(entry.description)}$"
+            assert re.search(row, proc.stdout, re.MULTILINE), row
     one = _assay("list", "verifiers", cwd=tmp_path)
     assert one.returncode == 0 and one.stdout.splitlines()[0] == "verifiers"
-    assert [line.split()[0] for line in one.stdout.splitlines()[2:]] == list(VERIFIER_KINDS)
+    assert [line.split()[0] for line in one.stdout.splitlines()[2:]] == VERIFIERS.names()
 
 
 def test_list_unknown_section_is_one_error_line(tmp_path: Path) -> None:
