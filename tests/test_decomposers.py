@@ -350,7 +350,7 @@ def registry() -> PromptRegistry:
 
 
 def test_claim_list_schema_is_registered() -> None:
-    assert SCHEMAS["ClaimList"] is ClaimList
+    assert SCHEMAS.get("ClaimList") is ClaimList
     assert ClaimList.model_validate({"claims": ["a"]}).claims == ["a"]
 
 

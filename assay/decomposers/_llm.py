@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.core.decomposition import Claim, Decomposition, Sentence
+from pydantic import Field
+
+from assay.core.building import BuildContext, EndpointOverrides
+from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
 from assay.core.outcomes import Status, Usage
+from assay.core.registry import DECOMPOSERS
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
 from assay.parsing._claims import DECOMPOSE_PARSER_VERSION, parse_claims
@@ -114,3 +118,24 @@ class LLMDecomposer(PromptedModel):
             usage=usage or Usage(),
             **base,
         )
+
+
+class LLMDecomposerParams(EndpointOverrides):
+    """The llm decomposer's block keys: endpoint settings, model, prompt, name."""
+
+    model: str = Field(description="The model id (litellm provider/model, or hf/<dir>).")
+    prompt: str = "decompose-conditional@1"
+    name: str | None = None
+
+
+@DECOMPOSERS.register("llm", description="an LLM splits each sentence into claims")
+def llm(params: LLMDecomposerParams, ctx: BuildContext) -> Decomposer:
+    prompt = ctx.prompt(params.prompt, tasks=("decompose",), role="decomposer")
+    return LLMDecomposer(
+        ctx.client(params, params.model),
+        prompt,
+        decoding=ctx.decoding(params),
+        name=params.name,
+        use_cache=ctx.use_cache,
+        refresh_cache=ctx.refresh_cache,
+    )

@@ -20,10 +20,11 @@ SHA-256 of every lexicon file a judge read. See ``docs/baselines.md``.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
+from assay.core.building import check_keywords
 from assay.core.judging import Judge
+from assay.core.registry import JUDGES, UnknownName
 from assay.errors import SpecError
 from assay.judges._baseline_axis import ForceCheckAxisJudge
 from assay.judges._baseline_base import (
@@ -47,8 +48,12 @@ __all__ = [
     "STOPWORDS",
     "TokenOverlapJudge",
     "baseline",
+    "baseline_key",
     "content_tokens",
+    "unknown_baseline",
 ]
+
+PREFIX = "baseline:"
 
 BASELINES: dict[str, type[BaselineJudge]] = {
     cls.name: cls
@@ -60,19 +65,30 @@ BASELINES: dict[str, type[BaselineJudge]] = {
         ForceCheckAxisJudge,
     )
 }
+"""The built-in baselines in reading order; each is registered in JUDGES as 'baseline:NAME'."""
+
+for _cls in BASELINES.values():
+    JUDGES.add(f"{PREFIX}{_cls.name}", _cls, description=str(_cls.__doc__).split("\n")[0])
+
+
+def baseline_key(name: str) -> str:
+    """The JUDGES name of a baseline given by short name or id: 'baseline:NAME'."""
+    return PREFIX + name.removeprefix(PREFIX)
+
+
+def unknown_baseline(name: str) -> SpecError:
+    """The error for a baseline no registry entry has, listing those that exist."""
+    known = [n.removeprefix(PREFIX) for n in JUDGES if n.startswith(PREFIX)]
+    return SpecError(f"unknown baseline {name!r}; known: {', '.join(known)}")
 
 
 def baseline(name: str, **params: Any) -> Judge:
-    """Build a baseline judge by short name ("token-overlap") or id ("baseline:...")."""
-    key = name.removeprefix("baseline:")
-    cls = BASELINES.get(key)
-    if cls is None:
-        raise SpecError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise SpecError(
-            f"baseline {key!r} has no parameter {', '.join(map(repr, unknown))}; "
-            f"its parameters: {', '.join(accepted)}"
-        )
-    return cls(**params)
+    """Build a baseline judge by short name ("token-overlap") or id ("baseline:..."),
+    looked up in the JUDGES registry (so a plugin's baseline resolves too)."""
+    try:
+        factory = JUDGES.get(baseline_key(name))
+    except UnknownName:
+        raise unknown_baseline(name) from None
+    what = f"baseline {name.removeprefix(PREFIX)!r}"
+    judge: Judge = factory(**check_keywords(factory, params, what=what))
+    return judge

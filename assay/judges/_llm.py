@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.core.judging import JudgeItem, Judgment, Status, Usage
+from pydantic import Field, model_validator
+
+from assay.core.building import BuildContext, EndpointOverrides
+from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
+from assay.core.registry import JUDGES
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
 from assay.parsing import PARSER_VERSION, parse_verdict
@@ -102,3 +106,47 @@ class LLMJudge(PromptedModel):
             finish_reason=finish_reason,
             **base,
         )
+
+
+class LLMJudgeParams(EndpointOverrides):
+    """A `[[judges]]` block of the default kind: every model crossed with every prompt."""
+
+    models: list[str] = Field(min_length=1)
+    prompts: list[str] = Field(min_length=1)
+    name: str | None = Field(default=None, description="Label used instead of the model id.")
+    samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
+
+    @model_validator(mode="after")
+    def _names_need_one_model(self) -> LLMJudgeParams:
+        if self.name and len(self.models) > 1:
+            raise ValueError("`name` can only be set when `models` has one entry")
+        return self
+
+
+@JUDGES.register("llm", description="a model with a versioned prompt: models x prompts x samples")
+def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
+    """One judge per model, prompt and sample, ids '<name or model>::<prompt>[#sample]'."""
+    prompts = [
+        ctx.prompt(ref, tasks=("judge",), role="judge", field=f"prompts[{k}]")
+        for k, ref in enumerate(params.prompts)
+    ]
+    decoding = ctx.decoding(params)
+    judges: list[Judge] = []
+    for model in params.models:
+        client = ctx.client(params, model)
+        label = params.name or model
+        for prompt in prompts:
+            for sample in range(params.samples):
+                suffix = f"#{sample}" if params.samples > 1 else ""
+                judges.append(
+                    LLMJudge(
+                        client,
+                        prompt,
+                        decoding=decoding,
+                        name=f"{label}::{prompt.ref}{suffix}",
+                        sample_index=sample,
+                        use_cache=ctx.use_cache,
+                        refresh_cache=ctx.refresh_cache,
+                    )
+                )
+    return judges

@@ -1,8 +1,9 @@
 """Versioned Jinja prompt templates with content hashes."""
 
+from assay.core.registry import SCHEMAS
 from assay.prompts._prompt import Message, Prompt, PromptMeta, load_prompt_file
 from assay.prompts._registry import BUILTIN_DIR, PROMPT_PATH_ENV, PromptRegistry
-from assay.prompts._schemas import SCHEMAS, ForceVerdict, LabelVerdict, SupportVerdict
+from assay.prompts._schemas import ForceVerdict, LabelVerdict, SupportVerdict
 
 __all__ = [
     "BUILTIN_DIR",

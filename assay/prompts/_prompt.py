@@ -9,7 +9,7 @@ File format (``*.prompt``)::
     description = "..."
     variables = ["evidence", "claim"]          # required
     optional_variables = ["question"]          # rendered as None when absent
-    output_schema = "SupportVerdict"           # a name from assay.prompts SCHEMAS
+    output_schema = "SupportVerdict"           # a name in the SCHEMAS registry
     labels = ["fully_supported", "unsupported"]
     [scores]
     fully_supported = 1.0
@@ -35,8 +35,8 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from assay.core.registry import SCHEMAS
 from assay.errors import PromptError
-from assay.prompts._schemas import SCHEMAS
 
 _FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)\r?\n\+\+\+[ \t]*\r?\n", re.DOTALL)
 _SECTION = re.compile(r"^===[ \t]*(system|user)[ \t]*===[ \t]*$", re.MULTILINE)
@@ -130,7 +130,7 @@ class Prompt(BaseModel):
 
     @cached_property
     def output_model(self) -> type[BaseModel]:
-        return SCHEMAS[self.meta.output_schema]
+        return SCHEMAS.get(self.meta.output_schema)
 
     def identity(self) -> dict[str, Any]:
         """What a run records about this prompt."""

@@ -1,75 +1,39 @@
-"""Turn a run spec into concrete judges (LLM judges per model x prompt x sample, baselines)."""
+"""What a run checks before it starts (local extras, credentials, the output directory),
+and the judges of a spec for callers that hold a cache (building itself lives in
+`assay.runs._components`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from assay.core.judging import Judge
 from assay.datasets import LoadedDataset, load_pairs
 from assay.errors import AssayError, SpecError
-from assay.models import (
-    Decoding,
-    ModelClient,
-    ModelConfig,
-    ResponseCache,
-    RetryPolicy,
-    make_client,
+from assay.models import ResponseCache
+from assay.runs._components import (
+    ClientPool,
+    ComponentContext,
+    at_spec_field,
+    decoding_for,
+    model_config_for,
 )
-from assay.prompts import PromptRegistry
+from assay.runs._components import build_judges as build_spec_judges
 from assay.runs._rundir import check_new_dir
-from assay.runs._spec import EndpointOverrides, LoadedSpec, ModelDefaults
+from assay.runs._spec import LoadedSpec
 
-
-def _pick(block: EndpointOverrides, defaults: ModelDefaults, name: str) -> Any:
-    value = getattr(block, name)
-    return getattr(defaults, name) if value is None else value
-
-
-def decoding_for(block: EndpointOverrides, defaults: ModelDefaults) -> Decoding:
-    return Decoding(
-        temperature=_pick(block, defaults, "temperature"),
-        top_p=_pick(block, defaults, "top_p"),
-        max_tokens=_pick(block, defaults, "max_tokens"),
-        seed=_pick(block, defaults, "seed"),
-        stop=_pick(block, defaults, "stop"),
-    )
-
-
-def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: str) -> ModelConfig:
-    return ModelConfig(
-        model=model,
-        api_base=block.api_base,
-        api_key_env=block.api_key_env,
-        timeout_s=_pick(block, defaults, "timeout_s"),
-        max_concurrency=_pick(block, defaults, "max_concurrency"),
-        retry=RetryPolicy(
-            max_attempts=_pick(block, defaults, "max_attempts"),
-            initial_wait_s=defaults.initial_wait_s,
-            max_wait_s=defaults.max_wait_s,
-        ),
-        structured_output=_pick(block, defaults, "structured_output"),
-        extra_body=block.extra_body,
-    )
-
-
-class ClientPool:
-    """One client per endpoint config, so concurrency limits hold across a whole run."""
-
-    def __init__(self, cache: ResponseCache | None) -> None:
-        self.cache = cache
-        self._clients: dict[str, ModelClient] = {}
-
-    def total_concurrency(self) -> int:
-        return sum(c.config.max_concurrency for c in self._clients.values())
-
-    def get(self, config: ModelConfig) -> ModelClient:
-        key = config.model_dump_json()
-        if key not in self._clients:
-            self._clients[key] = make_client(config, self.cache)
-        return self._clients[key]
+__all__ = [
+    "ClientPool",
+    "at_spec_field",
+    "build_judges",
+    "check_before_run",
+    "check_local_extra",
+    "decoding_for",
+    "factuality_clients_to_check",
+    "load_forcebench_datasets",
+    "model_config_for",
+    "preflight_clients",
+]
 
 
 def build_judges(
@@ -80,82 +44,39 @@ def build_judges(
     refresh_cache: bool = False,
     pool: ClientPool | None = None,
 ) -> list[Judge]:
-    """All judges of a spec, in spec order. Ids must be unique within a run."""
-    from assay.judges import LLMJudge, baseline
-
-    spec = loaded.spec
-    base = Path(loaded.base_dir)
-    registry = PromptRegistry([base / d for d in spec.prompt_dirs])
-    judges: list[Judge] = []
-    pool = pool or ClientPool(cache)
-    d = spec.defaults
-    for index, block in enumerate(spec.judges):
-        decoding = decoding_for(block, d)
-        prompts = []
-        for k, ref in enumerate(block.prompts):
-            try:
-                prompt = registry.get(ref)
-                prompt.check_task(("judge",), "judge")
-            except AssayError as exc:
-                field = f"judges[{index}].prompts[{k}]"
-                raise SpecError(exc.message, file=loaded.path, field=field) from None
-            prompts.append(prompt)
-        for model in block.models:
-            try:
-                client = pool.get(model_config_for(block, d, model))
-            except Exception as exc:
-                msg = getattr(exc, "message", None) or str(exc)
-                raise SpecError(msg, file=loaded.path, field=f"judges[{index}].models") from None
-            label = block.name or model
-            for prompt in prompts:
-                for sample in range(block.samples):
-                    suffix = f"#{sample}" if block.samples > 1 else ""
-                    judges.append(
-                        LLMJudge(
-                            client,
-                            prompt,
-                            decoding=decoding,
-                            name=f"{label}::{prompt.ref}{suffix}",
-                            sample_index=sample,
-                            use_cache=use_cache,
-                            refresh_cache=refresh_cache,
-                        )
-                    )
-    for index, b in enumerate(spec.baselines):
-        try:
-            judges.append(baseline(b.name, **b.params))
-        except Exception as exc:
-            msg = getattr(exc, "message", None) or str(exc)
-            raise SpecError(msg, file=loaded.path, field=f"baselines[{index}]") from None
-    seen: set[str] = set()
-    for judge in judges:
-        if judge.id in seen:
-            raise SpecError(f"two judges share the id {judge.id!r}", file=loaded.path)
-        seen.add(judge.id)
-    return judges
+    """All judges of a spec (see `assay.runs._components.build_judges`, which takes a
+    ready `ComponentContext`); kept for callers that hold a cache, not a context."""
+    ctx = ComponentContext(
+        loaded, pool or ClientPool(cache), use_cache=use_cache, refresh_cache=refresh_cache
+    )
+    return build_spec_judges(loaded, ctx)
 
 
 LOCAL_MODULES = ("torch", "transformers")
 
 
+LOCAL_PREFIXES = ("hf/", "hf-nli/")
+
+
 def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
-    """(field, what) for every part of the spec that runs a transformers model locally."""
+    """(field, what) for every part of the spec that runs a transformers model locally:
+    an hf/ or hf-nli/ model in any block, or a dense retrieval model."""
     spec = loaded.spec
     uses = [
         (f"judges[{i}].models[{k}]", f"model {m!r}")
         for i, block in enumerate(spec.judges)
         for k, m in enumerate(block.models)
-        if m.startswith(("hf/", "hf-nli/"))
+        if m.startswith(LOCAL_PREFIXES)
     ]
     fact = spec.factuality
     if fact is None:
         return uses
-    if fact.decomposer.model and fact.decomposer.model.startswith("hf/"):
+    if (fact.decomposer.model or "").startswith(LOCAL_PREFIXES):
         uses.append(("factuality.decomposer.model", f"model {fact.decomposer.model!r}"))
     for i, v in enumerate(fact.verifiers):
-        if v.kind == "nli-local" or (v.model or "").startswith("hf/"):
+        if (v.model or "").startswith(LOCAL_PREFIXES):
             uses.append((f"factuality.verifiers[{i}]", f'verifier kind "{v.kind}"'))
-        elif v.dense_model:
+        elif v.params().get("dense_model"):
             uses.append((f"factuality.verifiers[{i}].dense_model", "dense retrieval"))
     return uses
 
@@ -218,18 +139,6 @@ def preflight_clients(clients: list[Any], spec_path: str) -> None:
             if exc.file is not None:
                 raise
             raise SpecError(exc.message, file=spec_path, field=exc.field) from None
-
-
-@contextmanager
-def at_spec_field(spec_path: str, field: str) -> Iterator[None]:
-    """Errors that name no file of their own (an unknown built-in dataset, format or
-    prompt) are reported at the spec field that asked for the thing."""
-    try:
-        yield
-    except AssayError as exc:
-        if exc.file is not None:
-            raise
-        raise SpecError(exc.message, file=spec_path, field=field) from None
 
 
 def load_forcebench_datasets(loaded: LoadedSpec) -> list[LoadedDataset]:

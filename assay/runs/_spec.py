@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -20,8 +20,12 @@ from pydantic import (
     model_validator,
 )
 
+from assay.core.building import EndpointOverrides as EndpointOverrides
+from assay.core.building import check_params
 from assay.core.outcomes import Status
-from assay.errors import SpecError
+from assay.core.registry import DECOMPOSERS, JUDGES, VERIFIERS, Registry
+from assay.errors import AssayError, SpecError
+from assay.judges._baselines import baseline_key, unknown_baseline
 
 MIN_BOOTSTRAP = 100
 POOLED = "all"  # the dataset name of pooled metric rows; no dataset may take it
@@ -77,45 +81,50 @@ class ModelDefaults(_Strict):
     structured_output: str = Field(default="auto", pattern="^(auto|json_schema|json_object|off)$")
 
 
-class EndpointOverrides(_Strict):
-    """How to reach a model and decode; unset fields fall back to [defaults]."""
+class ComponentBlock(EndpointOverrides):
+    """A block naming a registered kind: its other keys are that kind's own parameters.
 
-    api_base: str | None = None
-    api_key_env: str | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    stop: list[str] | None = None
-    timeout_s: float | None = Field(default=None, gt=0.0)
-    max_concurrency: int | None = Field(default=None, ge=1, le=4096)
-    max_attempts: int | None = Field(default=None, ge=1, le=50)
-    structured_output: str | None = Field(
-        default=None, pattern="^(auto|json_schema|json_object|off)$"
-    )
+    Endpoint settings and `model` are typed here because every model-calling kind shares
+    them (and the endpoint checks read them); everything else is validated against the
+    kind's factory when the spec loads (see `assay.core.building`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+
+    def params(self) -> dict[str, Any]:
+        """The keys the user wrote, less `kind`: what the kind's factory is given."""
+        return self.model_dump(exclude_unset=True, exclude={"kind"})
 
 
-class JudgeMatrixSpec(EndpointOverrides):
-    """Every model in `models` crossed with every prompt in `prompts`."""
+def _registered(registry: Registry[Any], kind: str) -> str:
+    if kind not in registry:
+        known = ", ".join(registry.names()) or "none"
+        raise ValueError(f"unknown {registry.kind} {kind!r}; known: {known}")
+    return kind
 
-    models: list[str] = Field(min_length=1)
-    prompts: list[str] = Field(min_length=1)
-    name: str | None = Field(default=None, description="Label used instead of the model id.")
-    samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
 
-    @model_validator(mode="after")
-    def _names_need_one_model(self) -> JudgeMatrixSpec:
-        if self.name and len(self.models) > 1:
-            raise ValueError("`name` can only be set when `models` has one entry")
-        return self
+class JudgeSpec(ComponentBlock):
+    """A `[[judges]]` block: by default the LLM kind, every model crossed with every prompt."""
+
+    kind: str = Field(default="llm", description="A registered judge (`assay list`).")
+    models: list[str] = Field(default_factory=list)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_judge(cls, kind: str) -> str:
+        return _registered(JUDGES, kind)
+
+
+JudgeMatrixSpec = JudgeSpec  # the name before judges became registered kinds
 
 
 class AnswersDatasetSpec(_Strict):
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     path: str = Field(description="Answers file, or builtin:NAME.")
     format: str = Field(
-        default="auto", description="auto | jsonl | medscore-input | expertqa | wice"
+        default="auto", description="A registered importer: auto, jsonl, medscore-input, ..."
     )
 
     _name_ok = field_validator("name")(_not_pooled)
@@ -126,53 +135,33 @@ class AnswersDatasetSpec(_Strict):
         return self
 
 
-DECOMPOSER_KINDS = ("sentence", "llm", "given")
+DECOMPOSER_KINDS = ("sentence", "llm", "given")  # the built-in kinds; DECOMPOSERS has all
 
 
-class DecomposerSpec(EndpointOverrides):
+class DecomposerSpec(ComponentBlock):
     """How answers become claims: by sentence, by an LLM prompt, or as given by the data."""
 
-    kind: str = Field(default="sentence", pattern=f"^({'|'.join(DECOMPOSER_KINDS)})$")
+    kind: str = Field(default="sentence", description="A registered decomposer.")
     model: str | None = None
-    prompt: str = "decompose-conditional@1"
-    name: str | None = None
 
-    @model_validator(mode="after")
-    def _llm_needs_model(self) -> DecomposerSpec:
-        if self.kind == "llm" and not self.model:
-            raise ValueError("an llm decomposer needs `model`")
-        return self
+    @field_validator("kind")
+    @classmethod
+    def _known_decomposer(cls, kind: str) -> str:
+        return _registered(DECOMPOSERS, kind)
 
 
-VERIFIER_KINDS = ("internal", "context", "retrieval", "nli", "nli-local", "overlap")
+VERIFIER_KINDS = ("internal", "context", "retrieval", "nli", "nli-local", "overlap")  # built-in
 
 
-class VerifierSpec(EndpointOverrides):
+class VerifierSpec(ComponentBlock):
     """One verifier; several in one spec compare verifiers on the same claims."""
 
-    kind: Literal["internal", "context", "retrieval", "nli", "nli-local", "overlap"]
     model: str | None = Field(default=None, description="LLM id, or hf-nli/<dir> for nli-local.")
-    prompt: str | None = Field(default=None, description="Default depends on kind.")
-    parser: Literal["strict", "legacy", "legacy-factscore", "legacy-medscore"] = Field(
-        default="strict",
-        description="strict, or a published tool's True/False rule for comparability "
-        "(legacy = legacy-factscore).",
-    )
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    corpus: str | None = Field(default=None, description="Passages JSONL (retrieval).")
-    top_k: int = Field(default=10, ge=1, le=1000)
-    dense_model: str | None = Field(default=None, description="Local embedding model dir.")
-    batch_size: int = Field(default=32, ge=1, le=4096)
-    label_map: dict[str, int] | None = None
-    name: str | None = None
 
-    @model_validator(mode="after")
-    def _kind_needs(self) -> VerifierSpec:
-        if self.kind not in ("overlap",) and not self.model:
-            raise ValueError(f"a {self.kind} verifier needs `model`")
-        if self.kind == "retrieval" and not self.corpus:
-            raise ValueError("a retrieval verifier needs `corpus`")
-        return self
+    @field_validator("kind")
+    @classmethod
+    def _known_verifier(cls, kind: str) -> str:
+        return _registered(VERIFIERS, kind)
 
 
 class FactualitySpec(_Strict):
@@ -185,8 +174,17 @@ class FactualitySpec(_Strict):
 
 
 class BaselineSpec(_Strict):
+    """A `[[baselines]]` block: a registered `baseline:NAME` judge and its `params` table."""
+
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known_baseline(cls, name: str) -> str:
+        if baseline_key(name) not in JUDGES:
+            raise ValueError(unknown_baseline(name).message)
+        return name
 
 
 class FailurePolicy(_Strict):
@@ -215,7 +213,7 @@ class RunSpec(_Strict):
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
     datasets: list[DatasetSpec] = Field(default_factory=list)
     defaults: ModelDefaults = Field(default_factory=ModelDefaults)
-    judges: list[JudgeMatrixSpec] = Field(default_factory=list)
+    judges: list[JudgeSpec] = Field(default_factory=list)
     baselines: list[BaselineSpec] = Field(default_factory=list)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     factuality: FactualitySpec | None = None
@@ -272,6 +270,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
         field = _loc(err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise SpecError(msg, file=p, field=field or None) from None
+    check_component_params(spec, str(p))
     return LoadedSpec(
         spec=spec,
         path=str(p),
@@ -279,6 +278,95 @@ def load_spec(path: str | Path) -> LoadedSpec:
         sha256=hashlib.sha256(data).hexdigest(),
         raw=raw,
     )
+
+
+class ComponentRef(BaseModel):
+    """One spec block that names a registered kind, and where it is in the spec."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    field: str = Field(description="The block, e.g. factuality.verifiers[0].")
+    kind_field: str = Field(description="The key that names the kind.")
+    params_field: str = Field(description="Where the kind's parameters are written.")
+    registry: Registry[Any]
+    kind: str
+    params: dict[str, Any]
+
+    @property
+    def what(self) -> str:
+        return f"{self.registry.kind} {self.kind!r}"
+
+
+def _ref(field: str, registry: Registry[Any], block: ComponentBlock) -> ComponentRef:
+    return ComponentRef(
+        field=field,
+        kind_field=f"{field}.kind",
+        params_field=field,
+        registry=registry,
+        kind=block.kind,
+        params=block.params(),
+    )
+
+
+def judge_refs(spec: RunSpec) -> list[ComponentRef]:
+    """The `[[judges]]` then `[[baselines]]` blocks, in spec order."""
+    out = [_ref(f"judges[{i}]", JUDGES, b) for i, b in enumerate(spec.judges)]
+    out += [
+        ComponentRef(
+            field=f"baselines[{i}]",
+            kind_field=f"baselines[{i}].name",
+            params_field=f"baselines[{i}].params",
+            registry=JUDGES,
+            kind=baseline_key(b.name),
+            params=b.params,
+        )
+        for i, b in enumerate(spec.baselines)
+    ]
+    return out
+
+
+def decomposer_ref(fact: FactualitySpec) -> ComponentRef:
+    return _ref("factuality.decomposer", DECOMPOSERS, fact.decomposer)
+
+
+def verifier_refs(fact: FactualitySpec) -> list[ComponentRef]:
+    return [_ref(f"factuality.verifiers[{i}]", VERIFIERS, v) for i, v in enumerate(fact.verifiers)]
+
+
+def component_refs(spec: RunSpec) -> list[ComponentRef]:
+    """Every judge, baseline, decomposer and verifier block of a spec, in build order."""
+    fact = spec.factuality
+    if fact is None:
+        return judge_refs(spec)
+    return [*judge_refs(spec), decomposer_ref(fact), *verifier_refs(fact)]
+
+
+def located(exc: AssayError, spec_path: str | None, block_field: str) -> SpecError:
+    """An error about a block's key (`exc.field`, relative) at its place in the spec."""
+    field = f"{block_field}.{exc.field}" if exc.field else block_field
+    return SpecError(exc.message, file=spec_path, field=field)
+
+
+def component_factory(ref: ComponentRef, spec_path: str | None) -> Any:
+    """The registered factory of a block; a plugin that fails to load is named at `kind`."""
+    try:
+        return ref.registry.get(ref.kind)
+    except AssayError as exc:
+        raise SpecError(exc.message, file=spec_path, field=ref.kind_field) from None
+    except Exception as exc:
+        msg = f"{ref.what} cannot be loaded: {type(exc).__name__}: {exc}"
+        raise SpecError(msg, file=spec_path, field=ref.kind_field) from None
+
+
+def check_component_params(spec: RunSpec, spec_path: str | None) -> None:
+    """Each block's parameters against its kind's factory, before anything is built."""
+    for ref in component_refs(spec):
+        try:
+            check_params(component_factory(ref, spec_path), ref.params, what=ref.what)
+        except SpecError as exc:
+            if exc.file is not None:
+                raise
+            raise located(exc, spec_path, ref.params_field) from None
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.building import BuildContext
 from assay.core.outcomes import Status
-from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
+from assay.core.registry import VERIFIERS
+from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
 from assay.judges._baselines import content_tokens
 
 
@@ -60,3 +64,17 @@ class OverlapVerifier:
             evidence=[EvidenceUse(passage_id=best_id, score=round(best, 6))],
             parsed={"overlap": round(best, 6), "claim_tokens": len(claim_tokens)},
         )
+
+
+class OverlapParams(BaseModel):
+    """The overlap verifier's block keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    name: str | None = None
+
+
+@VERIFIERS.register("overlap", description="token overlap with the evidence (baseline, no model)")
+def overlap(params: OverlapParams, ctx: BuildContext) -> Verifier:
+    return OverlapVerifier(threshold=params.threshold, name=params.name)

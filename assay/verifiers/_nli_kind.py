@@ -1,0 +1,37 @@
+"""The `nli-local` verifier kind: a local transformers NLI classifier, no API.
+
+Registered lazily (see `assay.verifiers`): this module is imported only when a spec
+names the kind, and torch/transformers only when the model first runs.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.building import BuildContext
+from assay.core.verification import Verifier
+
+
+class LocalNLIParams(BaseModel):
+    """The nli-local block's keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="hf-nli/<directory or hub id>")
+    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    batch_size: int = Field(default=32, ge=1, le=4096)
+    label_map: dict[str, int] | None = None
+    name: str | None = None
+
+
+def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:
+    """A `LocalNLIVerifier` from its block."""
+    from assay.verifiers._nli_local import LocalNLIVerifier
+
+    return LocalNLIVerifier(
+        params.model,
+        threshold=params.threshold,
+        batch_size=params.batch_size,
+        label_map=params.label_map,
+        name=params.name,
+    )
