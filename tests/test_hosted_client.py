@@ -153,7 +153,8 @@ def test_concurrency_is_bounded(server: FakeOpenAIServer) -> None:
     judge = _judge(server, None, max_concurrency=3)
     in_flight = 0
     peak = 0
-    original = judge.client._call_once  # type: ignore[attr-defined]
+    transport = judge.client.transport  # type: ignore[attr-defined]
+    original = transport.send
 
     async def counting(request):  # type: ignore[no-untyped-def]
         nonlocal in_flight, peak
@@ -164,7 +165,7 @@ def test_concurrency_is_bounded(server: FakeOpenAIServer) -> None:
         finally:
             in_flight -= 1
 
-    judge.client._call_once = counting  # type: ignore[attr-defined]
+    transport.send = counting
 
     async def many() -> list[Status]:
         results = await asyncio.gather(*(judge(_item(str(i))) for i in range(12)))

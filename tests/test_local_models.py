@@ -43,7 +43,9 @@ from assay.errors import ModelConfigError  # noqa: E402
 from assay.models import (  # noqa: E402
     ChatRequest,
     Decoding,
-    LocalCausalClient,
+    LiteLLMTransport,
+    LocalCausalTransport,
+    Model,
     ModelConfig,
     ResponseCache,
     make_client,
@@ -95,9 +97,9 @@ def lm_eos_dir(root: Path, chat_tok: Any) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lm(lm_dir: Path) -> LocalCausalClient:
+def lm(lm_dir: Path) -> Model[ChatRequest, Any]:
     client = make_client(ModelConfig(model=f"hf/{lm_dir}"))
-    assert isinstance(client, LocalCausalClient)
+    assert isinstance(client.transport, LocalCausalTransport)
     return client
 
 
@@ -125,7 +127,9 @@ def _request(text: str = "The quick brown fox", **decoding: Any) -> ChatRequest:
 def test_importing_assay_loads_neither_torch_nor_transformers() -> None:
     code = (
         "import sys, assay, assay.models, assay.verifiers; "
-        "from assay.models import LocalCausalClient; "
+        "from assay.models import LocalCausalTransport, LocalNLITransport; "
+        "from assay.core.registry import TRANSPORTS; "
+        "TRANSPORTS.get('hf'); TRANSPORTS.get('hf-nli'); "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -359,21 +363,20 @@ def test_nli_errors_and_description(nli: LocalNLIVerifier, lm_dir: Path, root: P
 
 def test_make_client_dispatches_by_provider(lm_dir: Path) -> None:
     client = make_client(ModelConfig(model=f"hf/{lm_dir}"))
-    assert isinstance(client, LocalCausalClient) and client._model is None  # lazy
+    assert isinstance(client.transport, LocalCausalTransport)
+    assert client.transport._model is None  # lazy
     with pytest.raises(ModelConfigError, match="hf-nli models are verifiers, not chat models"):
         make_client(ModelConfig(model=f"hf-nli/{lm_dir}"))
     with pytest.raises(ModelConfigError, match="extra_body"):
         make_client(ModelConfig(model=f"hf/{lm_dir}", extra_body={"top_k": 5}))
     with pytest.raises(ModelConfigError, match="api_base"):
         make_client(ModelConfig(model=f"hf/{lm_dir}", api_base="http://localhost:1/v1"))
-    from assay.models._hosted import HostedClient
-
-    assert isinstance(make_client(ModelConfig(model="openai/x")), HostedClient)
+    assert isinstance(make_client(ModelConfig(model="openai/x")).transport, LiteLLMTransport)
 
 
-async def test_chat_template_is_applied(lm: LocalCausalClient, chat_tok: Any) -> None:
+async def test_chat_template_is_applied(lm: Model[ChatRequest, Any], chat_tok: Any) -> None:
     request = _request("The quick brown fox", max_tokens=3)
-    text = lm.render(request)
+    text = lm.transport.render(request)  # type: ignore[attr-defined]
     assert text == (
         "<|system|>Answer briefly.<|end|><|user|>The quick brown fox<|end|><|assistant|>"
     )
@@ -382,11 +385,11 @@ async def test_chat_template_is_applied(lm: LocalCausalClient, chat_tok: Any) ->
     n_prompt = len(chat_tok(text, add_special_tokens=False)["input_ids"])
     assert result.response.usage.prompt_tokens == n_prompt
     assert result.response.usage.total_tokens == n_prompt + 3
-    assert result.response.model_returned == str(lm.path)
+    assert result.response.model_returned == str(lm.transport.path)  # type: ignore[attr-defined]
 
 
 async def test_greedy_is_deterministic_and_max_tokens_means_length(
-    lm: LocalCausalClient,
+    lm: Model[ChatRequest, Any],
 ) -> None:
     first = await lm.complete(_request(max_tokens=8))
     second = await lm.complete(_request(max_tokens=8))
@@ -397,14 +400,14 @@ async def test_greedy_is_deterministic_and_max_tokens_means_length(
     assert first.response.usage.completion_tokens == 8
 
 
-async def test_seeded_sampling_repeats(lm: LocalCausalClient) -> None:
+async def test_seeded_sampling_repeats(lm: Model[ChatRequest, Any]) -> None:
     a = await lm.complete(_request(max_tokens=8, temperature=1.0, seed=7))
     b = await lm.complete(_request(max_tokens=8, temperature=1.0, seed=7))
     assert a.response is not None and b.response is not None
     assert a.response.content == b.response.content
 
 
-async def test_stop_strings_cut_the_output_and_end_generation(lm: LocalCausalClient) -> None:
+async def test_stop_strings_cut_the_output_and_end_generation(lm: Model[ChatRequest, Any]) -> None:
     full = await lm.complete(_request(max_tokens=12))
     assert full.response is not None and full.response.content
     text = full.response.content
@@ -444,7 +447,7 @@ async def test_cache_hits_and_uncacheable_truncations(lm_dir: Path, tmp_path: Pa
     assert again.response.finish_reason == "length"
 
 
-async def test_context_window_is_enforced(lm: LocalCausalClient) -> None:
+async def test_context_window_is_enforced(lm: Model[ChatRequest, Any]) -> None:
     words = " ".join(["salt"] * 150)  # the tiny model has 128 positions
     too_long = await lm.complete(_request(words, max_tokens=4))
     assert too_long.response is None and too_long.error_type == "ContextWindowExceededError"
@@ -457,32 +460,34 @@ async def test_load_errors_name_the_path(root: Path, chat_tok: Any, nli_dir: Pat
     missing = root / "no-such-model"
     client = make_client(ModelConfig(model=f"hf/{missing}"))
     with pytest.raises(ModelConfigError, match="no-such-model"):
-        client.preflight()  # type: ignore[attr-defined]
+        client.preflight()
     with pytest.raises(ModelConfigError, match="no-such-model"):
         await client.complete(_request())
     assert client.describe()["fingerprint"] is None  # describing never raises
     hub = make_client(ModelConfig(model="hf/assay-tests/not-downloaded"))
     with pytest.raises(ModelConfigError, match="never downloads"):
-        hub.preflight()  # type: ignore[attr-defined]
+        hub.preflight()
     # a model directory whose tokenizer has no chat template
     plain = root / "lm-no-template"
     shutil.copytree(root / "lm", plain, dirs_exist_ok=True)
     chat_tokenizer(sentences(), chat_template=None).save_pretrained(plain)
     (plain / "chat_template.jinja").unlink(missing_ok=True)
     with pytest.raises(ModelConfigError, match="no chat template"):
-        make_client(ModelConfig(model=f"hf/{plain}")).preflight()  # type: ignore[attr-defined]
+        make_client(ModelConfig(model=f"hf/{plain}")).preflight()
     with pytest.raises(ModelConfigError, match="not a causal language model"):
-        make_client(ModelConfig(model=f"hf/{nli_dir}")).preflight()  # type: ignore[attr-defined]
+        make_client(ModelConfig(model=f"hf/{nli_dir}")).preflight()
 
 
-def test_describe_and_fingerprint(lm: LocalCausalClient, lm_dir: Path, lm_eos_dir: Path) -> None:
+def test_describe_and_fingerprint(
+    lm: Model[ChatRequest, Any], lm_dir: Path, lm_eos_dir: Path
+) -> None:
     lm.preflight()
     info = lm.describe()
     assert info["kind"] == "local-causal" and info["model"] == f"hf/{lm_dir}"
     assert info["resolved_path"] == str(lm_dir.resolve()) and info["device"] == "cpu"
     assert len(info["fingerprint"]) == 64 and len(info["chat_template_sha256"]) == 64
     assert info["versions"]["transformers"]
-    other = LocalCausalClient(ModelConfig(model=f"hf/{lm_eos_dir}"))
+    other = make_client(ModelConfig(model=f"hf/{lm_eos_dir}"))
     # a different checkpoint is a different cache identity, whatever its path
     assert other.describe()["fingerprint"] != info["fingerprint"]
     assert other.cache_key(_request()) != lm.cache_key(_request())

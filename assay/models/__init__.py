@@ -1,9 +1,18 @@
-"""One model client interface: cache, retries, concurrency and usage accounting."""
+"""Models: a transport (litellm, a local transformers model, a plugin's) wrapped once by
+`Model` with the response cache, a concurrency bound, finite retries and accounting.
+
+Transports are entries of `assay.core.registry.TRANSPORTS`, named by the model-id prefix
+they serve: ``hf/<dir>`` is a local causal LM, ``hf-nli/<dir>`` a local NLI classifier
+(a verifier, not a chat model), ``mock/<name>`` the scripted test transport, and every
+other prefix goes to litellm. The local ones are registered lazily: torch and
+transformers load only when such a model is used.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from assay.core.registry import TRANSPORTS
 from assay.errors import ModelConfigError
 from assay.models._cache import (
     CACHE_DIR_ENV,
@@ -14,8 +23,12 @@ from assay.models._cache import (
     default_cache_dir,
 )
 from assay.models._config import Decoding, ModelConfig, RetryPolicy
-from assay.models._local import LocalCausalClient
-from assay.models._types import CallResult, ChatRequest, RawResponse
+from assay.models._hosted import LiteLLMTransport
+from assay.models._layers import Accounting, CachedResponses, ConcurrencyLimit, Retrier
+from assay.models._mock import MockHTTPError, MockTransport
+from assay.models._model import Model
+from assay.models._transport import BatchTransport, Transport, TransportError
+from assay.models._types import CallResult, ChatRequest, ModelResult, RawResponse
 from assay.redaction import redact_url
 
 
@@ -32,37 +45,98 @@ class ModelClient(Protocol):
 
 
 LOCAL_PROVIDERS = ("hf", "hf-nli")
+DEFAULT_TRANSPORT = "litellm"
+
+TRANSPORTS.add(
+    DEFAULT_TRANSPORT,
+    LiteLLMTransport,
+    description="hosted chat models through litellm (any other provider/ prefix)",
+    package="assay",
+)
+TRANSPORTS.add(
+    "mock",
+    MockTransport,
+    description="scripted chat replies for tests (mock/<name>), no network",
+    package="assay",
+)
+TRANSPORTS.add_lazy(
+    "hf",
+    "assay.models._local_causal:LocalCausalTransport",
+    description="a local transformers chat model (hf/<dir or hub id>), offline",
+    package="assay",
+)
+TRANSPORTS.add_lazy(
+    "hf-nli",
+    "assay.models._local_nli:LocalNLITransport",
+    description="a local transformers NLI classifier (hf-nli/<dir>): premise/hypothesis pairs",
+    package="assay",
+)
 
 
-def make_client(config: ModelConfig, cache: ResponseCache | None = None) -> ModelClient:
-    """Pick the client for a model id: a local transformers model (`hf/...`) or litellm."""
-    if config.provider == "hf":
-        return LocalCausalClient(config, cache)
-    if config.provider == "hf-nli":
-        raise ModelConfigError(
-            "hf-nli models are verifiers, not chat models; use them as a verifier "
-            f"(assay.verifiers.LocalNLIVerifier({config.model!r}))"
-        )
-    from assay.models._hosted import HostedClient
+def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
+    """The chat transport registered under the model id's prefix (litellm otherwise)."""
+    name = config.provider if config.provider in TRANSPORTS else DEFAULT_TRANSPORT
+    factory: Any = TRANSPORTS.get(name)
+    if getattr(factory, "request_type", ChatRequest) is not ChatRequest:
+        refusal = getattr(factory, "not_chat", "{model!r} is not a chat model")
+        raise ModelConfigError(refusal.format(model=config.model))
+    transport: Transport[ChatRequest, RawResponse] = factory(config)
+    return transport
 
-    return HostedClient(config, cache)
+
+def make_client(
+    config: ModelConfig, cache: ResponseCache | None = None
+) -> Model[ChatRequest, RawResponse]:
+    """A chat model for a model id: its registered transport under the `Model` layers."""
+    return Model(transport_for(config), cache)
+
+
+def __getattr__(name: str) -> Any:
+    """The local transports load on demand (their modules are cheap; torch is not)."""
+    if name == "LocalCausalTransport":
+        from assay.models._local_causal import LocalCausalTransport
+
+        return LocalCausalTransport
+    if name in ("LocalNLITransport", "PairRequest", "PairScores"):
+        from assay.models import _local_nli
+
+        return getattr(_local_nli, name)
+    raise AttributeError(name)
 
 
 __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_SCHEMA_VERSION",
+    "DEFAULT_TRANSPORT",
+    "LOCAL_PROVIDERS",
+    "Accounting",
+    "BatchTransport",
+    "CachedResponses",
     "CallResult",
     "ChatRequest",
+    "ConcurrencyLimit",
     "Decoding",
-    "LocalCausalClient",
+    "LiteLLMTransport",
+    "LocalCausalTransport",
+    "LocalNLITransport",
+    "MockHTTPError",
+    "MockTransport",
+    "Model",
     "ModelClient",
     "ModelConfig",
+    "ModelResult",
+    "PairRequest",
+    "PairScores",
     "RawResponse",
     "ResponseCache",
+    "Retrier",
     "RetryPolicy",
+    "Transport",
+    "TransportError",
     "cache_key",
     "cache_key_parts",
     "default_cache_dir",
     "make_client",
     "redact_url",
+    "transport_for",
 ]

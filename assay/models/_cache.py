@@ -12,7 +12,9 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel
 
 from assay.errors import PathError
 from assay.models._config import ModelConfig
@@ -21,6 +23,8 @@ from assay.redaction import redact, redact_url
 
 CACHE_SCHEMA_VERSION = 1
 CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
+
+StoredT = TypeVar("StoredT", bound=BaseModel)
 
 
 def default_cache_dir() -> Path:
@@ -123,19 +127,27 @@ class ResponseCache:
         self.batch_size = batch_size
         self.max_delay_s = max_delay_s
 
-    def get(self, key: str) -> RawResponse | None:
+    @overload
+    def get(self, key: str) -> RawResponse | None: ...
+
+    @overload
+    def get(self, key: str, kind: type[StoredT]) -> StoredT | None: ...
+
+    def get(self, key: str, kind: type[BaseModel] = RawResponse) -> BaseModel | None:
+        """The stored response as `kind` (a chat `RawResponse` unless told otherwise)."""
         value = self._pending.get(key)
         if value is None:
             value = self._cache.get(key)
         if value is None:
             return None
         try:
-            return RawResponse.model_validate_json(value)
+            return kind.model_validate_json(value)
         except ValueError:
             return None  # an entry from an incompatible schema: treat as a miss
 
-    def set(self, key: str, response: RawResponse) -> None:
-        if not response.cacheable:
+    def set(self, key: str, response: BaseModel) -> None:
+        """Store a response, unless it says it is not `cacheable` (refusal, truncation)."""
+        if not getattr(response, "cacheable", True):
             return
         if not self._pending:
             self._first_pending = time.monotonic()

@@ -1,28 +1,20 @@
-"""Hosted models through litellm: cache, bounded concurrency, finite retries."""
+"""The litellm transport: one hosted chat request per `send`, failures classified.
+
+Caching, retries and the concurrency bound are the `Model` layers' job (models/_model.py).
+"""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
-import time
 from typing import Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
 from assay.core.outcomes import Usage
-from assay.models._cache import ResponseCache, cache_key
+from assay.models._cache import cache_key
 from assay.models._config import ModelConfig
-from assay.models._retry import (
-    TargetUnreachable,
-    connection_failure,
-    describe_error,
-    is_retryable,
-    make_wait,
-    status_of,
-)
-from assay.models._types import CallResult, ChatRequest, RawResponse
-from assay.redaction import redact, redact_url, register_secrets, scrub_text, secret_values
+from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
+from assay.models._types import ChatRequest, RawResponse
+from assay.redaction import redact, redact_url, register_secrets, secret_values
 
 _LITELLM: Any = None
 UNREACHABLE_AFTER = 3  # failed connection attempts, before any answer, that stop a run
@@ -41,20 +33,23 @@ def litellm_module() -> Any:
     return _LITELLM
 
 
-class HostedClient:
-    """One model endpoint reached through litellm."""
+class LiteLLMTransport:
+    """One model endpoint reached through litellm (any provider litellm knows, or an
+    OpenAI-compatible server at `api_base`)."""
 
-    def __init__(self, config: ModelConfig, cache: ResponseCache | None = None) -> None:
+    response_type = RawResponse
+
+    def __init__(self, config: ModelConfig) -> None:
         self.config = config
-        self.cache = cache
-        self._semaphore = asyncio.Semaphore(config.max_concurrency)
-        self._wait = make_wait(config.retry)
-        self._wait_later = make_wait(config.retry, attempts_before=1)
         self._structured: str | None = None
         self._reached = False  # has the server ever answered (even with an error)?
         self._unreached = 0  # attempts that failed to connect before any answer
         self.stop_if_unreachable = False  # a run sets it: see _note_failure
         self.register_secrets()
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.config.max_concurrency
 
     def register_secrets(self) -> None:
         """Teach `scrub_text` this endpoint's secrets: the key variables' values and any
@@ -157,14 +152,14 @@ class HostedClient:
             kwargs.update(copy.deepcopy(self.config.extra_body))
         return kwargs
 
-    async def _call_once(self, request: ChatRequest) -> RawResponse:
-        # litellm enforces `timeout` per attempt; no extra wrapper task on the hot path
+    async def send(self, request: ChatRequest) -> RawResponse:
+        """One attempt; litellm enforces `timeout` per attempt and retries nothing."""
         litellm = litellm_module()
         try:
             response = await litellm.acompletion(**self._kwargs(request))
         except Exception as exc:
             self._note_failure(exc)
-            raise
+            raise classify(exc, self.config.api_base) from exc
         self._reached = True
         return _to_raw(litellm, response)
 
@@ -183,74 +178,9 @@ class HostedClient:
         if self._unreached >= UNREACHABLE_AFTER and self.stop_if_unreachable:
             raise TargetUnreachable(failure, self.config.model, self.config.api_base) from exc
 
-    async def _with_retries(self, request: ChatRequest) -> tuple[RawResponse, int]:
-        """First attempt straight away; tenacity takes over only after a retryable error.
-
-        Raises the last exception when attempts are exhausted or the error is final.
-        """
-        try:
-            return await self._call_once(request), 1
-        except Exception as first:
-            if self.config.retry.max_attempts == 1 or not is_retryable(first):
-                first.assay_attempts = 1  # type: ignore[attr-defined]
-                raise
-            await asyncio.sleep(self._wait(_state_after(first)))
-        attempts = 1
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.retry.max_attempts - 1),
-            wait=self._wait_later,
-            retry=retry_if_exception(is_retryable),
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    raw = await self._call_once(request)
-        except Exception as exc:
-            exc.assay_attempts = attempts  # type: ignore[attr-defined]
-            raise
-        return raw, attempts
-
     def cache_key(self, request: ChatRequest) -> str:
-        """The response-cache key for a request (also read by `assay run --dry-run`)."""
+        """The response-cache key: config + request + the structured-output mode sent."""
         return cache_key(self.config, request, structured_mode=self.structured_mode())
-
-    async def complete(
-        self, request: ChatRequest, *, use_cache: bool = True, refresh_cache: bool = False
-    ) -> CallResult:
-        key = self.cache_key(request) if self.cache is not None else None
-        started = time.perf_counter()
-        if self.cache is not None and key is not None and use_cache and not refresh_cache:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return CallResult(
-                    response=hit, cache_hit=True, latency_s=time.perf_counter() - started
-                )
-        async with self._semaphore:
-            try:
-                raw, attempts = await self._with_retries(request)
-            except TargetUnreachable:
-                raise  # not this request's failure: the run stops (see _note_failure)
-            except Exception as exc:  # every failure becomes a recorded api_error
-                info = describe_error(exc, self.config.api_base)
-                code = f" {info['status_code']}" if info["status_code"] else ""
-                return CallResult(
-                    error=scrub_text(f"{info['error_type']}{code}: {info['message']}"),
-                    error_type=info["error_type"],
-                    attempts=getattr(exc, "assay_attempts", 1),
-                    latency_s=time.perf_counter() - started,
-                )
-        if self.cache is not None and key is not None and (use_cache or refresh_cache):
-            self.cache.set(key, raw)
-        return CallResult(response=raw, attempts=attempts, latency_s=time.perf_counter() - started)
-
-
-def _state_after(exc: BaseException) -> RetryCallState:
-    """A tenacity call state for 'attempt 1 failed with exc', to compute the first wait."""
-    state = RetryCallState(retry_object=AsyncRetrying(), fn=None, args=(), kwargs={})
-    state.set_exception((type(exc), exc, exc.__traceback__))
-    return state
 
 
 def _to_raw(litellm: Any, response: Any) -> RawResponse:

@@ -1,21 +1,20 @@
-"""Which failures are worth another attempt, and how long to wait before it."""
+"""How a hosted request failed: worth another attempt or not, the wait the server asked
+for, and whether the server was ever reached. `classify` turns any exception litellm
+raises into the `TransportError` the retry layer reads."""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import random
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from tenacity import RetryCallState
-
-from assay.models._config import RetryPolicy
+from assay.models._transport import TransportError
 
 _RETRY_STATUS = {408, 409, 425, 429}
 _FINAL_STATUS = {400, 401, 402, 403, 404, 405, 413, 422}
@@ -89,28 +88,6 @@ def retry_after_s(exc: BaseException) -> float | None:
         if parsed is None:
             return None
         return max(0.0, parsed.timestamp() - time.time())
-
-
-def make_wait(
-    policy: RetryPolicy, *, attempts_before: int = 0
-) -> Callable[[RetryCallState], float]:
-    """Exponential backoff with jitter, replaced by Retry-After when the server sends one.
-
-    `attempts_before` shifts the exponent for a retry loop that starts after attempts
-    made outside it, so backoff keeps growing across the hand-over.
-    """
-
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if exc is not None:
-            hinted = retry_after_s(exc)
-            if hinted is not None:
-                return min(hinted, policy.max_wait_s)
-        n = state.attempt_number + attempts_before
-        backoff = policy.initial_wait_s * 2 ** (n - 1) + random.uniform(0, policy.jitter_s)
-        return float(min(backoff, policy.max_wait_s))
-
-    return wait
 
 
 CONNECTION_ERROR = "connection_error"
@@ -217,3 +194,17 @@ def describe_error(exc: BaseException, api_base: str | None = None) -> dict[str,
     code = status_of(exc)
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     return {"error_type": type(exc).__name__, "status_code": code, "message": message}
+
+
+def classify(exc: BaseException, api_base: str | None = None) -> TransportError:
+    """The `TransportError` for a failed hosted request: retryable or final, the server's
+    Retry-After, and the `describe_error` type, status and message."""
+    info = describe_error(exc, api_base)
+    retryable = is_retryable(exc)
+    return TransportError(
+        info["message"],
+        error_type=info["error_type"],
+        status_code=info["status_code"],
+        retryable=retryable,
+        retry_after_s=retry_after_s(exc) if retryable else None,
+    )

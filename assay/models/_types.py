@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,12 +39,23 @@ class RawResponse(BaseModel):
         return self.refusal is None and self.finish_reason not in ("length", "content_filter")
 
 
-class CallResult(BaseModel):
-    """A finished call: a response or an error, plus how it was obtained."""
+ResponseT = TypeVar("ResponseT", bound=BaseModel)
 
-    response: RawResponse | None = None
+
+class ModelResult(BaseModel, Generic[ResponseT]):
+    """A finished call: a response or an error, plus how it was obtained.
+
+    `attempts` counts requests sent (0 for a cache hit); `latency_s` is wall time,
+    waiting for a concurrency slot and retries included.
+    """
+
+    response: ResponseT | None = None
     error: str | None = None
     error_type: str | None = None
     attempts: int = 0
     cache_hit: bool = False
     latency_s: float = 0.0
+
+
+CallResult = ModelResult[RawResponse]
+"""The result of a chat request (hosted or local causal model)."""

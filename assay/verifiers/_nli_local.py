@@ -1,150 +1,60 @@
 """A local transformers NLI model as a verifier (`hf-nli/<dir or hub id>`).
 
 Premise = an evidence passage (split into overlapping chunks that fit the model),
-hypothesis = the claim. Batches are length-bucketed and dynamically padded, which is
-where CPU throughput comes from. torch/transformers are imported only on first use.
+hypothesis = the claim. The pairs go through a `Model` over the local NLI transport
+(assay.models), so they share the response cache and call accounting with every other
+model: a second identical run is served from the cache. torch/transformers are imported
+only on first use.
 """
 
 from __future__ import annotations
 
-import re
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from assay.core.outcomes import Status, Usage
 from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 from assay.errors import ModelConfigError
-from assay.models._local import (
-    SerialGate,
-    check_architecture,
-    check_dtype,
-    library_versions,
-    load_pretrained,
-    load_tokenizer,
-    model_fingerprint,
-    pick_device,
-    resolve_model_dir,
-)
+from assay.models import Model, ModelConfig, ModelResult, ResponseCache
+from assay.models._local_nli import PROVIDER, LocalNLITransport, PairRequest, PairScores
+from assay.verifiers._nli_chunks import EvidenceChunk, PassageChunker, token_windows
+from assay.verifiers._nli_labels import ROLES, resolve_label_roles, role_of_label
 
-ROLES = ("entailment", "neutral", "contradiction")
-PROVIDER = "hf-nli"
+__all__ = [
+    "NO_EVIDENCE",
+    "PROVIDER",
+    "ROLES",
+    "EvidenceChunk",
+    "LocalNLIVerifier",
+    "resolve_label_roles",
+    "role_of_label",
+    "token_windows",
+]
+
 NO_EVIDENCE = "no evidence provided"
-_HUGE = 1_000_000  # transformers' "no limit" model_max_length is ~1e30
-
-
-def role_of_label(name: str) -> str | None:
-    """entailment / neutral / contradiction from a label name, case- and punctuation-
-    insensitive ('ENTAILMENT', 'entails', 'Contradiction', 'neutral'). A two-class
-    model's 'not_entailment' plays the neutral role. Anything else: None."""
-    n = re.sub(r"[^a-z]", "", name.lower())
-    if n.startswith(("notentail", "nonentail")):
-        return "neutral"
-    if n.startswith("entail"):
-        return "entailment"
-    if n.startswith("contradict") or n == "contra":
-        return "contradiction"
-    if n.startswith("neutral"):
-        return "neutral"
-    return None
-
-
-def resolve_label_roles(
-    id2label: Mapping[int, str], label_map: Mapping[str, int] | None, *, model_id: str
-) -> dict[str, int]:
-    """Which output index is entailment, neutral, contradiction.
-
-    An explicit `label_map` wins; otherwise every label in the model's config must name a
-    distinct role. Entailment is required; contradiction and neutral are optional (a
-    model without a contradiction class never yields `contradicted`).
-    """
-    found = {int(k): str(v) for k, v in id2label.items()}
-    shown = ", ".join(f"{i}: {found[i]!r}" for i in sorted(found))
-    if label_map is not None:
-        roles = dict(label_map)
-        bad = sorted(set(roles) - set(ROLES))
-        if bad:
-            raise ModelConfigError(
-                f"model {model_id!r}: label_map keys must be {', '.join(ROLES)}; got {bad}"
-            )
-        if any(not isinstance(i, int) or i not in found for i in roles.values()):
-            raise ModelConfigError(
-                f"model {model_id!r}: label_map indices must be among the model's labels "
-                f"({shown}); got {roles}"
-            )
-        if len(set(roles.values())) != len(roles):
-            raise ModelConfigError(f"model {model_id!r}: label_map maps two roles to one index")
-    else:
-        roles = {}
-        for index in sorted(found):
-            role = role_of_label(found[index])
-            if role is None or role in roles:
-                roles = {}
-                break
-            roles[role] = index
-        if not roles:
-            raise ModelConfigError(
-                f"model {model_id!r}: cannot tell entailment/neutral/contradiction from the "
-                f"model's labels ({shown}); pass label_map, e.g. "
-                "{'entailment': 0, 'neutral': 1, 'contradiction': 2}"
-            )
-    if "entailment" not in roles:
-        raise ModelConfigError(
-            f"model {model_id!r}: no entailment label among the model's labels ({shown})"
-        )
-    return roles
-
-
-@dataclass(frozen=True)
-class EvidenceChunk:
-    """A window of one passage: what the model reads as the premise."""
-
-    passage_id: str
-    span: tuple[int, int]  # characters of passage.text
-    tokens: tuple[int, int]  # tokens of the passage, without special tokens
-    text: str
-
-
-def token_windows(word_ids: Sequence[int | None], size: int, overlap: int) -> list[tuple[int, int]]:
-    """Windows of at most `size` tokens covering all tokens, consecutive ones sharing
-    about `overlap` tokens; boundaries fall between words unless a word alone is longer
-    than a window."""
-    n = len(word_ids)
-    if n == 0:
-        return []
-
-    def continues(i: int) -> bool:  # token i is inside the word of token i - 1
-        return word_ids[i] is not None and word_ids[i] == word_ids[i - 1]
-
-    out: list[tuple[int, int]] = []
-    start = 0
-    while True:
-        end = min(start + size, n)
-        if end < n:
-            b = end
-            while b > start + 1 and continues(b):
-                b -= 1
-            if not continues(b):
-                end = b
-        out.append((start, end))
-        if end >= n:
-            return out
-        nxt = max(end - overlap, start + 1)
-        b = nxt
-        while b > start + 1 and continues(b):
-            b -= 1
-        start = nxt if continues(b) else b
 
 
 @dataclass
 class _Plan:
-    """One claim's share of a batch: its chunks and their rows in the pair list."""
+    """One claim's share of a call: its chunks and their rows in the pair list."""
 
     chunks: list[EvidenceChunk]
     rows: list[int]
+
+
+def _check_settings(
+    model: str, threshold: float, max_length: int, chunk_tokens: int | None, stride: int, batch: int
+) -> None:
+    if not 0.0 <= threshold < 1.0:
+        raise ModelConfigError(f"model {model!r}: threshold must be in [0, 1)")
+    if max_length < 16:
+        raise ModelConfigError(f"model {model!r}: max_length must be at least 16")
+    if chunk_tokens is not None and chunk_tokens < 8:
+        raise ModelConfigError(f"model {model!r}: chunk_tokens must be at least 8")
+    if stride < 0 or batch < 1:
+        raise ModelConfigError(f"model {model!r}: chunk_stride must be >= 0 and batch_size >= 1")
 
 
 class LocalNLIVerifier:
@@ -156,6 +66,9 @@ class LocalNLIVerifier:
     above `threshold`; otherwise `unsupported`. A claim with no evidence text is
     `unsupported` with score 0 and error "no evidence provided" (status ok: nothing
     failed, there is just nothing to support it).
+
+    `cache` (with `use_cache`/`refresh_cache`, as for LLM components) stores each scored
+    pair; a claim whose pairs all come from the cache is a cache hit with 0 attempts.
     """
 
     version = "1"
@@ -174,22 +87,25 @@ class LocalNLIVerifier:
         device: str = "cpu",
         dtype: str | None = None,
         name: str | None = None,
+        cache: ResponseCache | None = None,
+        use_cache: bool = True,
+        refresh_cache: bool = False,
     ) -> None:
         path = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
         if not path:
             raise ModelConfigError(f"model {model!r}: expected hf-nli/<directory or hub id>")
         self.model = f"{PROVIDER}/{path}"
         self.path = path
-        if not 0.0 <= threshold < 1.0:
-            raise ModelConfigError(f"model {self.model!r}: threshold must be in [0, 1)")
-        if max_length < 16:
-            raise ModelConfigError(f"model {self.model!r}: max_length must be at least 16")
-        if chunk_tokens is not None and chunk_tokens < 8:
-            raise ModelConfigError(f"model {self.model!r}: chunk_tokens must be at least 8")
-        if chunk_stride < 0 or batch_size < 1:
-            raise ModelConfigError(
-                f"model {self.model!r}: chunk_stride must be >= 0 and batch_size >= 1"
-            )
+        _check_settings(self.model, threshold, max_length, chunk_tokens, chunk_stride, batch_size)
+        options = {"device": device, "dtype": dtype}
+        config = ModelConfig(
+            model=f"{PROVIDER}/{path.rstrip('/') or path}",
+            extra_body={k: v for k, v in options.items() if v is not None},
+        )
+        self.transport = LocalNLITransport(
+            config, max_length=max_length, batch_size=batch_size, length_bucketing=length_bucketing
+        )
+        self.classifier: Model[PairRequest, PairScores] = Model(self.transport, cache)
         self.label_map = dict(label_map) if label_map is not None else None
         self.threshold = threshold
         self.max_length = max_length
@@ -198,311 +114,213 @@ class LocalNLIVerifier:
         self.batch_size = batch_size
         self.length_bucketing = length_bucketing
         self.device_option = device
-        self.dtype = check_dtype(dtype, model_id=self.model)
+        self.dtype = self.transport.dtype
+        self.use_cache = use_cache
+        self.refresh_cache = refresh_cache
         self._id = name or self.model
-        self.stats = {"pairs": 0, "batches": 0, "tokens": 0, "padded_tokens": 0}
-        self._gate = SerialGate()
-        self._load_lock = threading.Lock()
-        self._directory: Path | None = None
-        self._fingerprint: str | None = None
-        self._tokenizer: Any = None
-        self._id2label: dict[int, str] = {}
         self._roles: dict[str, int] = {}
-        self._limit = max_length
-        self._model: Any = None
-        self._device: str | None = None
+        self._chunker: PassageChunker | None = None
 
     @property
     def id(self) -> str:
         return self._id
 
-    # ---- loading -------------------------------------------------------------------
-    def _ensure_tokenizer(self) -> None:
-        """Config, labels and tokenizer: cheap, and enough to describe and chunk."""
-        with self._load_lock:
-            if self._tokenizer is not None:
-                return
-            directory = resolve_model_dir(self.path, model_id=self.model)
-            config = check_architecture("sequence-classification", directory, model_id=self.model)
-            id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
-            roles = resolve_label_roles(id2label, self.label_map, model_id=self.model)
-            tokenizer = load_tokenizer(directory, model_id=self.model)
-            if not getattr(tokenizer, "is_fast", False):
-                raise ModelConfigError(
-                    f"model {self.model!r}: needs a fast (tokenizers) tokenizer for offsets"
-                )
-            if tokenizer.pad_token_id is None:
-                raise ModelConfigError(
-                    f"model {self.model!r}: the tokenizer has no pad token; batching needs one"
-                )
-            limit = self.max_length
-            for cap in (
-                getattr(tokenizer, "model_max_length", None),
-                getattr(config, "max_position_embeddings", None),
-            ):
-                if isinstance(cap, int) and 0 < cap < _HUGE:
-                    limit = min(limit, cap)
-            self._directory, self._id2label, self._roles = directory, id2label, roles
-            self._limit, self._tokenizer = limit, tokenizer
+    @property
+    def stats(self) -> dict[str, int]:
+        """Pairs, batches, tokens and padded tokens the model has scored (not cached)."""
+        return self.transport.stats
 
-    def _ensure_model(self) -> None:
-        self._ensure_tokenizer()
-        with self._load_lock:
-            if self._model is not None:
-                return
-            assert self._directory is not None
-            device = pick_device(self.device_option, model_id=self.model)
-            self._model = load_pretrained(
-                "sequence-classification",
-                self._directory,
-                model_id=self.model,
-                device=device,
-                dtype=self.dtype,
+    @stats.setter
+    def stats(self, value: dict[str, int]) -> None:
+        self.transport.stats = value
+
+    # ---- loading -------------------------------------------------------------------
+    def _roles_of_labels(self) -> dict[str, int]:
+        if not self._roles:
+            labels = self.transport.labels()
+            self._roles = resolve_label_roles(labels, self.label_map, model_id=self.model)
+        return self._roles
+
+    def _passage_chunker(self) -> PassageChunker:
+        if self._chunker is None:
+            self._roles_of_labels()
+            self._chunker = PassageChunker(
+                self.transport.tokenizer(),
+                self.transport.limit(),
+                chunk_tokens=self.chunk_tokens,
+                chunk_stride=self.chunk_stride,
             )
-            self._device = device
+        return self._chunker
 
     def preflight(self) -> None:
         """Load now, so a bad path, model or label set fails before the first claim."""
-        self._ensure_model()
+        self._roles_of_labels()
+        self.transport.preflight()
 
     def fingerprint(self) -> str:
-        if self._fingerprint is None:
-            self._fingerprint = model_fingerprint(resolve_model_dir(self.path, model_id=self.model))
-        return self._fingerprint
+        return self.transport.files.fingerprint()
 
     def describe(self) -> dict[str, Any]:
         """Everything that decides a verdict, for the run manifest. Never raises: a model
         that cannot be read shows as null fields (and fails in preflight)."""
         try:
-            self._ensure_tokenizer()
-            fingerprint: str | None = self.fingerprint()
+            roles = self._roles_of_labels()
+            names = self.transport.labels()
             labels: dict[str, Any] | None = {
-                role: {"index": i, "name": self._id2label.get(i)} for role, i in self._roles.items()
+                role: {"index": i, "name": names.get(i)} for role, i in roles.items()
             }
         except ModelConfigError:
-            fingerprint, labels = None, None
+            labels = None
+        model = self.transport.describe()
         return {
             "kind": "nli-local",
             "id": self.id,
             "version": self.version,
             "model": self.model,
             "path": self.path,
-            "resolved_path": str(self._directory) if self._directory else None,
-            "fingerprint": fingerprint,
+            "resolved_path": model["resolved_path"],
+            "fingerprint": model["fingerprint"],
             "labels": labels,
             "label_source": "label_map" if self.label_map is not None else "config",
             "threshold": self.threshold,
             "aggregation": "max entailment over chunks",
             "max_length": self.max_length,
-            "effective_max_length": self._limit,
+            "effective_max_length": model["effective_max_length"],
             "chunk_tokens": self.chunk_tokens,
             "chunk_stride": self.chunk_stride,
             "batch_size": self.batch_size,
             "length_bucketing": self.length_bucketing,
-            "device": self._device or self.device_option,
+            "device": model["device"],
             "dtype": self.dtype,
             "parser_version": None,
-            "versions": library_versions(),
+            "versions": model["versions"],
         }
 
-    # ---- chunking --------------------------------------------------------------------
-    def _chunk_size(self, claim_tokens: int) -> int:
-        specials = int(self._tokenizer.num_special_tokens_to_add(pair=True))
-        budget = self._limit - specials - claim_tokens
-        return max(1, min(self.chunk_tokens or budget, budget))
-
-    def _claim_fits(self, claim_tokens: int) -> bool:
-        return claim_tokens <= self._limit // 2
-
-    def _chunk_passages(
-        self,
-        item: ClaimToVerify,
-        size: int,
-        encoded: Mapping[str, tuple[list[tuple[int, int]], list[int | None]]],
-    ) -> list[EvidenceChunk]:
-        overlap = min(self.chunk_stride, size // 2)
-        chunks: list[EvidenceChunk] = []
-        for passage in item.evidence:
-            offsets, word_ids = encoded[passage.text]
-            for s, e in token_windows(word_ids, size, overlap):
-                span = (offsets[s][0], offsets[e - 1][1])
-                chunks.append(
-                    EvidenceChunk(passage.id, span, (s, e), passage.text[span[0] : span[1]])
-                )
-        return chunks
-
-    def _encode_passages(
-        self, texts: Sequence[str]
-    ) -> dict[str, tuple[list[tuple[int, int]], list[int | None]]]:
-        unique = list(dict.fromkeys(texts))
-        if not unique:
-            return {}
-        enc = self._tokenizer(unique, add_special_tokens=False, return_offsets_mapping=True)
-        return {
-            text: ([(int(a), int(b)) for a, b in enc["offset_mapping"][i]], enc.word_ids(i))
-            for i, text in enumerate(unique)
-        }
-
+    # ---- chunking and planning -----------------------------------------------------
     def chunks(self, item: ClaimToVerify) -> list[EvidenceChunk]:
         """The premise windows this claim is checked against (for inspection)."""
-        self._ensure_tokenizer()
-        claim_tokens = len(self._tokenizer(item.claim, add_special_tokens=False)["input_ids"])
-        encoded = self._encode_passages([p.text for p in item.evidence])
-        return self._chunk_passages(item, self._chunk_size(claim_tokens), encoded)
+        chunker = self._passage_chunker()
+        (claim_tokens,) = chunker.claim_lengths([item.claim])
+        encoded = chunker.encode([p.text for p in item.evidence])
+        return chunker.chunks(item, chunker.size(claim_tokens), encoded)
 
-    # ---- inference -------------------------------------------------------------------
-    def _probabilities(
-        self, pairs: Sequence[tuple[str, str]], batch_size: int
-    ) -> tuple[list[list[float]], list[int]]:
-        """Softmax over the model's classes for each (premise, hypothesis), in input order,
-        and each pair's length in tokens.
+    def _not_judged(self, item: ClaimToVerify, claim_tokens: int) -> Verdict | None:
+        """The verdict of a claim the model is not asked about (no evidence, too long)."""
+        if not any(p.text.strip() for p in item.evidence):
+            return Verdict(
+                status=Status.OK,
+                label=VerdictLabel.UNSUPPORTED,
+                score=0.0,
+                error=NO_EVIDENCE,
+                attempts=1,
+            )
+        limit = self._passage_chunker().limit
+        if not self._passage_chunker().claim_fits(claim_tokens):
+            return Verdict(
+                status=Status.TRUNCATED,
+                error=f"claim has {claim_tokens} tokens; at most {limit // 2} fit "
+                f"(half of max_length {limit})",
+                attempts=1,
+            )
+        return None
 
-        Pairs are sorted by token length (when bucketing) so each batch is padded only to
-        its own longest member; results are put back in the caller's order.
-        """
-        import torch
+    def _plan(
+        self, items: Sequence[ClaimToVerify]
+    ) -> tuple[list[Verdict | _Plan], list[PairRequest]]:
+        """Each claim's chunks, and the distinct (chunk, claim) pairs to score."""
+        chunker = self._passage_chunker()
+        lengths = chunker.claim_lengths([i.claim for i in items])
+        encoded = chunker.encode([p.text for i in items for p in i.evidence])
+        plans: list[Verdict | _Plan] = []
+        pairs: list[PairRequest] = []
+        row_of: dict[tuple[str, str], int] = {}
+        for item, claim_tokens in zip(items, lengths, strict=True):
+            early = self._not_judged(item, claim_tokens)
+            if early is not None:
+                plans.append(early)
+                continue
+            chunks = chunker.chunks(item, chunker.size(claim_tokens), encoded)
+            for chunk in chunks:
+                if (chunk.text, item.claim) not in row_of:  # identical pairs are scored once
+                    row_of[(chunk.text, item.claim)] = len(pairs)
+                    pairs.append(PairRequest(premise=chunk.text, hypothesis=item.claim))
+            plans.append(_Plan(chunks, [row_of[(c.text, item.claim)] for c in chunks]))
+        return plans, pairs
 
-        if not pairs:
-            return [], []
-        tok, model = self._tokenizer, self._model
-        enc = tok(
-            [p for p, _ in pairs],
-            [h for _, h in pairs],
-            truncation="longest_first",
-            max_length=self._limit,
-        )
-        fields = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
-        lengths = [len(ids) for ids in enc["input_ids"]]
-        order = list(range(len(pairs)))
-        if self.length_bucketing:
-            order.sort(key=lambda i: lengths[i])
-        pad_left = getattr(tok, "padding_side", "right") == "left"
-        fill = {"input_ids": int(tok.pad_token_id), "token_type_ids": 0, "attention_mask": 0}
-        out: list[list[float]] = [[] for _ in pairs]
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
-                width = max(lengths[i] for i in rows)
-                tensors = {}
-                for name in fields:
-                    t = torch.full((len(rows), width), fill[name], dtype=torch.long)
-                    for r, i in enumerate(rows):
-                        values = torch.tensor(enc[name][i], dtype=torch.long)
-                        if pad_left:
-                            t[r, width - lengths[i] :] = values
-                        else:
-                            t[r, : lengths[i]] = values
-                    tensors[name] = t.to(self._device)
-                logits = model(**tensors).logits.float()
-                probs = torch.softmax(logits, dim=-1).cpu().tolist()
-                for r, i in enumerate(rows):
-                    out[i] = probs[r]
-                self.stats["batches"] += 1
-                self.stats["padded_tokens"] += width * len(rows)
-        self.stats["pairs"] += len(pairs)
-        self.stats["tokens"] += sum(lengths)
-        return out, lengths
-
+    # ---- scoring -------------------------------------------------------------------
     def pair_probabilities(
         self, pairs: Sequence[tuple[str, str]], *, batch_size: int | None = None
     ) -> list[dict[str, float]]:
-        """Role -> probability for each (premise, hypothesis), in order (blocking).
+        """Role -> probability for each (premise, hypothesis), in order (blocking; the
+        model itself, never the cache). Pairs longer than the model's limit are
+        truncated, longest sequence first."""
+        roles = self._roles_of_labels()
+        rows, _ = self.transport.score_pairs(pairs, batch_size)
+        return [{role: row[i] for role, i in roles.items()} for row in rows]
 
-        Pairs longer than the model's limit are truncated, longest sequence first.
-        """
-        self._ensure_model()
-        rows, _ = self._gate.call(self._probabilities, pairs, batch_size or self.batch_size)
-        return [{role: row[i] for role, i in self._roles.items()} for row in rows]
-
-    def _verdict(self, plan: _Plan, probs: list[list[float]], tokens: int) -> Verdict:
-        e_idx = self._roles["entailment"]
-        c_idx = self._roles.get("contradiction")
-        scored = [(chunk, probs[row]) for chunk, row in zip(plan.chunks, plan.rows, strict=True)]
+    def _verdict(
+        self, chunks: list[EvidenceChunk], probs: list[list[float]], tokens: int
+    ) -> Verdict:
+        roles = self._roles_of_labels()
+        e_idx, c_idx = roles["entailment"], roles.get("contradiction")
+        scored = list(zip(chunks, probs, strict=True))
         best_chunk, best = max(scored, key=lambda cp: cp[1][e_idx])
         p_entail = min(1.0, max(0.0, best[e_idx]))
-        p_contra: float | None = None
-        contra: tuple[EvidenceChunk, float] | None = None
-        if c_idx is not None:
-            p_contra = max(p[c_idx] for _, p in scored)
-            for chunk, p in scored:
-                top = max(range(len(p)), key=p.__getitem__)
-                wins = top == c_idx and p[c_idx] > self.threshold
-                if wins and (contra is None or p[c_idx] > contra[1]):
-                    contra = (chunk, p[c_idx])
+        p_contra = max(p[c_idx] for _, p in scored) if c_idx is not None else None
+        contra = self._strongest_contradiction(scored, c_idx)
         if p_entail > self.threshold:
-            label, used = VerdictLabel.SUPPORTED, (best_chunk, p_entail)
+            label, (chunk, chunk_score) = VerdictLabel.SUPPORTED, (best_chunk, p_entail)
         elif contra is not None:
-            label, used = VerdictLabel.CONTRADICTED, contra
+            label, (chunk, chunk_score) = VerdictLabel.CONTRADICTED, contra
         else:
-            label, used = VerdictLabel.UNSUPPORTED, (best_chunk, p_entail)
-        chunk, chunk_score = used
+            label, (chunk, chunk_score) = VerdictLabel.UNSUPPORTED, (best_chunk, p_entail)
+        use = EvidenceUse(
+            passage_id=chunk.passage_id, span=chunk.span, score=min(1.0, max(0.0, chunk_score))
+        )
         return Verdict(
             status=Status.OK,
             label=label,
             score=p_entail,
-            evidence=[
-                EvidenceUse(
-                    passage_id=chunk.passage_id,
-                    span=chunk.span,
-                    score=min(1.0, max(0.0, chunk_score)),
-                )
-            ],
+            evidence=[use],
             parsed={
                 "p_entailment": p_entail,
                 "p_contradiction": p_contra,
-                "chunks": len(plan.chunks),
-                "best_chunk_probs": {role: best[i] for role, i in self._roles.items()},
+                "chunks": len(chunks),
+                "best_chunk_probs": {role: best[i] for role, i in roles.items()},
             },
             usage=Usage(prompt_tokens=tokens, total_tokens=tokens),
             attempts=1,
         )
 
-    def _verify_sync(self, items: Sequence[ClaimToVerify]) -> list[Verdict]:
-        self._ensure_model()
-        claims = self._tokenizer([i.claim for i in items], add_special_tokens=False)
-        claim_lengths = [len(ids) for ids in claims["input_ids"]]
-        encoded = self._encode_passages([p.text for i in items for p in i.evidence])
-        results: list[Verdict | _Plan] = []
-        pairs: list[tuple[str, str]] = []
-        row_of: dict[tuple[str, str], int] = {}
-        for item, n_claim in zip(items, claim_lengths, strict=True):
-            if not any(p.text.strip() for p in item.evidence):
-                results.append(
-                    Verdict(
-                        status=Status.OK,
-                        label=VerdictLabel.UNSUPPORTED,
-                        score=0.0,
-                        error=NO_EVIDENCE,
-                        attempts=1,
-                    )
-                )
-                continue
-            if not self._claim_fits(n_claim):
-                results.append(
-                    Verdict(
-                        status=Status.TRUNCATED,
-                        error=f"claim has {n_claim} tokens; at most {self._limit // 2} fit "
-                        f"(half of max_length {self._limit})",
-                        attempts=1,
-                    )
-                )
-                continue
-            chunks = self._chunk_passages(item, self._chunk_size(n_claim), encoded)
-            rows = []
-            for chunk in chunks:
-                key = (chunk.text, item.claim)
-                if key not in row_of:  # identical pairs are scored once
-                    row_of[key] = len(pairs)
-                    pairs.append(key)
-                rows.append(row_of[key])
-            results.append(_Plan(chunks, rows))
-        probs, lengths = self._probabilities(pairs, self.batch_size)
-        return [
-            r
-            if isinstance(r, Verdict)
-            else self._verdict(r, probs, sum(lengths[i] for i in r.rows))
-            for r in results
-        ]
+    def _strongest_contradiction(
+        self, scored: list[tuple[EvidenceChunk, list[float]]], c_idx: int | None
+    ) -> tuple[EvidenceChunk, float] | None:
+        """The chunk whose most likely class is contradiction above the threshold, with
+        the highest contradiction probability (the first such on ties)."""
+        contra: tuple[EvidenceChunk, float] | None = None
+        if c_idx is None:
+            return None
+        for chunk, p in scored:
+            top = max(range(len(p)), key=p.__getitem__)
+            wins = top == c_idx and p[c_idx] > self.threshold
+            if wins and (contra is None or p[c_idx] > contra[1]):
+                contra = (chunk, p[c_idx])
+        return contra
+
+    def _judge(self, plan: _Plan, results: list[ModelResult[PairScores]]) -> Verdict:
+        """A claim's verdict from its pairs' results, with their accounting."""
+        parts = [results[row] for row in plan.rows]
+        attempts = max(r.attempts for r in parts)
+        scores = [r.response for r in parts if r.response is not None]
+        if len(scores) < len(parts):
+            error = next(r.error for r in parts if r.response is None)
+            return Verdict(status=Status.API_ERROR, error=error, attempts=attempts)
+        verdict = self._verdict(
+            plan.chunks, [s.probabilities for s in scores], sum(s.tokens for s in scores)
+        )
+        verdict.cache_hit = all(r.cache_hit for r in parts)
+        verdict.attempts = 0 if verdict.cache_hit else max(attempts, 1)
+        return verdict
 
     async def verify_many(self, items: list[ClaimToVerify]) -> list[Verdict]:
         """Verdicts for many claims in input order, all pairs batched together.
@@ -515,12 +333,17 @@ class LocalNLIVerifier:
             return []
         started = time.perf_counter()
         try:
-            verdicts = await self._gate.run(self._verify_sync, items)
+            plans, pairs = await self.transport.gate.run(self._plan, items)
         except ModelConfigError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # a tokenizer failure: every claim's recorded api_error
             error = f"{type(exc).__name__}: {exc}"
-            verdicts = [Verdict(status=Status.API_ERROR, error=error, attempts=1) for _ in items]
+            plans = [Verdict(status=Status.API_ERROR, error=error, attempts=1) for _ in items]
+            pairs = []
+        results = await self.classifier.complete_many(
+            pairs, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+        )
+        verdicts = [p if isinstance(p, Verdict) else self._judge(p, results) for p in plans]
         elapsed = time.perf_counter() - started
         for v in verdicts:
             v.latency_s = elapsed

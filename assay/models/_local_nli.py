@@ -1,0 +1,277 @@
+"""The local NLI transport (`hf-nli/<dir or hub id>`): a transformers sequence-
+classification model scoring (premise, hypothesis) pairs, many per call.
+
+Batches are length-bucketed and dynamically padded, which is where CPU throughput comes
+from. Which class means entailment is the verifier's business (assay.verifiers); this
+transport returns the model's class probabilities in its own label order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.core.outcomes import Usage
+from assay.errors import ModelConfigError
+from assay.models._cache import CACHE_SCHEMA_VERSION, canonical_json
+from assay.models._config import ModelConfig
+from assay.models._hf import (
+    LocalModelFiles,
+    LocalOptions,
+    SerialGate,
+    check_architecture,
+    library_versions,
+    load_pretrained,
+    load_tokenizer,
+    pick_device,
+)
+from assay.models._transport import TransportError
+
+PROVIDER = "hf-nli"
+_HUGE = 1_000_000  # transformers' "no limit" model_max_length is ~1e30
+
+
+class PairRequest(BaseModel):
+    """One (premise, hypothesis) pair to classify."""
+
+    model_config = ConfigDict(frozen=True)
+
+    premise: str
+    hypothesis: str
+
+
+class PairScores(BaseModel):
+    """The model's class probabilities for one pair (label order of the model's config),
+    and the pair's length in tokens after truncation."""
+
+    probabilities: list[float]
+    tokens: int
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(prompt_tokens=self.tokens, total_tokens=self.tokens)
+
+
+class LocalNLITransport:
+    """Scores premise/hypothesis pairs with a local NLI model, one batch call at a time.
+
+    `max_length` caps a pair (further capped by the model's own limit); `batch_size` pairs
+    go through the model at once. A model that cannot be loaded raises
+    `ModelConfigError`; a failure during inference is the batch's `TransportError`.
+    """
+
+    request_type: ClassVar[type[BaseModel]] = PairRequest
+    response_type = PairScores
+    max_concurrency = 1
+    not_chat = (
+        "hf-nli models are verifiers, not chat models; use them as a verifier "
+        "(assay.verifiers.LocalNLIVerifier({model!r}))"
+    )
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        max_length: int = 512,
+        batch_size: int = 32,
+        length_bucketing: bool = True,
+    ) -> None:
+        options = LocalOptions(config, PROVIDER)
+        self.config = config
+        self.path = options.path
+        self.files = LocalModelFiles(options.path, config.model)
+        self.device_option = options.device or "cpu"
+        self.dtype = options.dtype
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.length_bucketing = length_bucketing
+        self.stats = {"pairs": 0, "batches": 0, "tokens": 0, "padded_tokens": 0}
+        self.gate = SerialGate()
+        self._load_lock = threading.Lock()
+        self._key_prefix: bytes | None = None
+        self._tokenizer: Any = None
+        self._id2label: dict[int, str] = {}
+        self._limit = max_length
+        self._model: Any = None
+        self._device: str | None = None
+
+    # ---- loading -------------------------------------------------------------------
+    def _load_tokenizer(self) -> None:
+        """Config, labels and tokenizer: cheap, and enough to describe, chunk and key."""
+        with self._load_lock:
+            if self._tokenizer is not None:
+                return
+            model_id = self.config.model
+            directory = self.files.directory()
+            config = check_architecture("sequence-classification", directory, model_id=model_id)
+            tokenizer = load_tokenizer(directory, model_id=model_id)
+            if not getattr(tokenizer, "is_fast", False):
+                raise ModelConfigError(
+                    f"model {model_id!r}: needs a fast (tokenizers) tokenizer for offsets"
+                )
+            if tokenizer.pad_token_id is None:
+                raise ModelConfigError(
+                    f"model {model_id!r}: the tokenizer has no pad token; batching needs one"
+                )
+            limit = self.max_length
+            for cap in (
+                getattr(tokenizer, "model_max_length", None),
+                getattr(config, "max_position_embeddings", None),
+            ):
+                if isinstance(cap, int) and 0 < cap < _HUGE:
+                    limit = min(limit, cap)
+            self._id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+            self._limit, self._tokenizer = limit, tokenizer
+
+    def _load_model(self) -> None:
+        self._load_tokenizer()
+        with self._load_lock:
+            if self._model is not None:
+                return
+            device = pick_device(self.device_option, model_id=self.config.model)
+            self._model = load_pretrained(
+                "sequence-classification",
+                self.files.directory(),
+                model_id=self.config.model,
+                device=device,
+                dtype=self.dtype,
+            )
+            self._device = device
+
+    def preflight(self) -> None:
+        """Load now, so a bad path or model fails before the first pair."""
+        self._load_model()
+
+    def tokenizer(self) -> Any:
+        self._load_tokenizer()
+        return self._tokenizer
+
+    def labels(self) -> dict[int, str]:
+        """The model's output index -> label name, from its config."""
+        self._load_tokenizer()
+        return dict(self._id2label)
+
+    def limit(self) -> int:
+        """Tokens a pair may have: `max_length` capped by the model's own limit."""
+        self._load_tokenizer()
+        return self._limit
+
+    # ---- identity ------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        directory, fingerprint = self.files.identity()
+        return {
+            "kind": PROVIDER,
+            "model": self.config.model,
+            "path": self.path,
+            "resolved_path": directory,
+            "fingerprint": fingerprint,
+            "max_length": self.max_length,
+            "effective_max_length": self._limit,
+            "batch_size": self.batch_size,
+            "length_bucketing": self.length_bucketing,
+            "device": self._device or self.device_option,
+            "dtype": self.dtype,
+            "versions": library_versions(),
+        }
+
+    def cache_key(self, request: PairRequest) -> str:
+        """SHA-256 over the model's fingerprint, the truncation limit, device and dtype,
+        and the pair: a new checkpoint or a shorter window never reuses old scores."""
+        if self._key_prefix is None:
+            identity = {
+                "cache_schema": CACHE_SCHEMA_VERSION,
+                "transport": PROVIDER,
+                "model": self.config.model,
+                "fingerprint": self.files.fingerprint(),
+                "max_length": self.limit(),
+                "extra_body": {"device": self.device_option, "dtype": self.dtype},
+            }
+            self._key_prefix = canonical_json(identity).encode() + b"\0"
+        pair = canonical_json([request.premise, request.hypothesis]).encode()
+        return hashlib.sha256(self._key_prefix + pair).hexdigest()
+
+    # ---- inference -----------------------------------------------------------------
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], batch_size: int | None = None
+    ) -> tuple[list[list[float]], list[int]]:
+        """Class probabilities and token length of each (premise, hypothesis), in input
+        order (blocking, uncached). Pairs longer than the limit are truncated, longest
+        sequence first."""
+        self._load_model()
+        return self.gate.call(self._probabilities, pairs, batch_size or self.batch_size)
+
+    def _probabilities(
+        self, pairs: Sequence[tuple[str, str]], batch_size: int
+    ) -> tuple[list[list[float]], list[int]]:
+        """Pairs are sorted by token length (when bucketing) so each batch is padded only
+        to its own longest member; results are put back in the caller's order."""
+        import torch
+
+        if not pairs:
+            return [], []
+        enc = self._tokenizer(
+            [p for p, _ in pairs],
+            [h for _, h in pairs],
+            truncation="longest_first",
+            max_length=self._limit,
+        )
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        order = list(range(len(pairs)))
+        if self.length_bucketing:
+            order.sort(key=lambda i: lengths[i])
+        out: list[list[float]] = [[] for _ in pairs]
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                rows = order[start : start + batch_size]
+                logits = self._model(**self._padded(enc, rows, lengths)).logits.float()
+                for r, probs in zip(
+                    rows, torch.softmax(logits, dim=-1).cpu().tolist(), strict=True
+                ):
+                    out[r] = probs
+                self.stats["batches"] += 1
+                self.stats["padded_tokens"] += max(lengths[i] for i in rows) * len(rows)
+        self.stats["pairs"] += len(pairs)
+        self.stats["tokens"] += sum(lengths)
+        return out, lengths
+
+    def _padded(self, enc: Any, rows: list[int], lengths: list[int]) -> dict[str, Any]:
+        """The batch's tensors, padded to its longest member on the tokenizer's side."""
+        import torch
+
+        tok = self._tokenizer
+        width = max(lengths[i] for i in rows)
+        pad_left = getattr(tok, "padding_side", "right") == "left"
+        fill = {"input_ids": int(tok.pad_token_id), "token_type_ids": 0, "attention_mask": 0}
+        tensors = {}
+        for name in (k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc):
+            t = torch.full((len(rows), width), fill[name], dtype=torch.long)
+            for r, i in enumerate(rows):
+                values = torch.tensor(enc[name][i], dtype=torch.long)
+                if pad_left:
+                    t[r, width - lengths[i] :] = values
+                else:
+                    t[r, : lengths[i]] = values
+            tensors[name] = t.to(self._device)
+        return tensors
+
+    def _score(self, requests: Sequence[PairRequest]) -> list[PairScores]:
+        self._load_model()
+        pairs = [(r.premise, r.hypothesis) for r in requests]
+        probs, lengths = self._probabilities(pairs, self.batch_size)
+        return [PairScores(probabilities=p, tokens=n) for p, n in zip(probs, lengths, strict=True)]
+
+    async def send_batch(self, requests: Sequence[PairRequest]) -> list[PairScores]:
+        """All pairs in one worker-thread call, batched and bucketed together."""
+        try:
+            return await self.gate.run(self._score, requests)
+        except ModelConfigError:
+            raise
+        except Exception as exc:  # an inference failure is the batch's recorded api_error
+            raise TransportError.final(exc) from exc
+
+    async def send(self, request: PairRequest) -> PairScores:
+        return (await self.send_batch([request]))[0]

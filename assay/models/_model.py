@@ -1,0 +1,158 @@
+"""A model = a transport wrapped once with cache, concurrency bound, retries and accounting.
+
+Every transport (litellm, local causal LM, local NLI, a plugin's, the test mock) gets the
+same layers here; no transport implements any of them itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from functools import partial
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from assay.models._cache import ResponseCache
+from assay.models._config import ModelConfig
+from assay.models._layers import Accounting, CachedResponses, ConcurrencyLimit, Retrier
+from assay.models._transport import Transport, TransportError
+from assay.models._types import ModelResult
+from assay.redaction import scrub_text
+
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT", bound=BaseModel)
+
+
+def failed_result(exc: TransportError, started: float) -> ModelResult[Any]:
+    """A request's failure as a recorded result (credentials scrubbed from the text)."""
+    return ModelResult(
+        error=scrub_text(exc.render()),
+        error_type=exc.error_type,
+        attempts=exc.attempts,
+        latency_s=time.perf_counter() - started,
+    )
+
+
+class Model(Generic[RequestT, ResponseT]):
+    """Answers requests through `transport`: from the cache when it can, else within the
+    concurrency bound with finite retries; every result is added to `accounting`.
+
+    `use_cache=False` neither reads nor writes the cache; `refresh_cache=True` sends
+    anyway and overwrites the entry.
+    """
+
+    def __init__(
+        self, transport: Transport[RequestT, ResponseT], cache: ResponseCache | None = None
+    ) -> None:
+        self.transport = transport
+        self.cache = cache
+        self.cached = CachedResponses(cache, transport.cache_key, transport.response_type)
+        self.limit = ConcurrencyLimit(transport.max_concurrency)
+        self.retrier = Retrier(transport.config.retry)
+        self.accounting = Accounting()
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.transport.config
+
+    def describe(self) -> dict[str, Any]:
+        return self.transport.describe()
+
+    def cache_key(self, request: RequestT) -> str:
+        """The response-cache key for a request (also read by `assay run --dry-run`)."""
+        return self.transport.cache_key(request)
+
+    def preflight(self) -> None:
+        """Let the transport fail early (missing credentials, a model that cannot load)."""
+        check = getattr(self.transport, "preflight", None)
+        if check is not None:
+            check()
+
+    @property
+    def stop_if_unreachable(self) -> bool:
+        return bool(getattr(self.transport, "stop_if_unreachable", False))
+
+    @stop_if_unreachable.setter
+    def stop_if_unreachable(self, value: bool) -> None:
+        """A run sets it: a transport that knows its server never answered then stops it."""
+        if hasattr(self.transport, "stop_if_unreachable"):
+            self.transport.stop_if_unreachable = value
+
+    def _finish(self, result: ModelResult[ResponseT]) -> ModelResult[ResponseT]:
+        self.accounting.add(result)
+        return result
+
+    async def complete(
+        self, request: RequestT, *, use_cache: bool = True, refresh_cache: bool = False
+    ) -> ModelResult[ResponseT]:
+        """One request's response or recorded error; fatal errors propagate."""
+        started = time.perf_counter()
+        key = self.cached.key(request) if use_cache or refresh_cache else None
+        if use_cache and not refresh_cache:
+            hit = self.cached.read(key)
+            if hit is not None:
+                elapsed = time.perf_counter() - started
+                return self._finish(ModelResult(response=hit, cache_hit=True, latency_s=elapsed))
+        try:
+            async with self.limit:
+                raw, attempts = await self.retrier.call(partial(self.transport.send, request))
+        except TransportError as exc:
+            return self._finish(failed_result(exc, started))
+        self.cached.write(key, raw)
+        elapsed = time.perf_counter() - started
+        return self._finish(ModelResult(response=raw, attempts=attempts, latency_s=elapsed))
+
+    async def complete_many(
+        self, requests: Sequence[RequestT], *, use_cache: bool = True, refresh_cache: bool = False
+    ) -> list[ModelResult[ResponseT]]:
+        """Results in request order. A transport with `send_batch` gets every cache miss
+        in one call (one slot, retried as a whole); others get concurrent `complete`s.
+        Every result's `latency_s` is the whole call's wall time."""
+        if getattr(self.transport, "send_batch", None) is None:
+            coros = (
+                self.complete(r, use_cache=use_cache, refresh_cache=refresh_cache) for r in requests
+            )
+            return list(await asyncio.gather(*coros))
+        started = time.perf_counter()
+        keys = [self.cached.key(r) if use_cache or refresh_cache else None for r in requests]
+        read = use_cache and not refresh_cache
+        results: list[ModelResult[ResponseT] | None] = [
+            _hit(self.cached.read(k)) if read else None for k in keys
+        ]
+        misses = [i for i, r in enumerate(results) if r is None]
+        if misses:
+            for i, result in zip(
+                misses, await self._send_batch(requests, misses, keys, started), strict=True
+            ):
+                results[i] = result
+        elapsed = time.perf_counter() - started
+        done = [r for r in results if r is not None]
+        for result in done:
+            result.latency_s = elapsed
+            self.accounting.add(result)
+        return done
+
+    async def _send_batch(
+        self,
+        requests: Sequence[RequestT],
+        misses: list[int],
+        keys: list[str | None],
+        started: float,
+    ) -> list[ModelResult[ResponseT]]:
+        send_batch = self.transport.send_batch  # type: ignore[attr-defined]
+        try:
+            async with self.limit:
+                raws, attempts = await self.retrier.call(
+                    partial(send_batch, [requests[i] for i in misses])
+                )
+        except TransportError as exc:
+            return [failed_result(exc, started) for _ in misses]
+        for i, raw in zip(misses, raws, strict=True):
+            self.cached.write(keys[i], raw)
+        return [ModelResult(response=raw, attempts=attempts) for raw in raws]
+
+
+def _hit(response: ResponseT | None) -> ModelResult[ResponseT] | None:
+    return None if response is None else ModelResult(response=response, cache_hit=True)
