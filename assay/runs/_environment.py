@@ -27,6 +27,12 @@ TRACKED_PACKAGES = (
     "instructor",
     "transformers",
     "torch",
+    # field libraries behind retrieval and metrics (issue 8)
+    "bm25s",
+    "scipy",
+    "scikit-learn",
+    "krippendorff",
+    "sentence-transformers",
 )
 
 
