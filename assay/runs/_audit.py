@@ -8,9 +8,11 @@ planned. This module finds those cases, so the metrics and the manifest can say
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from assay.core.manifest import Manifest
 from assay.core.records import VerificationRecord
 from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, latest_records
@@ -34,7 +36,7 @@ def _count_problem(path: Path, what: str, recorded: int, planned: Any) -> list[s
     return [f"{path}: {recorded} of {planned} planned {what} recorded"]
 
 
-def audit_run(run_dir: Path, manifest: dict[str, Any]) -> list[str]:
+def audit_run(run_dir: Path, manifest: Manifest) -> list[str]:
     """One line per problem: a torn last line (file:line), or fewer records than planned."""
     problems = []
     for name in RECORD_FILES:
@@ -44,24 +46,26 @@ def audit_run(run_dir: Path, manifest: dict[str, Any]) -> list[str]:
     judgments = run_dir / JUDGMENTS_FILE
     if judgments.is_file():
         recorded = len(latest_records(judgments))
-        planned = manifest.get("planned_judgments")
+        planned = manifest.planned_judgments
         problems += _count_problem(judgments, "judgments", recorded, planned)
-    fact = manifest.get("factuality") or {}
+    fact = manifest.factuality
     verifications = run_dir / VERIFICATIONS_FILE
-    if verifications.is_file() and fact.get("planned_verifications") is not None:
+    if verifications.is_file() and fact is not None and fact.planned_verifications is not None:
         keys = {r.key for r in iter_jsonl(verifications, VerificationRecord)}
-        planned = fact.get("planned_verifications")
+        planned = fact.planned_verifications
         problems += _count_problem(verifications, "verifications", len(keys), planned)
     return problems
 
 
-def resume_hint(manifest: dict[str, Any], run_dir: Path) -> str:
-    spec = manifest.get("spec_path") or "SPEC"
+def resume_hint(manifest: Manifest | Mapping[str, Any], run_dir: Path) -> str:
+    """The command that resumes a run (the manifest as the model or as read from disk)."""
+    path = manifest.spec_path if isinstance(manifest, Manifest) else manifest.get("spec_path")
+    spec = path or "SPEC"
     return f"resume the run to redo the missing work: assay run {spec} --output-dir {run_dir}"
 
 
 def mark_incomplete(
-    run_dir: Path, manifest: dict[str, Any], metrics: dict[str, Any], problems: list[str]
+    run_dir: Path, manifest: Manifest, metrics: dict[str, Any], problems: list[str]
 ) -> None:
     """Label metrics and manifest as covering fewer items than planned (in place)."""
     if not problems:
@@ -69,7 +73,7 @@ def mark_incomplete(
     hint = resume_hint(manifest, run_dir)
     metrics["complete"] = False
     metrics["incomplete"] = problems
-    if manifest.get("status") in ("complete", None):
-        manifest["status"] = "interrupted"
-    manifest["message"] = f"{problems[0]}; {hint}"
-    manifest["incomplete"] = problems
+    if manifest.status in ("complete", None):
+        manifest.status = "interrupted"
+    manifest.message = f"{problems[0]}; {hint}"
+    manifest.incomplete = problems

@@ -6,16 +6,11 @@ is unscored, never supported) without calling any model.
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from assay.errors import RunError
-from assay.runs._environment import environment
-from assay.runs._factuality import stage_stats
+from assay.runs._manifest import factuality_section, imported_manifest
 from assay.runs._metrics import (
     ANSWERS_FILE,
     CLAIMS_FILE,
@@ -27,6 +22,7 @@ from assay.runs._rundir import check_new_dir
 from assay.runs._store import (
     MANIFEST_FILE,
     METRICS_FILE,
+    AnswerRow,
     write_json_atomic,
     write_jsonl_atomic,
     write_manifest,
@@ -64,57 +60,28 @@ def import_medscore_run(
     except Exception:  # no output.jsonl among the sources: nothing to compare with
         reported = {}
     write_json_atomic(run / METRICS_FILE, metrics)
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    manifest = {
-        "manifest_version": 1,
-        "run_id": uuid.uuid4().hex,
-        "name": f"import:{Path(source).name}",
-        "status": "complete",
-        "message": "imported from MedScore output files; no model was called",
-        "created_at": now,
-        "finished_at": now,
-        "environment": environment(Path.cwd()),
-        "imported_from": {"tool": "MedScore", "source": str(Path(source).resolve())},
-        "spec": {"bootstrap": n_boot, "seed": seed},
-        "factuality": {
-            "datasets": [{"name": dataset, "path": str(source)}],
-            "decomposer": {"kind": "imported", "id": "medscore", "stats": stage_stats(sentences)},
-            "verifiers": [
-                {"kind": "imported", "id": "medscore", "stats": stage_stats(verifications)}
-            ],
-            "planned_verifications": len(verifications),
-            "recorded_verifications": len(verifications),
-            "reported_scores": {
-                "n": len(reported),
-                "mean": _mean([v for v in reported.values() if v is not None]),
-            },
-        },
-        "outputs": {
-            "run_dir": str(run.resolve()),
-            "manifest": MANIFEST_FILE,
-            "metrics": METRICS_FILE,
-            "sentences": SENTENCES_FILE,
-            "claims": CLAIMS_FILE,
-            "verifications": VERIFICATIONS_FILE,
+    described = {
+        "datasets": [{"name": dataset, "path": str(source)}],
+        "decomposer": {"kind": "imported", "id": "medscore"},
+        "verifiers": [{"kind": "imported", "id": "medscore"}],
+        "reported_scores": {
+            "n": len(reported),
+            "mean": _mean([v for v in reported.values() if v is not None]),
         },
     }
+    section = factuality_section(
+        described, sentences, verifications, len(verifications), n_claims=len(claims)
+    )
+    spec = {"bootstrap": n_boot, "seed": seed}
+    manifest = imported_manifest(Path(source), run, tool="MedScore", spec=spec, factuality=section)
     write_manifest(run / MANIFEST_FILE, manifest)
     return metrics
 
 
-class _Answer(BaseModel):
-    """One line of answers.jsonl: MedScore's files carry no answer text or gold score."""
-
-    dataset: str
-    answer_id: str
-    question: str | None = None
-    answer_chars: int | None = None
-    gold_factuality: float | None = None
-
-
-def _answers(dataset: str, ids: list[str]) -> list[_Answer]:
-    """The response universe: responses with no claim exist only here (0-claim rate)."""
-    return [_Answer(dataset=dataset, answer_id=i) for i in ids]
+def _answers(dataset: str, ids: list[str]) -> list[AnswerRow]:
+    """The response universe: responses with no claim exist only here (0-claim rate).
+    MedScore's files carry no answer text or gold score."""
+    return [AnswerRow(dataset=dataset, answer_id=i) for i in ids]
 
 
 def _mean(values: list[float]) -> float | None:

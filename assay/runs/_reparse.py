@@ -7,13 +7,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assay.core.manifest import Manifest, Reparse
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.errors import RunError
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._audit import audit_run, mark_incomplete
-from assay.runs._manifest import judge_stats
+from assay.runs._manifest import judge_stats, load_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._store import (
     JUDGMENTS_FILE,
@@ -21,16 +22,16 @@ from assay.runs._store import (
     METRICS_FILE,
     latest_records,
     write_json_atomic,
+    write_jsonl_atomic,
     write_manifest,
 )
 
 
-def _prompts_for(manifest: dict[str, Any]) -> dict[str, Prompt]:
-    spec = manifest.get("spec") or {}
-    base = Path(manifest.get("spec_path", ".")).parent
-    registry = PromptRegistry([base / d for d in spec.get("prompt_dirs", [])])
+def _prompts_for(manifest: Manifest) -> dict[str, Prompt]:
+    base = Path(manifest.spec_path or ".").parent
+    registry = PromptRegistry([base / d for d in manifest.spec.get("prompt_dirs", [])])
     prompts: dict[str, Prompt] = {}
-    for judge in manifest.get("judges", []):
+    for judge in manifest.judges:
         info = judge.get("prompt")
         if not info:
             continue
@@ -45,11 +46,11 @@ def _prompts_for(manifest: dict[str, Any]) -> dict[str, Prompt]:
     return prompts
 
 
-def _check_reparsable(run: Path, manifest: dict[str, Any]) -> None:
+def _check_reparsable(run: Path, manifest: Manifest) -> None:
     """Re-parsing rewrites judgments.jsonl; a run without one has nothing to re-parse."""
     if (run / JUDGMENTS_FILE).is_file():
         return
-    imported = (manifest.get("imported_from") or {}).get("tool")
+    imported = (manifest.imported_from or {}).get("tool")
     if imported:
         raise RunError(
             f"imported from {imported}: its verdicts were parsed at import and there are no "
@@ -64,10 +65,10 @@ def _check_reparsable(run: Path, manifest: dict[str, Any]) -> None:
     )
 
 
-def _metrics_for(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def _metrics_for(run: Path, manifest: Manifest) -> dict[str, Any]:
     from assay.runs._metrics import compute_metrics
 
-    spec = manifest.get("spec") or {}
+    spec = manifest.spec
     return compute_metrics(
         run,
         n_boot=int(spec.get("bootstrap", 1000)),
@@ -81,7 +82,7 @@ def recompute_run(run_dir: str | Path) -> list[str]:
     last line, fewer records than planned); with any, the metrics say `complete: false`
     and the manifest stops claiming `complete`."""
     run = Path(run_dir)
-    manifest = read_run_manifest(run)
+    manifest = load_manifest(read_run_manifest(run), run)
     problems = audit_run(run, manifest)
     metrics = _metrics_for(run, manifest)
     mark_incomplete(run, manifest, metrics, problems)
@@ -100,8 +101,8 @@ def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]
     """`reparse_run`, plus the problems `recompute_run` would report (checked before the
     judgments file is rewritten, which drops a torn last line)."""
     run = Path(run_dir)
-    manifest = read_run_manifest(run)
-    if manifest.get("status") == "running":
+    manifest = load_manifest(read_run_manifest(run), run)
+    if manifest.status == "running":
         raise RunError(
             "run is still running (or crashed); resume it before re-parsing",
             file=run / MANIFEST_FILE,
@@ -109,7 +110,46 @@ def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]
     _check_reparsable(run, manifest)
     problems = audit_run(run, manifest)
     prompts = _prompts_for(manifest)
-    records = latest_records(run / JUDGMENTS_FILE)
+    updated, changes = _reparsed(latest_records(run / JUDGMENTS_FILE), prompts)
+    backup = run / f"{JUDGMENTS_FILE}.before-reparse"
+    shutil.copyfile(run / JUDGMENTS_FILE, backup)
+    write_jsonl_atomic(run / JUDGMENTS_FILE, updated)
+
+    metrics = _metrics_for(run, manifest)
+    mark_incomplete(run, manifest, metrics, problems)
+    write_json_atomic(run / METRICS_FILE, metrics)
+    _restat_judges(manifest, updated)
+    reparse = Reparse(
+        from_parser=manifest.parser_version,
+        to_parser=PARSER_VERSION,
+        changes=changes,
+        backup=backup.name,
+    )
+    manifest.reparses = [*manifest.reparses, reparse]
+    manifest.parser_version = PARSER_VERSION
+    write_manifest(run / MANIFEST_FILE, manifest)
+    return changes, problems
+
+
+def _restat_judges(manifest: Manifest, records: list[JudgmentRecord]) -> None:
+    """Judge counters recomputed from the re-parsed records; the planned counts stay."""
+    by_judge: dict[str, list[JudgmentRecord]] = {}
+    for rec in records:
+        by_judge.setdefault(rec.judge_id, []).append(rec)
+    judges = []
+    for judge in manifest.judges:
+        planned = judge.get("stats", {}).get("planned", 0)
+        entry = {**judge, "stats": judge_stats(by_judge.get(judge["id"], []), planned)}
+        if judge.get("parser_version"):
+            entry["parser_version"] = PARSER_VERSION
+        judges.append(entry)
+    manifest.judges = judges
+
+
+def _reparsed(
+    records: dict[Any, JudgmentRecord], prompts: dict[str, Prompt]
+) -> tuple[list[JudgmentRecord], dict[str, int]]:
+    """Each record with its raw output parsed again, and the status transitions."""
     changes: Counter[str] = Counter()
     updated: list[JudgmentRecord] = []
     for record in records.values():
@@ -138,33 +178,4 @@ def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]
         if new.status != record.status:
             changes[f"{record.status.value}->{new.status.value}"] += 1
         updated.append(new)
-    backup = run / f"{JUDGMENTS_FILE}.before-reparse"
-    shutil.copyfile(run / JUDGMENTS_FILE, backup)
-    tmp = run / f".{JUDGMENTS_FILE}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        for rec in updated:
-            fh.write(rec.model_dump_json() + "\n")
-    tmp.replace(run / JUDGMENTS_FILE)
-
-    metrics = _metrics_for(run, manifest)
-    mark_incomplete(run, manifest, metrics, problems)
-    write_json_atomic(run / METRICS_FILE, metrics)
-    by_judge: dict[str, list[JudgmentRecord]] = {}
-    for rec in updated:
-        by_judge.setdefault(rec.judge_id, []).append(rec)
-    for judge in manifest.get("judges", []):
-        planned = judge.get("stats", {}).get("planned", 0)
-        judge["stats"] = judge_stats(by_judge.get(judge["id"], []), planned)
-        if judge.get("parser_version"):
-            judge["parser_version"] = PARSER_VERSION
-    manifest.setdefault("reparses", []).append(
-        {
-            "from_parser": manifest.get("parser_version"),
-            "to_parser": PARSER_VERSION,
-            "changes": dict(changes),
-            "backup": backup.name,
-        }
-    )
-    manifest["parser_version"] = PARSER_VERSION
-    write_manifest(run / MANIFEST_FILE, manifest)
-    return dict(changes), problems
+    return updated, dict(changes)

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import copy
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from assay.core.manifest import Manifest
 from assay.errors import RunError
 from assay.redaction import redact
-from assay.runs._spec import RunSpec
+from assay.runs._spec import LoadedSpec, RunSpec
 
 # Fields that never change a record or a metric: the run's naming and where its files
 # go, the failure policy (re-applied to all records at the end) ...
@@ -74,17 +76,14 @@ def spec_changes(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path or 'spec'}: {_fmt(old)} → {_fmt(new)}"]
 
 
-def check_same_spec(
-    manifest: dict[str, Any], raw: dict[str, Any], sha256: str, where: Path
-) -> None:
+def check_same_spec(manifest: Manifest, raw: dict[str, Any], sha256: str, where: Path) -> None:
     """Refuse to resume into a run made by a spec whose results-relevant fields differ,
     listing what changed."""
-    if manifest.get("spec_sha256") == sha256:
+    if manifest.spec_sha256 == sha256:
         return
-    old = manifest.get("spec")
     changes = (
-        spec_changes(normalised_spec(old), normalised_spec(raw))
-        if isinstance(old, dict)
+        spec_changes(normalised_spec(manifest.spec), normalised_spec(raw))
+        if "spec" in manifest.model_fields_set
         else ["the spec file (this manifest keeps no copy to compare)"]
     )
     if not changes:
@@ -96,6 +95,22 @@ def check_same_spec(
         "or use another output_dir (or --output-dir) to start a new run",
         file=where,
     )
+
+
+def check_same_run(
+    manifest: Manifest, loaded: LoadedSpec, datasets: Sequence[Any], where: Path
+) -> None:
+    """Resuming is only sound into a directory made by the same spec and data."""
+    check_same_spec(manifest, loaded.raw, loaded.sha256, where)
+    old = {d.name: d.sha256 for d in manifest.datasets}
+    if manifest.factuality is not None:
+        old.update({d.name: d.sha256 for d in manifest.factuality.datasets})
+    for ds in datasets:
+        if old.get(ds.name) not in (None, ds.sha256):
+            raise RunError(
+                f"dataset {ds.name!r} changed since this run started (sha256 differs)",
+                file=ds.path,
+            )
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -117,16 +132,15 @@ class RunInterrupted(KeyboardInterrupt):
         return f"interrupted: {' and '.join(parts)} saved in {self.run_dir}; resume with: {resume}"
 
 
-def interrupted_from_manifest(run_dir: Path, manifest: dict[str, Any] | None) -> RunInterrupted:
+def interrupted_from_manifest(run_dir: Path, manifest: Manifest | None) -> RunInterrupted:
     """The counts the interrupted run wrote into its manifest (none if it never started)."""
-    m = manifest or {}
-    fact = m.get("factuality") or {}
-    verifications = fact.get("recorded_verifications") if fact else None
+    m = manifest or Manifest()
+    verifications = m.factuality.recorded_verifications if m.factuality is not None else None
     return RunInterrupted(
         str(run_dir),
-        int(m.get("recorded_judgments") or 0),
-        int(m.get("planned_judgments") or 0),
-        int(verifications) if verifications is not None else None,
+        m.recorded_judgments or 0,
+        m.planned_judgments or 0,
+        verifications,
     )
 
 

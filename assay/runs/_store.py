@@ -11,10 +11,11 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
 from assay.errors import RunError
 from assay.redaction import redact_with_paths
@@ -50,10 +51,11 @@ def redact_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     return dict(clean)
 
 
-def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def write_manifest(path: Path, manifest: Manifest | dict[str, Any]) -> dict[str, Any]:
     """Write a manifest redacted, so a command that rewrites an older run's manifest
     never carries a credential forward."""
-    clean = redact_manifest(manifest)
+    body = manifest.dump() if isinstance(manifest, Manifest) else manifest
+    clean = redact_manifest(body)
     write_json_atomic(path, clean)
     return clean
 
@@ -110,8 +112,9 @@ def latest_records(path: str | Path) -> dict[tuple[str, str, str, str], Judgment
     return latest
 
 
-class JudgmentWriter:
-    """Appends one JSON line per judgment and flushes it at once."""
+class RecordWriter:
+    """Appends one JSON line per record and flushes it at once; a torn last line left by
+    a killed process is cut off first, so the file stays one whole record per line."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -130,6 +133,20 @@ class JudgmentWriter:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
+
+
+JudgmentWriter = RecordWriter  # the name this writer had when it wrote judgments only
+
+
+class AnswerRow(BaseModel):
+    """One line of answers.jsonl: the response universe of a factuality run, so metrics
+    rebuild from the run directory (an answer with no claim exists only here)."""
+
+    dataset: str
+    answer_id: str
+    question: str | None = None
+    answer_chars: int | None = None
+    gold_factuality: float | None = None
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -164,3 +181,52 @@ def write_jsonl_atomic(path: Path, records: Iterable[BaseModel]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class RecordLog(Generic[R]):
+    """One append-only record file of a run (judgments, sentences, verifications) and
+    the latest record per key, kept current as this session appends to it."""
+
+    def __init__(self, path: Path, model: type[R]) -> None:
+        self.path = path
+        self.model = model
+        self.records: dict[Any, R] = {}
+        self._writer: RecordWriter | None = None
+
+    def load(self, *, repair: bool = False) -> dict[Any, R]:
+        """Read what earlier sessions recorded (a later line for a key wins); with
+        `repair`, cut a torn last line first."""
+        if repair:
+            repair_partial_tail(self.path)
+        self.records = {_key(r): r for r in iter_jsonl(self.path, self.model)}
+        return self.records
+
+    def open(self) -> None:
+        """Start appending (creating the file, cutting a torn last line)."""
+        self._writer = RecordWriter(self.path)
+
+    def resume(self) -> dict[Any, R]:
+        """Open for appending, then read what is there: a stage picking up its file."""
+        self.open()
+        return self.load()
+
+    def append(self, record: R) -> None:
+        assert self._writer is not None, "RecordLog.open() first"
+        self._writer.write(record)
+        self.records[_key(record)] = record
+
+    @property
+    def written(self) -> int:
+        return self._writer.written if self._writer is not None else 0
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _key(record: Any) -> Any:
+    """Every record model has a `key` property naming what it is a record of."""
+    return record.key

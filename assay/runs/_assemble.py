@@ -1,0 +1,123 @@
+"""Everything a run is made of, built and checked before anything is written: datasets,
+the response cache and client pool, judges (the spec's, then objects passed in) and the
+factuality pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.core.decomposition import Decomposer
+from assay.core.judging import Judge
+from assay.core.verification import Verifier
+from assay.datasets import LoadedDataset
+from assay.errors import RunError, SpecError
+from assay.runs._build import (
+    ClientPool,
+    build_judges,
+    check_before_run,
+    load_forcebench_datasets,
+)
+from assay.runs._factuality import FactualityStage
+from assay.runs._options import RunOptions
+from assay.runs._spec import LoadedSpec
+from assay.runs._targets import check_targets, stop_when_unreachable
+
+
+@dataclass
+class RunParts:
+    datasets: list[LoadedDataset]
+    cache: Any
+    pool: ClientPool
+    judges: list[Judge]
+    factuality: FactualityStage | None
+    warnings: list[str]
+
+
+def assemble(
+    loaded: LoadedSpec,
+    options: RunOptions,
+    judges: Sequence[Judge] = (),
+    decomposer: Decomposer | None = None,
+    verifiers: Sequence[Verifier] = (),
+) -> RunParts:
+    """Build a run's parts; objects passed in follow the spec's own (a decomposer
+    replaces the spec's), and every judge id must be unique."""
+    check_before_run(loaded, options.output_dir)
+    check_targets(loaded)
+    datasets = load_forcebench_datasets(loaded)
+    names = [d.name for d in datasets]
+    if len(set(names)) != len(names):
+        raise RunError("two datasets share a name; set `name` in [[datasets]]", file=loaded.path)
+    cache = _open_cache(loaded, options)
+    pool = ClientPool(cache)
+    spec_judges = build_judges(
+        loaded,
+        cache=cache,
+        use_cache=options.use_cache,
+        refresh_cache=options.refresh_cache,
+        pool=pool,
+    )
+    all_judges = [*spec_judges, *judges]
+    _refuse_shared_ids(all_judges, loaded)
+    fact = _factuality(loaded, options, pool, decomposer, verifiers)
+    stop_when_unreachable(
+        [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
+    )
+    return RunParts(datasets, cache, pool, all_judges, fact, _warnings(all_judges))
+
+
+def _open_cache(loaded: LoadedSpec, options: RunOptions) -> Any:
+    """The response cache, when the run reads or writes it and calls a model at all."""
+    if not (options.use_cache or options.refresh_cache):
+        return None
+    if not (loaded.spec.judges or loaded.spec.factuality is not None):
+        return None
+    from assay.models import ResponseCache
+
+    return ResponseCache(options.cache_dir)
+
+
+def _refuse_shared_ids(judges: Sequence[Judge], loaded: LoadedSpec) -> None:
+    seen: set[str] = set()
+    for judge in judges:
+        if judge.id in seen:
+            raise SpecError(f"two judges share the id {judge.id!r}", file=loaded.path)
+        seen.add(judge.id)
+
+
+def _factuality(
+    loaded: LoadedSpec,
+    options: RunOptions,
+    pool: ClientPool,
+    decomposer: Decomposer | None,
+    verifiers: Sequence[Verifier],
+) -> FactualityStage | None:
+    spec = loaded.spec.factuality
+    if spec is None:
+        if decomposer is not None or verifiers:
+            raise SpecError(
+                "a decomposer or verifiers need a [factuality] section naming the answers",
+                file=loaded.path,
+            )
+        return None
+    return FactualityStage(
+        loaded,
+        spec,
+        pool=pool,
+        use_cache=options.use_cache,
+        refresh_cache=options.refresh_cache,
+        decomposer=decomposer,
+        verifiers=verifiers,
+    )
+
+
+def _warnings(judges: Sequence[Judge]) -> list[str]:
+    """What judges say about themselves before the run (e.g. a prompt's known limits)."""
+    out: list[str] = []
+    for judge in judges:
+        warn = getattr(judge, "warnings", None)
+        if callable(warn):
+            out.extend(warn())
+    return out

@@ -1,0 +1,113 @@
+"""Executors: what runs a stage's work items. The in-process one is a bounded pool of
+asyncio workers that stops cleanly on abort, error or cancel.
+
+A stage hands an executor its items and an async handler that turns one item into a
+record; anything with the same `run` (a process pool, a queue of remote workers) can
+stand in, since the items are plain serialisable data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from assay.core.outcomes import Status
+from assay.runs._progress import Progress
+
+T = TypeVar("T")
+
+
+class Executor(Protocol):
+    """Runs `handle` over `items` with at most `workers` in flight, until `abort` is set."""
+
+    async def run(
+        self,
+        items: Sequence[T],
+        handle: Callable[[T], Awaitable[None]],
+        *,
+        workers: int,
+        abort: asyncio.Event,
+    ) -> None: ...
+
+
+class AsyncPoolExecutor:
+    """The in-process executor: a queue drained by `workers` asyncio tasks."""
+
+    async def run(
+        self,
+        items: Sequence[T],
+        handle: Callable[[T], Awaitable[None]],
+        *,
+        workers: int,
+        abort: asyncio.Event,
+    ) -> None:
+        """Returns when all items are handled or `abort` is set; in-flight handlers are
+        then cancelled (they recorded nothing, so a resumed run redoes them). The first
+        exception raised by a handler is re-raised after every worker has stopped."""
+        queue: asyncio.Queue[T] = asyncio.Queue()
+        for item in items:
+            queue.put_nowait(item)
+
+        async def worker() -> None:
+            while not abort.is_set():
+                try:
+                    item = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await handle(item)
+
+        n = max(1, min(len(items), workers))
+        tasks = [asyncio.create_task(worker()) for _ in range(n)]
+        all_done: asyncio.Future[list[None]] = asyncio.gather(*tasks)
+        aborted: asyncio.Future[bool] = asyncio.create_task(abort.wait())
+        try:
+            waiting: list[asyncio.Future[Any]] = [all_done, aborted]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in tasks:
+                t.cancel()
+            aborted.cancel()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            if all_done.done() and not all_done.cancelled():
+                all_done.exception()  # retrieved here, re-raised below
+        for r in results:
+            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+                raise r
+
+
+@dataclass
+class StageContext:
+    """What every stage of one session shares: who runs the items, how many at once,
+    the progress display, the abort switch and the recorded outcomes to redo."""
+
+    executor: Executor
+    progress: Progress
+    abort: asyncio.Event
+    workers: int
+    redo: set[Status] = field(default_factory=set)
+
+    async def run(self, items: Sequence[T], handle: Callable[[T], Awaitable[None]]) -> None:
+        await self.executor.run(items, handle, workers=self.workers, abort=self.abort)
+
+
+@contextmanager
+def cancel_on_sigterm() -> Iterator[None]:
+    """SIGTERM cancels the running task like Ctrl-C, so the run ends `interrupted`."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    installed = False
+    if task is not None:
+        try:
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            installed = True
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGTERM)

@@ -1,0 +1,28 @@
+"""What a caller asks of a run (options) and what it gets back (outcome)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class RunOptions(BaseModel):
+    output_dir: str | None = None
+    use_cache: bool = True
+    refresh_cache: bool = False
+    cache_dir: str | None = None
+    retry_errors: bool = Field(
+        default=False, description="Re-run judgments that ended in api_error."
+    )
+    progress: bool = True
+
+
+class RunOutcome(BaseModel):
+    run_dir: str
+    status: str
+    planned: int = Field(description="Planned ForceBench judgments.")
+    recorded: int
+    written_this_session: int
+    failed: int = Field(description="Judgments and factuality records counted as failures.")
+    message: str | None = None
+    verifications_planned: int | None = None
+    verifications_recorded: int | None = None
