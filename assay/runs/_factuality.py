@@ -106,8 +106,8 @@ class FactualityStage:
                 }
                 for d in self.datasets
             ],
-            "decomposer": self.decomposer.describe(),
-            "verifiers": [v.describe() for v in self.verifiers],
+            "decomposer": {**self.decomposer.describe(), "id": self.decomposer.id},
+            "verifiers": [{**v.describe(), "id": v.id} for v in self.verifiers],
             "length_penalty": self.spec.length_penalty,
         }
 
