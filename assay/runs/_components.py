@@ -30,7 +30,16 @@ from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.verification import Verifier
 from assay.errors import AssayError, SpecError
-from assay.models import Decoding, ModelClient, ModelConfig, ResponseCache, RetryPolicy, make_client
+from assay.models import (
+    ChatRequest,
+    Decoding,
+    Model,
+    ModelConfig,
+    RawResponse,
+    ResponseCache,
+    RetryPolicy,
+    make_client,
+)
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._spec import (
     ComponentRef,
@@ -88,17 +97,20 @@ def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: s
     )
 
 
+ChatModel = Model[ChatRequest, RawResponse]
+
+
 class ClientPool:
     """One client per endpoint config, so concurrency limits hold across a whole run."""
 
     def __init__(self, cache: ResponseCache | None) -> None:
         self.cache = cache
-        self._clients: dict[str, ModelClient] = {}
+        self._clients: dict[str, ChatModel] = {}
 
     def total_concurrency(self) -> int:
         return sum(c.config.max_concurrency for c in self._clients.values())
 
-    def get(self, config: ModelConfig) -> ModelClient:
+    def get(self, config: ModelConfig) -> ChatModel:
         key = config.model_dump_json()
         if key not in self._clients:
             self._clients[key] = make_client(config, self.cache)
@@ -170,7 +182,7 @@ class ComponentContext:
             raise SpecError(exc.message, field=field) from None
         return prompt
 
-    def client(self, block: EndpointOverrides, model: str) -> ModelClient:
+    def client(self, block: EndpointOverrides, model: str) -> ChatModel:
         return self.pool.get(model_config_for(block, self.loaded.spec.defaults, model))
 
     def decoding(self, block: EndpointOverrides) -> Decoding:

@@ -19,7 +19,8 @@ from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
-from assay.runs._factuality import FactualityStage, _given_records
+from assay.runs._factuality import FactualityStage
+from assay.runs._given import given_records
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
 from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
@@ -92,23 +93,28 @@ def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPla
     )
 
 
-def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
-    from assay.judges import LLMJudge
+def _calls_a_model(component: Any) -> bool:
+    """A component the plan can price: it renders its requests and names its client
+    (the built-in LLM kinds, and any plugin kind that does the same)."""
+    return hasattr(component, "request_for") and hasattr(component, "client")
 
+
+def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
     planned = runner.plan()
     records = latest_records(runner.run_dir / JUDGMENTS_FILE)
     pending = defaultdict(list)
     for work in runner.pending(planned, records):
-        pending[work.judge.id].append(work)
-    total = Counter(w.judge.id for w in planned)
+        pending[work.judge_id].append(work)
+    total = Counter(w.judge_id for w in planned)
     rows = []
     for judge in runner.judges:
         works, n = pending[judge.id], total[judge.id]
-        if isinstance(judge, LLMJudge):
-            requests = [judge.request_for(w.item(), where=w.where) for w in works]
+        if _calls_a_model(judge):
+            stage = runner.judge_stage
+            requests = [judge.request_for(stage.item(w), where=stage.where(w)) for w in works]  # type: ignore[attr-defined]
             rows.append(_model_row("judge", judge, n, n - len(works), requests, ctx))
         else:
-            rows.append(_local_row("judge", judge.id, n, n - len(works), "baseline: no model"))
+            rows.append(_local_row("judge", judge.id, n, n - len(works), "no model"))
     return rows
 
 
@@ -122,35 +128,39 @@ def _factuality_rows(runner: Runner, stage: FactualityStage, ctx: _Ctx) -> list[
 def _decomposer_row(
     runner: Runner, stage: FactualityStage, ctx: _Ctx
 ) -> tuple[PlanRow, list[ClaimRecord] | None]:
-    """The decomposer's row, and the claims where they are known before the run."""
-    from assay.decomposers import LLMDecomposer, SentenceDecomposer
-
+    """The decomposer's row, and the claims where they are known before the run: by
+    what the decomposer can do (render requests, split by rule, read the data's claims),
+    not by its kind, so a plugin decomposer is planned like a built-in one."""
     sentences = stage.sentence_work({})
     recorded = stage.recorded_sentences(runner.run_dir, ctx.redo)
     pending = stage.sentence_work(recorded)
     done = len(sentences) - len(pending)
-    dec = stage.decomposer
-    if isinstance(dec, LLMDecomposer):
+    dec: Any = stage.decomposer
+    if getattr(dec, "claims_from_data", False):
+        given = [r for ds, item in stage.answers() for r in given_records(ds, item)]
+        claims = stage.claim_records({r.key: r for r in given})
+        done = sum(1 for r in given if r.key in recorded)
+        note = "claims given by the data"
+        return _local_row("decomposer", dec.id, len(given), done, note), claims
+    if _calls_a_model(dec):
         requests = [
             dec.request_for(
                 s, answer=item.answer, question=item.question, where=f"{item.id}:s{s.id}"
             )
             for _, item, s in pending
         ]
-        claims = None
+        on_disk: list[ClaimRecord] | None = None
         if not pending:  # resuming after decomposition: the claims are on disk
             keys = {(ds, item.id, s.id) for ds, item, s in sentences}
-            claims = stage.claim_records({k: r for k, r in recorded.items() if k in keys})
-        return _model_row("decomposer", dec, len(sentences), done, requests, ctx), claims
-    if isinstance(dec, SentenceDecomposer):
+            on_disk = stage.claim_records({k: r for k, r in recorded.items() if k in keys})
+        return _model_row("decomposer", dec, len(sentences), done, requests, ctx), on_disk
+    if hasattr(dec, "claims_for"):  # deterministic: its claims are known now
         records = [_sentence_record(dec, ds, item.id, s) for ds, item, s in sentences]
         claims = stage.claim_records({r.key: r for r in records})
         note = "rule-based: no model"
         return _local_row("decomposer", dec.id, len(sentences), done, note), claims
-    given = [r for ds, item in stage.answers() for r in _given_records(ds, item)]  # data's claims
-    claims = stage.claim_records({r.key: r for r in given})
-    done = sum(1 for r in given if r.key in recorded)
-    return _local_row("decomposer", dec.id, len(given), done, "claims given by the data"), claims
+    note = "no model request planned"
+    return _local_row("decomposer", dec.id, len(sentences), done, note), None
 
 
 def _sentence_record(dec: Any, dataset: str, answer_id: str, sentence: Sentence) -> SentenceRecord:
@@ -195,22 +205,17 @@ def _verifier_row(
     return row
 
 
+_NOT_KNOWN = dict.fromkeys(
+    ("items", "requests", "recorded", "cached", "to_send", "input_tokens")
+    + ("output_tokens_max", "cost_usd_min", "cost_usd_max")
+)
+_NOTHING_SENT: dict[str, float] = {"requests": 0, "cached": 0, "to_send": 0, "input_tokens": 0}
+_NOTHING_SENT |= {"output_tokens_max": 0, "cost_usd_min": 0.0, "cost_usd_max": 0.0}
+
+
 def _unknown_row(component_id: str, model: str | None, note: str) -> PlanRow:
-    return PlanRow(
-        stage="verifier",
-        id=component_id,
-        model=model,
-        items=None,
-        requests=None,
-        recorded=None,
-        cached=None,
-        to_send=None,
-        input_tokens=None,
-        output_tokens_max=None,
-        cost_usd_min=None,
-        cost_usd_max=None,
-        note=note,
-    )
+    """A verifier whose claims are known only after decomposition."""
+    return PlanRow(stage="verifier", id=component_id, model=model, note=note, **_NOT_KNOWN)
 
 
 def _local_row(
@@ -220,20 +225,15 @@ def _local_row(
     recorded: int,
     note: str,
 ) -> PlanRow:
+    """A component that calls no model: nothing to send, nothing to pay."""
     return PlanRow(
         stage=stage,
         id=component_id,
         model=None,
         items=items,
-        requests=0,
         recorded=recorded,
-        cached=0,
-        to_send=0,
-        input_tokens=0,
-        output_tokens_max=0,
-        cost_usd_min=0.0,
-        cost_usd_max=0.0,
         note=note,
+        **_NOTHING_SENT,
     )
 
 

@@ -120,22 +120,13 @@ class JudgeSpec(ComponentBlock):
 JudgeMatrixSpec = JudgeSpec  # the name before judges became registered kinds
 
 
-class AnswersDatasetSpec(_Strict):
-    name: str | None = Field(default=None, description="Defaults to the file's stem.")
+class AnswersDatasetSpec(DatasetSpec):
+    """An answers dataset of `[factuality]`, read by the importer `format` names."""
+
     path: str = Field(description="Answers file, or builtin:NAME.")
     format: str = Field(
         default="auto", description="A registered importer: auto, jsonl, medscore-input, ..."
     )
-
-    _name_ok = field_validator("name")(_not_pooled)
-
-    @model_validator(mode="after")
-    def _default_name_ok(self) -> Self:
-        _stem_not_pooled(self.name, self.path)
-        return self
-
-
-DECOMPOSER_KINDS = ("sentence", "llm", "given")  # the built-in kinds; DECOMPOSERS has all
 
 
 class DecomposerSpec(ComponentBlock):
@@ -148,9 +139,6 @@ class DecomposerSpec(ComponentBlock):
     @classmethod
     def _known_decomposer(cls, kind: str) -> str:
         return _registered(DECOMPOSERS, kind)
-
-
-VERIFIER_KINDS = ("internal", "context", "retrieval", "nli", "nli-local", "overlap")  # built-in
 
 
 class VerifierSpec(ComponentBlock):
@@ -252,6 +240,7 @@ class LoadedSpec(BaseModel):
 
 
 def load_spec(path: str | Path) -> LoadedSpec:
+    """Read and validate a TOML run spec; errors name the file and the field."""
     p = Path(path)
     if not p.is_file():
         raise SpecError("run spec not found", file=p)

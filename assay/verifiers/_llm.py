@@ -44,6 +44,11 @@ class Retriever(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+def prompt_tasks(kind: VerifierKind) -> tuple[str, ...]:
+    """The prompt task a kind reads: NLI labels for `nli`, True/False for the others."""
+    return ("nli",) if kind == "nli" else ("verify",)
+
+
 class LLMVerifier(PromptedModel):
     """Labels a claim with a model: `kind` decides the evidence, `parser` the reading."""
 
@@ -72,7 +77,7 @@ class LLMVerifier(PromptedModel):
         super().__init__(
             client,
             prompt,
-            tasks=("nli",) if kind == "nli" else ("verify",),
+            tasks=prompt_tasks(kind),
             decoding=decoding,
             name=name,
             default_id=f"{kind}:{client.config.model}::{prompt.ref}{suffix}",

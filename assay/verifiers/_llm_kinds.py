@@ -13,7 +13,7 @@ from pydantic import Field
 from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.registry import VERIFIERS
 from assay.core.verification import Verifier
-from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind
+from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind, prompt_tasks
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -59,8 +59,7 @@ def llm_verifier(
     top_k: int = 10,
 ) -> LLMVerifier:
     """An `LLMVerifier` of `kind` from its block: the shared client, prompt and decoding."""
-    tasks = ("nli",) if kind == "nli" else ("verify",)
-    prompt = ctx.prompt(params.prompt, tasks=tasks, role="verifier")
+    prompt = ctx.prompt(params.prompt, tasks=prompt_tasks(kind), role="verifier")
     return LLMVerifier(
         ctx.client(params, params.model),
         prompt,
