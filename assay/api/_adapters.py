@@ -62,10 +62,10 @@ async def _call(fn: Callable[[Any], Any], arg: Any, expected: type[R], what: str
     return result
 
 
-class FunctionJudge:
-    """A `Judge` made from `fn(item: JudgeItem) -> Judgment` (async or not)."""
+class _Wrapped:
+    """What a wrapped function shares: its id and the description of its code."""
 
-    def __init__(self, fn: JudgeFunction, *, id: str | None = None) -> None:
+    def __init__(self, fn: Callable[..., Any], *, id: str | None = None) -> None:
         self.fn = fn
         self._id = _function_id(fn, id)
 
@@ -74,25 +74,18 @@ class FunctionJudge:
         return self._id
 
     def describe(self) -> dict[str, Any]:
-        return describe_function(self.fn)
+        return {"id": self.id, **describe_function(self.fn)}
+
+
+class FunctionJudge(_Wrapped):
+    """A `Judge` made from `fn(item: JudgeItem) -> Judgment` (async or not)."""
 
     async def __call__(self, item: JudgeItem) -> Judgment:
         return await _call(self.fn, item, Judgment, "judge")
 
 
-class FunctionVerifier:
+class FunctionVerifier(_Wrapped):
     """A `Verifier` made from `fn(claim: ClaimToVerify) -> Verdict` (async or not)."""
-
-    def __init__(self, fn: VerifierFunction, *, id: str | None = None) -> None:
-        self.fn = fn
-        self._id = _function_id(fn, id)
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    def describe(self) -> dict[str, Any]:
-        return describe_function(self.fn)
 
     async def verify(self, item: ClaimToVerify) -> Verdict:
         return await _call(self.fn, item, Verdict, "verifier")

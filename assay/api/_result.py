@@ -27,9 +27,12 @@ USAGE_PREFIX = "usage_"
 
 
 def record_columns(model: type[BaseModel]) -> list[str]:
-    """The model's fields in declaration order, `usage` spread into `usage_*` columns."""
+    """The record's own fields first (what was judged, the outcome), then the shared
+    provenance and accounting fields, `usage` spread into `usage_*` columns."""
+    own = vars(model).get("__annotations__", {})
+    names = sorted(model.model_fields, key=lambda name: name not in own)  # stable
     columns: list[str] = []
-    for name in model.model_fields:
+    for name in names:
         if name == "usage":
             columns += [USAGE_PREFIX + part for part in Usage.model_fields]
         else:
