@@ -1,29 +1,54 @@
-"""Datasets: ForceBench pairs and their loaders."""
+"""Datasets: ForceBench pairs, answers to score (one importer per source format), and
+MedScore's, ExpertQA's and WiCE's released claims and verdicts as core records.
+
+Importing this package registers the built-in answers importers in
+`assay.core.registry.IMPORTERS` (one module per source format).
+"""
 
 from assay.core.answers import AnswerItem, GoldClaim, Passage
 from assay.core.pairs import Axis, ForcePair, Member
+from assay.datasets._answers import AnswersDataset, AnswersImporter, SourceProbe, detects
+from assay.datasets._answers_jsonl import read_answers_jsonl
+from assay.datasets._expertqa import load_expertqa_claims, read_expertqa
 from assay.datasets._importers import (
-    AnswersDataset,
-    import_medscore_outputs,
+    FORMATS,
+    answer_formats,
+    detect_format,
+    import_answers,
     load_answers,
-    load_expertqa_claims,
-    load_wice_reference_verdicts,
-    medscore_reported_scores,
-    medscore_response_ids,
-    read_true_false,
 )
+from assay.datasets._jsonl import JsonlFile, json_lines, json_objects, read_jsonl
 from assay.datasets._load import (
     BUILTIN_DATASETS,
+    CSV_SUFFIXES,
+    JSONL_SUFFIXES,
     LoadedDataset,
     load_pairs,
     resolve_dataset_path,
 )
+from assay.datasets._medscore_files import (
+    MEDSCORE_DECOMPOSITIONS,
+    MEDSCORE_OUTPUTS,
+    MEDSCORE_VERIFICATIONS,
+)
+from assay.datasets._medscore_input import read_medscore_input
+from assay.datasets._medscore_outputs import (
+    import_medscore_outputs,
+    medscore_reported_scores,
+    medscore_response_ids,
+)
+from assay.datasets._medscore_verdicts import read_true_false
+from assay.datasets._rows import check_unique
+from assay.datasets._wice import read_wice
+from assay.datasets._wice_verdicts import load_wice_reference_verdicts
 
 __all__ = [
     "AnswerItem",
     "GoldClaim",
     "Passage",
     "BUILTIN_DATASETS",
+    "CSV_SUFFIXES",
+    "JSONL_SUFFIXES",
     "Axis",
     "ForcePair",
     "LoadedDataset",
@@ -31,8 +56,27 @@ __all__ = [
     "load_pairs",
     "resolve_dataset_path",
     "AnswersDataset",
-    "import_medscore_outputs",
+    "AnswersImporter",
+    "SourceProbe",
+    "detects",
+    "FORMATS",
+    "answer_formats",
+    "detect_format",
+    "import_answers",
     "load_answers",
+    "read_answers_jsonl",
+    "read_expertqa",
+    "read_medscore_input",
+    "read_wice",
+    "JsonlFile",
+    "json_lines",
+    "json_objects",
+    "read_jsonl",
+    "check_unique",
+    "MEDSCORE_DECOMPOSITIONS",
+    "MEDSCORE_OUTPUTS",
+    "MEDSCORE_VERIFICATIONS",
+    "import_medscore_outputs",
     "load_expertqa_claims",
     "load_wice_reference_verdicts",
     "medscore_reported_scores",

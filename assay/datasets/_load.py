@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 from pathlib import Path
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from assay.core.pairs import ForcePair
+from assay.datasets._jsonl import DatasetFile, decode_utf8, json_objects
+from assay.datasets._rows import check_unique, validate_row
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -22,12 +22,9 @@ BUILTIN_DATASETS = {
 }
 
 
-class LoadedDataset(BaseModel):
+class LoadedDataset(DatasetFile):
     """Pairs plus the identity of the file they came from."""
 
-    name: str
-    path: str
-    sha256: str
     pairs: list[ForcePair]
 
     @property
@@ -51,33 +48,11 @@ def resolve_dataset_path(path: str | Path, *, base: Path | None = None) -> Path:
     return p
 
 
-def first_error(exc: ValidationError) -> tuple[str, str | None]:
-    """The most useful error first: an unknown field (a typo) before the missing one."""
-    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-    err = errors[0]
-    field = ".".join(str(p) for p in err["loc"]) or None
-    return str(err["msg"]).removeprefix("Value error, "), field
-
-
-def _validate(row: object, path: Path, line: int) -> ForcePair:
-    if not isinstance(row, dict):
-        raise DatasetError("each row must be a JSON object", file=path, line=line)
+def _validate(row: dict[str, Any], path: Path, line: int) -> ForcePair:
     if None in row:
         raise DatasetError("row has more cells than the header", file=path, line=line)
     cleaned = {k: (None if v == "" else v) for k, v in row.items()}
-    try:
-        return ForcePair.model_validate(cleaned)
-    except ValidationError as exc:
-        msg, field = first_error(exc)
-        raise DatasetError(msg, file=path, line=line, field=field) from None
-
-
-def _decode(data: bytes, path: Path) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError("file is not valid UTF-8", file=path, line=line) from None
+    return validate_row(ForcePair, cleaned, path, line)
 
 
 def load_pairs(
@@ -94,23 +69,16 @@ def load_pairs(
     seen: dict[str, int] = {}
     suffix = resolved.suffix.lower()
     if suffix in JSONL_SUFFIXES:
-        # split on "\n" only: U+2028 and friends are legal inside JSON strings
-        for lineno, text in enumerate(_decode(data, resolved).split("\n"), start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"invalid JSON: {exc.msg}", file=resolved, line=lineno) from None
+        for lineno, row in json_objects(data, resolved):
             pair = _validate(row, resolved, lineno)
-            _check_unique(pair, seen, resolved, lineno)
+            check_unique(pair.id, seen, resolved, lineno, "id")
             pairs.append(pair)
     elif suffix in CSV_SUFFIXES:
-        reader = csv.DictReader(io.StringIO(_decode(data, resolved), newline=""))
+        reader = csv.DictReader(io.StringIO(decode_utf8(data, resolved), newline=""))
         lineno = 2  # the header is line 1; a quoted cell may span several lines
         for row in reader:
             pair = _validate(dict(row), resolved, lineno)
-            _check_unique(pair, seen, resolved, lineno)
+            check_unique(pair.id, seen, resolved, lineno, "id")
             pairs.append(pair)
             lineno = reader.line_num + 1
     else:
@@ -123,14 +91,3 @@ def load_pairs(
         sha256=hashlib.sha256(data).hexdigest(),
         pairs=pairs,
     )
-
-
-def _check_unique(pair: ForcePair, seen: dict[str, int], path: Path, line: int) -> None:
-    if pair.id in seen:
-        raise DatasetError(
-            f"duplicate id {pair.id!r} (first on line {seen[pair.id]})",
-            file=path,
-            line=line,
-            field="id",
-        )
-    seen[pair.id] = line
