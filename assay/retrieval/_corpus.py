@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.core.answers import Passage
+from assay.datasets import check_unique, json_lines
 from assay.errors import DatasetError
 
 #: Accepted keys, first match wins: assay/BEIR (`_id`), Pyserini (`contents`), DPR-like.
@@ -138,14 +139,6 @@ def make_hits(corpus: Corpus, ranked: Iterable[tuple[int, float]]) -> list[Hit]:
 # --------------------------------------------------------------------------------------
 
 
-def _decode(data: bytes, path: Path) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError("file is not valid UTF-8", file=path, line=line) from None
-
-
 def _first_key(row: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     return next((k for k in keys if k in row), None)
 
@@ -214,23 +207,9 @@ def load_corpus(path: str | Path) -> Corpus:
             raise DatasetError(f"cannot decompress: {exc}", file=resolved) from None
     passages: list[Passage] = []
     seen: dict[str, int] = {}
-    # split on "\n" only: U+2028 and friends are legal inside JSON strings
-    for lineno, text in enumerate(_decode(raw, resolved).split("\n"), start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON: {exc.msg}", file=resolved, line=lineno) from None
+    for lineno, row in json_lines(raw, resolved):
         passage, id_key = _passage(row, resolved, lineno)
-        if passage.id in seen:
-            raise DatasetError(
-                f"duplicate id {passage.id!r} (first on line {seen[passage.id]})",
-                file=resolved,
-                line=lineno,
-                field=id_key,
-            )
-        seen[passage.id] = lineno
+        check_unique(passage.id, seen, resolved, lineno, id_key)
         passages.append(passage)
     if not passages:
         raise DatasetError("corpus has no passages", file=resolved)
