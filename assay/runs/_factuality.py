@@ -66,13 +66,7 @@ class FactualityStage:
         for i, d in enumerate(spec.datasets):
             with at_spec_field(loaded.path, f"factuality.datasets[{i}]"):
                 self.datasets.append(load_answers(d.path, format=d.format, name=d.name, base=base))
-        names = [d.name for d in self.datasets]
-        if len(set(names)) != len(names):
-            raise SpecError(
-                "two answer datasets share a name; set `name`",
-                file=loaded.path,
-                field="factuality.datasets",
-            )
+        self._refuse_repeats([d.name for d in self.datasets], "answer datasets share a name")
         ctx = ComponentContext(
             loaded, pool, use_cache=use_cache, refresh_cache=refresh_cache, answers=self.datasets
         )
@@ -80,18 +74,17 @@ class FactualityStage:
             decomposer = build_decomposer(loaded, spec, ctx)
         self.decomposer = decomposer
         self.verifiers: list[Verifier] = [*build_verifiers(loaded, spec, ctx), *verifiers]
-        ids = [v.id for v in self.verifiers]
-        if len(set(ids)) != len(ids):
-            raise SpecError(
-                "two verifiers share an id; set `name`",
-                file=loaded.path,
-                field="factuality.verifiers",
-            )
+        self._refuse_repeats([v.id for v in self.verifiers], "verifiers share an id")
         self.decompose_stage = DecomposeStage(self.answers(), self.decomposer)
         self.verify_stage = VerifyStage(self.answers(), self.verifiers)
         self.sentences: dict[Any, SentenceRecord] = {}  # the stages' logs, live while they run
         self.claims: list[ClaimRecord] | None = None
         self.verifications: dict[Any, VerificationRecord] | None = None
+
+    def _refuse_repeats(self, names: list[str], problem: str) -> None:
+        if len(set(names)) != len(names):
+            field = "factuality.verifiers" if "verifiers" in problem else "factuality.datasets"
+            raise SpecError(f"two {problem}; set `name`", file=self.loaded.path, field=field)
 
     # ---- planning and running -------------------------------------------------------
     def describe(self) -> dict[str, Any]:
