@@ -21,6 +21,7 @@ from assay.metrics._record_fields import (
     ProducerMeta,
     opt_int,
     opt_str,
+    producer_fields,
     record_rows,
     req_str,
 )
@@ -116,16 +117,12 @@ def _fields(r: BaseModel | Mapping[str, Any]) -> Mapping[str, Any]:
 def read_verdict(r: VerificationRecord | Mapping[str, Any]) -> VerdictEntry:
     row = _fields(r)
     v = VerdictEntry(
-        dataset=req_str(row, "dataset"),
+        **producer_fields(row, "verifier_id"),
         answer_id=req_str(row, "answer_id"),
         claim_id=req_str(row, "claim_id"),
-        verifier_id=req_str(row, "verifier_id"),
         status=_status(row.get("status")),
         label=opt_str(row.get("label")),
         gold_label=opt_str(row.get("gold_label")),
-        model=opt_str(row.get("model")),
-        prompt_id=opt_str(row.get("prompt_id")),
-        prompt_version=opt_int(row.get("prompt_version")),
     )
     if v.status == OK and v.label not in VERDICT_LABELS:
         raise ValueError(

@@ -94,13 +94,14 @@ class ClaimUniverse:
 
 def claim_universe(
     verifications: VerificationInput,
-    sentences: SentenceInput | None = None,
-    claims: ClaimInput | None = None,
+    sentences: SentenceInput | None,
+    claims: ClaimInput | None,
     responses: ResponseInput | None = None,
     *,
     with_gold: bool = False,
 ) -> ClaimUniverse:
-    """With `with_gold`, collect gold claim labels (conflicting labels are an error)."""
+    """The responses and claims of every input; with `with_gold`, also gold claim labels
+    (conflicting labels are an error)."""
     verdicts, meta = latest_verifications(verifications)
     recorded_claims = latest_claims(claims)
     claim_keys: set[ClaimKey] = set(recorded_claims)

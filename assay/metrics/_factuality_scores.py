@@ -6,15 +6,21 @@ macro = mean F(r) over responses with F defined; micro = sum(supported) / sum(sc
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from assay.metrics._claim_records import ClaimInput, SentenceInput, VerificationInput
 from assay.metrics._claim_universe import ClaimUniverse, ResponseInput, claim_universe
-from assay.metrics._metric_rows import VerifierRow, estimate_fields, rows_frame, safe_div
+from assay.metrics._metric_rows import (
+    BootstrapFields,
+    RowsReport,
+    VerifierRow,
+    estimate_fields,
+    safe_div,
+)
 from assay.metrics._pooling import (
     NO_INTERVAL,
     BootSettings,
@@ -80,21 +86,11 @@ class FactualityRow(VerifierRow):
     macro_length_penalized_hi: float | None = None
 
 
-class FactualityReport(BaseModel):
+class FactualityReport(BootstrapFields, RowsReport[FactualityRow]):
     """One `FactualityRow` per verifier (sorted), plus the settings used."""
 
-    model_config = ConfigDict(frozen=True)
-
-    rows: list[FactualityRow] = Field(default_factory=list)
-    n_boot: int
-    seed: int
-    confidence: float
     length_penalty: LengthPenalty | None = None
     gamma: float = FACTSCORE_GAMMA
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per verifier, columns in `FactualityRow` field order."""
-        return rows_frame(self.rows, FactualityRow)
 
 
 def factuality_scores(
@@ -130,14 +126,7 @@ def factuality_scores(
         for name, part in pooled_and_per_dataset(u, u.datasets(), ClaimUniverse.subset)
         for vid in sorted(u.verdicts)
     ]
-    return FactualityReport(
-        rows=rows,
-        n_boot=n_boot,
-        seed=seed,
-        confidence=confidence,
-        length_penalty=length_penalty,
-        gamma=gamma,
-    )
+    return FactualityReport(rows=rows, **asdict(boot), length_penalty=length_penalty, gamma=gamma)
 
 
 def _factuality_row(

@@ -13,16 +13,17 @@ every `(dataset, pair_id)` seen in any record, so N is the same for every judge.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from assay.core.pairs import Axis
 from assay.metrics._force_pairs import Records, judged_pairs, pair_frame
-from assay.metrics._metric_rows import JudgeRow, estimate_fields, rows_frame
+from assay.metrics._metric_rows import BootstrapFields, JudgeRow, RowsReport, estimate_fields
 from assay.metrics._pooling import (
     BootSettings,
     mean_intervals,
@@ -55,19 +56,8 @@ class ForceRow(JudgeRow):
     fs_hi: float | None
 
 
-class ForceReport(BaseModel):
+class ForceReport(BootstrapFields, RowsReport[ForceRow]):
     """All ForceBench metric rows of a run, plus the bootstrap settings used."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rows: list[ForceRow] = Field(default_factory=list)
-    n_boot: int
-    seed: int
-    confidence: float
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per `ForceRow`, columns in field order."""
-        return rows_frame(self.rows, ForceRow)
 
 
 def _axis_order(values: Iterable[str]) -> list[str]:
@@ -112,7 +102,7 @@ def force_metrics(
         jid = str(judge_id)
         for name, part in pooled_and_per_dataset(sub, datasets, _pairs_of_dataset):
             rows += _judge_rows(jid, judged.judges[jid], part, name, boot)
-    return ForceReport(rows=rows, n_boot=n_boot, seed=seed, confidence=confidence)
+    return ForceReport(rows=rows, **asdict(boot))
 
 
 def _pairs_of_dataset(pairs: pd.DataFrame, dataset: str) -> pd.DataFrame:

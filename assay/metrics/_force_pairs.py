@@ -23,6 +23,7 @@ from assay.metrics._record_fields import (
     opt_float,
     opt_int,
     opt_str,
+    producer_fields,
     record_rows,
     req_str,
 )
@@ -77,15 +78,11 @@ def _from_mapping(row: Mapping[str, Any]) -> JudgmentEntry:
     if member not in (_CAL, _RAISED):
         raise ValueError(f"unknown pair member {member!r}")
     return JudgmentEntry(
-        dataset=req_str(row, "dataset"),
+        **producer_fields(row, "judge_id"),
         pair_id=req_str(row, "pair_id"),
         member=member,
-        judge_id=req_str(row, "judge_id"),
         axis=opt_str(row.get("axis")),
         severity=opt_int(row.get("severity")),
-        model=opt_str(row.get("model")),
-        prompt_id=opt_str(row.get("prompt_id")),
-        prompt_version=opt_int(row.get("prompt_version")),
         status=req_str(row, "status"),
         score=opt_float(row.get("score")),
     )

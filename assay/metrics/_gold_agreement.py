@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from assay.metrics._claim_records import (
     GOLD_LABELS,
@@ -23,7 +23,7 @@ from assay.metrics._claim_records import (
     VerificationInput,
 )
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
-from assay.metrics._metric_rows import VerifierRow, safe_div
+from assay.metrics._metric_rows import RowsReport, VerifierRow, safe_div
 from assay.metrics._pooling import pooled_and_per_dataset
 
 UnscoredPolicy = Literal["exclude", "wrong"]
@@ -64,8 +64,8 @@ class GoldRow(VerifierRow):
     n_excluded_unscored: int = Field(description="n_unscored if unscored='exclude', else 0.")
     n_no_gold: int = Field(description="Claims verified by this verifier with no gold label.")
     tp: int
-    fp: int
-    fn: int
+    fp: int = Field(description="Gold negative, predicted supported (or unscored if 'wrong').")
+    fn: int = Field(description="Gold positive, not predicted supported (or unscored if 'wrong').")
     tn: int
     accuracy: float | None
     balanced_accuracy: float | None = Field(description="None unless both gold classes occur.")
@@ -88,12 +88,9 @@ class GoldRow(VerifierRow):
         return confusion_frame(self.label_confusion, "gold", "verdict")
 
 
-class GoldReport(BaseModel):
+class GoldReport(RowsReport[GoldRow]):
     """One `GoldRow` per verifier (sorted)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    rows: list[GoldRow] = Field(default_factory=list)
     positive: list[str]
     unscored: UnscoredPolicy
 
@@ -136,7 +133,7 @@ def gold_metrics(
     if unscored not in ("exclude", "wrong"):
         raise ValueError(f"unscored must be 'exclude' or 'wrong', got {unscored!r}")
     pos = positive_labels(positive)
-    u = claim_universe(verifications, None, claims, None, with_gold=True)
+    u = claim_universe(verifications, None, claims, with_gold=True)
     rows = [
         _gold_row(part, vid, name, pos, unscored)
         for name, part in pooled_and_per_dataset(u, u.datasets(), ClaimUniverse.subset)

@@ -7,12 +7,12 @@ are defined, with a bootstrap CI from resampled response pairs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict
 from typing import Literal, TypeAlias
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from assay.metrics._claim_records import (
     SUPPORTED,
@@ -23,7 +23,7 @@ from assay.metrics._claim_records import (
 )
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._gold_agreement import positive_labels
-from assay.metrics._metric_rows import VerifierRow, rows_frame
+from assay.metrics._metric_rows import RowsReport, VerifierRow
 from assay.metrics._pooling import BootSettings, pooled_and_per_dataset, stream_seed
 from assay.metrics._rank_correlation import spearman, spearman_ci
 from assay.metrics._record_fields import is_missing
@@ -53,18 +53,14 @@ class CorrelationRow(VerifierRow):
     )
 
 
-class CorrelationReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class CorrelationReport(RowsReport[CorrelationRow]):
+    """One `CorrelationRow` per verifier (sorted), the gold used, and the settings."""
 
-    rows: list[CorrelationRow] = Field(default_factory=list)
     gold_source: Literal["given", "claims"]
     predicted: Literal["factuality", "factuality_length_penalized"]
     n_boot: int
     seed: int
     confidence: float
-
-    def to_frame(self) -> pd.DataFrame:
-        return rows_frame(self.rows, CorrelationRow)
 
 
 def factuality_correlation(
@@ -91,7 +87,7 @@ def factuality_correlation(
     boot = BootSettings(n_boot, seed, confidence)
     check_length_penalty(length_penalty, gamma)
     pos = positive_labels(positive)
-    u = claim_universe(verifications, sentences, claims, None, with_gold=gold_factuality is None)
+    u = claim_universe(verifications, sentences, claims, with_gold=gold_factuality is None)
     rows: list[CorrelationRow] = []
     for name, part in pooled_and_per_dataset(u, u.datasets(), ClaimUniverse.subset):
         gold = _gold_of_responses(part, gold_factuality, pos)
@@ -102,9 +98,7 @@ def factuality_correlation(
         rows=rows,
         gold_source="claims" if gold_factuality is None else "given",
         predicted="factuality" if length_penalty is None else "factuality_length_penalized",
-        n_boot=n_boot,
-        seed=seed,
-        confidence=confidence,
+        **asdict(boot),
     )
 
 

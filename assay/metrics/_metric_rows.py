@@ -9,7 +9,7 @@ fields: the column order of every metrics table and of `metrics.json` rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar, get_args
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +47,31 @@ class VerifierRow(_ProducerFields, _VerifierId):
 def rows_frame(rows: Sequence[BaseModel], row_type: type[BaseModel]) -> pd.DataFrame:
     """One DataFrame row per metric row, columns in `row_type`'s field order."""
     return pd.DataFrame([r.model_dump() for r in rows], columns=list(row_type.model_fields))
+
+
+_Row = TypeVar("_Row", bound=BaseModel)
+
+
+class RowsReport(BaseModel, Generic[_Row]):
+    """A metric report: its rows first, then the settings they were computed with."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rows: list[_Row] = Field(default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One DataFrame row per report row, columns in the row model's field order."""
+        (row_type,) = get_args(type(self).model_fields["rows"].annotation)
+        return rows_frame(self.rows, row_type)
+
+
+class BootstrapFields(BaseModel):
+    """The bootstrap settings a report's CIs were drawn with (a base listed before
+    `RowsReport[...]`, so these fields follow the rows)."""
+
+    n_boot: int
+    seed: int
+    confidence: float
 
 
 def estimate_fields(name: str, point: float | None, interval: Interval) -> dict[str, Any]:

@@ -60,6 +60,18 @@ def req_str(row: Mapping[str, Any], name: str) -> str:
     return v
 
 
+def producer_fields(row: Mapping[str, Any], id_field: str) -> dict[str, Any]:
+    """The fields judgment and verification records share: dataset, the judge's or
+    verifier's id (`id_field`), model and prompt."""
+    return {
+        "dataset": req_str(row, "dataset"),
+        id_field: req_str(row, id_field),
+        "model": opt_str(row.get("model")),
+        "prompt_id": opt_str(row.get("prompt_id")),
+        "prompt_version": opt_int(row.get("prompt_version")),
+    }
+
+
 def record_rows(
     records: Iterable[Any] | pd.DataFrame, required: Sequence[str], optional: Sequence[str]
 ) -> Iterator[Any]:
