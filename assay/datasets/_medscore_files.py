@@ -19,22 +19,24 @@ MEDSCORE_OUTPUTS = ("output.jsonl", "medscore_output.jsonl")
 MedScoreEvidence = None | str | list[dict[str, Any]]
 
 
-class MedScoreDecompositionRow(SourceRow):
-    """decompositions.jsonl: one claim of a sentence (or a sentence with `claim: null`)."""
+class MedScoreSentenceRow(SourceRow):
+    """What every per-claim MedScore row names: the response and the sentence."""
 
     id: RowId
     sentence_id: int
     sentence: str | None = None
+
+
+class MedScoreDecompositionRow(MedScoreSentenceRow):
+    """decompositions.jsonl: one claim of a sentence (or a sentence with `claim: null`)."""
+
     claim: str | None = None
     claim_id: int | None = None
 
 
-class MedScoreVerificationRow(SourceRow):
+class MedScoreVerificationRow(MedScoreSentenceRow):
     """verifications.jsonl: one verified claim; `raw` and `score` are read separately."""
 
-    id: RowId
-    sentence_id: int
-    sentence: str | None = None
     claim: str
     claim_id: int
     evidence: MedScoreEvidence = None

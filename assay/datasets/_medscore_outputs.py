@@ -24,7 +24,8 @@ from assay.datasets._medscore_files import (
     MedScoreVerificationRow,
     medscore_files,
 )
-from assay.datasets._medscore_verdicts import VerifiedClaim, medscore_verdict
+from assay.datasets._medscore_verdicts import medscore_verdict
+from assay.datasets._records import VerdictFields
 from assay.datasets._rows import check_unique
 from assay.errors import DatasetError
 
@@ -188,8 +189,8 @@ class _MedScoreRun:
         claim: str,
         evidence: object,
     ) -> None:
-        ids = (self.dataset, answer_id, claim_id, sentence_id, claim)
-        where = VerifiedClaim(*ids, self.verifier_id, self.verifier_model)
+        ids = (self.dataset, answer_id, claim_id, claim, self.verifier_id, self.verifier_model)
+        where = VerdictFields(*ids, sentence_id=sentence_id)
         self.verifications.append(medscore_verdict(row, where, evidence))
 
 

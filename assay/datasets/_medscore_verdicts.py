@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from assay.core.outcomes import Status
 from assay.core.records import VerificationRecord
 from assay.core.verification import VerdictLabel
+from assay.datasets._records import VerdictFields, verification_record
 from assay.parsing._verification import parse_true_false
 
 MEDSCORE_PARSER_VERSION = "medscore-import/1"
-
-
-@dataclass(frozen=True)
-class VerifiedClaim:
-    """Where a MedScore verdict belongs: which claim of which answer, by which verifier.
-
-    The fields are `VerificationRecord`'s, so the record is built from them directly.
-    """
-
-    dataset: str
-    answer_id: str
-    claim_id: str
-    sentence_id: int | None
-    claim: str
-    verifier_id: str
-    model: str | None
 
 
 def read_true_false(raw: str) -> tuple[bool | None, str]:
@@ -44,7 +28,7 @@ def read_true_false(raw: str) -> tuple[bool | None, str]:
 
 
 def medscore_verdict(
-    row: dict[str, Any], claim: VerifiedClaim, evidence: object
+    row: dict[str, Any], claim: VerdictFields, evidence: object
 ) -> VerificationRecord:
     """Status from the raw text (strictly read); MedScore's score is kept in `parsed`.
 
@@ -59,8 +43,8 @@ def medscore_verdict(
     if verdict is not None and problem is None:
         label, score = ("supported", 1.0) if verdict else ("unsupported", 0.0)
         outcome = {"status": Status.OK, "label": label, "score": score}
-    return VerificationRecord(
-        **asdict(claim),
+    return verification_record(
+        claim,
         parser_version=MEDSCORE_PARSER_VERSION,
         evidence=_medscore_evidence(evidence, claim.answer_id),
         raw_output=raw if isinstance(raw, str) else None,

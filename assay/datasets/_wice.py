@@ -47,8 +47,8 @@ class WiceClaimRow(SourceRow):
 
 
 @dataclass
-class WiceClaim:
-    """A claim's rows.jsonl rows (its chunks), in file order."""
+class WiceClaimRows:
+    """One claim's rows in rows.jsonl (its evidence chunks), in file order."""
 
     first: WiceRow
     line: int
@@ -90,14 +90,14 @@ def wice_rows_file(given: Path) -> Path:
     return file_in(given, WICE_ROWS, "WiCE rows")
 
 
-def wice_claims(src: JsonlFile) -> list[WiceClaim]:
+def wice_claims(src: JsonlFile) -> list[WiceClaimRows]:
     """Rows grouped by claim in order of first appearance; chunks must agree on claim."""
-    claims: dict[str, WiceClaim] = {}
+    claims: dict[str, WiceClaimRows] = {}
     seen: dict[str, int] = {}
     for line, _, r in src.validated(WiceRow):
         claim = claims.get(r.claim_id)
         if claim is None:
-            claim = claims[r.claim_id] = WiceClaim(first=r, line=line, chunks=[])
+            claim = claims[r.claim_id] = WiceClaimRows(first=r, line=line, chunks=[])
         for fld in ("claim", "label"):
             if getattr(r, fld) != getattr(claim.first, fld):
                 raise DatasetError(
@@ -111,7 +111,7 @@ def wice_claims(src: JsonlFile) -> list[WiceClaim]:
     return list(claims.values())
 
 
-def _item(claim: WiceClaim) -> AnswerItem:
+def _item(claim: WiceClaimRows) -> AnswerItem:
     r = claim.first
     passages = [
         Passage(id=pid, text=c.evidence)
@@ -136,7 +136,7 @@ def wice_claim_rows(src: JsonlFile) -> dict[str, tuple[int, WiceClaimRow]]:
     return out
 
 
-def _cross_check(claims: list[WiceClaim], claims_src: JsonlFile) -> None:
+def _cross_check(claims: list[WiceClaimRows], claims_src: JsonlFile) -> None:
     """claims.jsonl's label and chunk count must be rows.jsonl's."""
     recorded = wice_claim_rows(claims_src)
     for claim in claims:

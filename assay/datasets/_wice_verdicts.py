@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from assay.core.outcomes import Status
 from assay.core.records import VerificationRecord
 from assay.datasets._jsonl import JsonlFile, default_name, read_jsonl
+from assay.datasets._records import VerdictFields, verification_record
 from assay.datasets._wice import (
     WICE_CLAIMS,
-    WiceClaim,
+    WiceClaimRows,
     wice_claim_rows,
     wice_claims,
     wice_rows_file,
@@ -50,28 +50,16 @@ def load_wice_reference_verdicts(
     return _verdicts_from_rows(name, wice_claims(src))
 
 
-@dataclass(frozen=True)
-class _JudgedClaim:
-    """One judge on one claim, as `VerificationRecord` fields: the claim is its own answer."""
-
-    dataset: str
-    answer_id: str
-    claim_id: str
-    claim: str
-    gold_label: str
-    verifier_id: str
-    model: str
-
-    @classmethod
-    def of(cls, dataset: str, claim_id: str, claim: str, gold: str, judge: str) -> _JudgedClaim:
-        return cls(dataset, claim_id, claim_id, claim, gold, judge, judge)
+def _judged(dataset: str, claim_id: str, claim: str, gold: str, judge: str) -> VerdictFields:
+    """One judge on one claim; the claim is its own answer, the judge its own model."""
+    return VerdictFields(dataset, claim_id, claim_id, claim, judge, judge, gold_label=gold)
 
 
 def _rank(value: object) -> int | None:
     return WICE_LABELS.index(value) if isinstance(value, str) and value in WICE_LABELS else None
 
 
-def _verdict(judged: _JudgedClaim, chunks: ChunkVerdicts) -> VerificationRecord:
+def _verdict(judged: VerdictFields, chunks: ChunkVerdicts) -> VerificationRecord:
     """Max over chunks; a chunk without a usable verdict makes it unknowable unless supported."""
     ranks = [_rank(v) for _, v in chunks]
     known = [r for r in ranks if r is not None]
@@ -92,10 +80,10 @@ def _verdict(judged: _JudgedClaim, chunks: ChunkVerdicts) -> VerificationRecord:
             "score": 1.0 if supported else 0.0,
         }
     evidence = [{"passage_id": pid, "label": v} for pid, v in chunks if pid is not None]
-    return VerificationRecord(**asdict(judged), evidence=evidence, parsed=parsed, **outcome)
+    return verification_record(judged, evidence=evidence, parsed=parsed, **outcome)
 
 
-def _verdicts_from_rows(dataset: str, claims: list[WiceClaim]) -> list[VerificationRecord]:
+def _verdicts_from_rows(dataset: str, claims: list[WiceClaimRows]) -> list[VerificationRecord]:
     records: list[VerificationRecord] = []
     for claim in claims:
         judges: list[str] = []
@@ -108,7 +96,7 @@ def _verdicts_from_rows(dataset: str, claims: list[WiceClaim]) -> list[Verificat
                 (pid, c.reference_judges.get(judge))
                 for pid, (_, c) in zip(pids, claim.chunks, strict=True)
             ]
-            judged = _JudgedClaim.of(dataset, first.claim_id, first.claim, first.label, judge)
+            judged = _judged(dataset, first.claim_id, first.claim, first.label, judge)
             records.append(_verdict(judged, chunks))
     return records
 
@@ -117,7 +105,7 @@ def _verdicts_from_claims(dataset: str, src: JsonlFile) -> list[VerificationReco
     records: list[VerificationRecord] = []
     for _, c in wice_claim_rows(src).values():
         for judge, value in c.reference_judges_max.items():
-            judged = _JudgedClaim.of(dataset, c.claim_id, c.claim, c.label, judge)
+            judged = _judged(dataset, c.claim_id, c.claim, c.label, judge)
             records.append(_verdict(judged, [(None, value)]))
     return records
 
