@@ -54,6 +54,7 @@ class LengthParams(BaseModel):
 
     min_words: int = Field(ge=1)
     name: str = "t-length"
+    model: str | None = Field(default=None, description="Not a chat model: no endpoint check.")
 
 
 class LengthVerifier:
@@ -146,7 +147,7 @@ def test_registered_judge_and_verifier_run_from_a_spec(tmp_path: Path) -> None:
         + '[[judges]]\nkind = "t-negation"\nword = "causes"\n'
         + '[[baselines]]\nname = "token-overlap"\n'
         + FACT
-        + '[[factuality.verifiers]]\nkind = "t-length"\nmin_words = 6\n'
+        + '[[factuality.verifiers]]\nkind = "t-length"\nmin_words = 6\nmodel = "rules/v1"\n'
         + '[[factuality.verifiers]]\nkind = "overlap"\n',
     )
     code, out, err = _invoke(["run", str(spec), "--no-progress"])

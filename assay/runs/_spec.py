@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from assay.core.building import EndpointOverrides as EndpointOverrides
-from assay.core.building import check_params
+from assay.core.building import check_params, params_model
 from assay.core.outcomes import Status
 from assay.core.registry import DECOMPOSERS, JUDGES, VERIFIERS, Registry
 from assay.errors import AssayError, SpecError
@@ -91,11 +93,18 @@ class ComponentBlock(EndpointOverrides):
 
     model_config = ConfigDict(extra="allow")
 
+    registry: ClassVar[Registry[Any]]
     kind: str
 
     def params(self) -> dict[str, Any]:
         """The keys the user wrote, less `kind`: what the kind's factory is given."""
         return self.model_dump(exclude_unset=True, exclude={"kind"})
+
+    def calls_chat_model(self) -> bool:
+        """Whether the kind takes endpoint settings (its params model extends
+        `EndpointOverrides`), i.e. calls a chat model through a client."""
+        model = params_model(self.registry.get(self.kind))
+        return model is not None and issubclass(model, EndpointOverrides)
 
 
 def _registered(registry: Registry[Any], kind: str) -> str:
@@ -108,6 +117,7 @@ def _registered(registry: Registry[Any], kind: str) -> str:
 class JudgeSpec(ComponentBlock):
     """A `[[judges]]` block: by default the LLM kind, every model crossed with every prompt."""
 
+    registry = JUDGES
     kind: str = Field(default="llm", description="A registered judge (`assay list`).")
     models: list[str] = Field(default_factory=list)
 
@@ -132,6 +142,7 @@ class AnswersDatasetSpec(DatasetSpec):
 class DecomposerSpec(ComponentBlock):
     """How answers become claims: by sentence, by an LLM prompt, or as given by the data."""
 
+    registry = DECOMPOSERS
     kind: str = Field(default="sentence", description="A registered decomposer.")
     model: str | None = None
 
@@ -144,6 +155,8 @@ class DecomposerSpec(ComponentBlock):
 class VerifierSpec(ComponentBlock):
     """One verifier; several in one spec compare verifiers on the same claims."""
 
+    registry = VERIFIERS
+
     model: str | None = Field(default=None, description="LLM id, or hf-nli/<dir> for nli-local.")
 
     @field_validator("kind")
@@ -152,13 +165,29 @@ class VerifierSpec(ComponentBlock):
         return _registered(VERIFIERS, kind)
 
 
+GIVEN_IN_PYTHON = "given_in_python"  # validation context: components passed as objects
+
+
+def given_in_python(info: ValidationInfo) -> frozenset[str]:
+    """Which of judges/verifiers `assay.run(...)` was given as objects: then the spec
+    may have none of its own."""
+    return frozenset((info.context or {}).get(GIVEN_IN_PYTHON, ()))
+
+
 class FactualitySpec(_Strict):
     """Decompose-then-verify: answers -> claims -> verdicts -> factuality scores."""
 
     datasets: list[AnswersDatasetSpec] = Field(min_length=1)
     decomposer: DecomposerSpec = Field(default_factory=DecomposerSpec)
-    verifiers: list[VerifierSpec] = Field(min_length=1)
+    verifiers: list[VerifierSpec] = Field(default_factory=list, validate_default=True)
     length_penalty: str | None = Field(default=None, pattern="^factscore$")
+
+    @field_validator("verifiers")
+    @classmethod
+    def _some_verifier(cls, value: list[VerifierSpec], info: ValidationInfo) -> list[Any]:
+        if not value and "verifiers" not in given_in_python(info):
+            raise ValueError("[factuality] needs at least one [[factuality.verifiers]] entry")
+        return value
 
 
 class BaselineSpec(_Strict):
@@ -215,8 +244,8 @@ class RunSpec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _has_some_work(self) -> RunSpec:
-        judged = bool(self.judges or self.baselines)
+    def _has_some_work(self, info: ValidationInfo) -> RunSpec:
+        judged = bool(self.judges or self.baselines) or "judges" in given_in_python(info)
         if self.datasets and not judged:
             raise ValueError("[[datasets]] needs at least one [[judges]] or [[baselines]] entry")
         if judged and not self.datasets:
@@ -239,7 +268,24 @@ class LoadedSpec(BaseModel):
         return Path(self.spec.output_dir or f"runs/{self.spec.name}")
 
 
-def load_spec(path: str | Path) -> LoadedSpec:
+def validate_spec(
+    raw: dict[str, Any], *, where: str, given_in_python: Collection[str] = ()
+) -> RunSpec:
+    """The spec model of parsed TOML (or a dict from Python); one error naming `where`
+    and the field. `given_in_python`: "judges"/"verifiers" passed as objects."""
+    try:
+        spec = RunSpec.model_validate(raw, context={GIVEN_IN_PYTHON: set(given_in_python)})
+    except ValidationError as exc:
+        # an unknown key (a typo) explains a "missing field" error, so report it first
+        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
+        field = _loc(err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise SpecError(msg, file=where, field=field or None) from None
+    check_component_params(spec, where)
+    return spec
+
+
+def load_spec(path: str | Path, *, given_in_python: Collection[str] = ()) -> LoadedSpec:
     """Read and validate a TOML run spec; errors name the file and the field."""
     p = Path(path)
     if not p.is_file():
@@ -251,17 +297,8 @@ def load_spec(path: str | Path) -> LoadedSpec:
         raise SpecError("spec is not valid UTF-8", file=p) from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", file=p) from None
-    try:
-        spec = RunSpec.model_validate(raw)
-    except ValidationError as exc:
-        # an unknown key (a typo) explains a "missing field" error, so report it first
-        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
-        field = _loc(err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        raise SpecError(msg, file=p, field=field or None) from None
-    check_component_params(spec, str(p))
-    return LoadedSpec(
-        spec=spec,
+    return LoadedSpec.model_construct(  # validated above; again would lose the context
+        spec=validate_spec(raw, where=str(p), given_in_python=given_in_python),
         path=str(p),
         base_dir=str(p.resolve().parent),
         sha256=hashlib.sha256(data).hexdigest(),

@@ -11,10 +11,9 @@ from urllib.parse import urlsplit
 
 from assay.errors import SpecError
 from assay.models._retry import TargetUnreachable
-from assay.runs._spec import EndpointOverrides, LoadedSpec, RunSpec
+from assay.runs._spec import ComponentBlock, LoadedSpec, RunSpec
 
 LOCAL_PREFIXES = ("hf", "hf-nli")
-_NO_CLIENT = ("nli-local", "overlap", "sentence", "given")  # kinds that call no chat model
 
 
 @dataclass(frozen=True)
@@ -45,12 +44,12 @@ def spec_targets(spec: RunSpec) -> list[Target]:
     fact = spec.factuality
     if fact is None:
         return out
-    blocks: list[tuple[str, EndpointOverrides, str | None]] = [
+    blocks: list[tuple[str, ComponentBlock, str | None]] = [
         ("factuality.decomposer", fact.decomposer, fact.decomposer.model)
     ]
     blocks += [(f"factuality.verifiers[{i}]", v, v.model) for i, v in enumerate(fact.verifiers)]
     for where, block, model in blocks:
-        if model and getattr(block, "kind", "") not in _NO_CLIENT:
+        if model and block.calls_chat_model():
             out.append(Target(model, block.api_base, f"{where}.model", where))
     return out
 
