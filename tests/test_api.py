@@ -226,3 +226,22 @@ def test_open_run_reads_a_v0_1_run_directory(run: str, tmp_path: Path) -> None:
 def test_open_run_refuses_what_is_not_a_run(tmp_path: Path) -> None:
     with pytest.raises(assay.AssayError, match="not a run directory"):
         assay.open_run(tmp_path)
+
+
+def test_a_spec_needs_no_judge_or_verifier_of_its_own_when_given_objects(
+    tmp_path: Path,
+) -> None:
+    data_only: dict[str, Any] = {"bootstrap": 0, "datasets": [{"path": "builtin:forcebench-demo"}]}
+    with pytest.raises(SpecError, match=r"needs at least one \[\[judges\]\]"):
+        assay.run(data_only, output_dir=tmp_path / "none")
+    result = assay.run(data_only, judges=[hedge], output_dir=tmp_path / "j")
+    assert set(result.judgments().judge_id) == {"hedge"}
+    toml = tmp_path / "data.toml"
+    toml.write_text('bootstrap = 0\n[[datasets]]\npath = "builtin:forcebench-demo"\n', "utf-8")
+    assert assay.run(toml, judges=[hedge], output_dir=tmp_path / "t").status == "complete"
+    answers: dict[str, Any] = {"datasets": [{"path": "builtin:factuality-demo"}]}
+    with pytest.raises(SpecError, match=r"factuality\.verifiers.*at least one"):
+        assay.run({"factuality": answers}, output_dir=tmp_path / "none")
+    fact = assay.run({"factuality": answers}, verifiers=[overlap_words], output_dir=tmp_path / "v")
+    assert set(fact.verifications().verifier_id) == {"overlap_words"}
+    assert not (tmp_path / "none").exists()

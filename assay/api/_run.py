@@ -63,12 +63,16 @@ def run(
         retry_errors=retry_errors,
         progress=progress,
     )
+    judge_objects = [as_judge(j) for j in judges]
+    verifier_objects = [as_verifier(v) for v in verifiers]
+    given = {"judges"} if judge_objects else set()
+    given |= {"verifiers"} if verifier_objects else set()
     runner = Runner(
-        to_loaded_spec(spec),
+        to_loaded_spec(spec, given_in_python=given),
         options,
-        judges=[as_judge(j) for j in judges],
+        judges=judge_objects,
         decomposer=_checked_decomposer(decomposer),
-        verifiers=[as_verifier(v) for v in verifiers],
+        verifiers=verifier_objects,
     )
     for message in runner.warnings:
         warnings.warn(scrub_text(message), stacklevel=2)
