@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.cli import app
+from assay.core.rundir import RECORD_FILES
 from assay.report import check_records
-from assay.runs._metrics import RECORD_FILES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
 

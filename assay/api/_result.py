@@ -15,10 +15,9 @@ from pydantic import BaseModel
 
 from assay.core.outcomes import Usage
 from assay.core.records import ClaimRecord, JudgmentRecord, SentenceRecord, VerificationRecord
+from assay.core.rundir import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE, iter_jsonl
 from assay.runs import JUDGMENTS_FILE
-from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._rundir import read_run_manifest, read_run_metrics
-from assay.runs._store import iter_jsonl
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,11 +11,18 @@ from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
 from assay.core.judging import Judge, JudgeItem, Judgment
 from assay.core.outcomes import Status, Usage
 from assay.core.pairs import Axis, ForcePair, Member
-from assay.core.records import ClaimRecord, JudgmentRecord, SentenceRecord, VerificationRecord
+from assay.core.records import (
+    AnswerRecord,
+    ClaimRecord,
+    JudgmentRecord,
+    SentenceRecord,
+    VerificationRecord,
+)
 from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
 
 __all__ = [
     "AnswerItem",
+    "AnswerRecord",
     "Axis",
     "Claim",
     "ClaimRecord",

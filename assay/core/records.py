@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.decomposition import Claim
 from assay.core.outcomes import CallAccounting, PromptProvenance, Status
@@ -119,3 +119,18 @@ class VerificationRecord(PromptProvenance, CallAccounting):
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.dataset, self.answer_id, self.claim_id, self.verifier_id)
+
+
+class AnswerRecord(BaseModel):
+    """One line of answers.jsonl: the response universe of a factuality run, so metrics
+    rebuild from the run directory (an answer with no claim exists only here)."""
+
+    dataset: str
+    answer_id: str
+    question: str | None = None
+    answer_chars: int | None = None
+    gold_factuality: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.dataset, self.answer_id)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.runs._metrics import DIGESTS_KEY, record_digests
+from assay.core.rundir import DIGESTS_KEY, record_digests
 
 State = Literal["match", "changed", "missing", "added", "not recorded"]
 STALE_STATES = frozenset({"changed", "missing", "added"})

@@ -18,13 +18,12 @@ import pandas as pd
 
 from assay._table import render_markdown, render_plain
 from assay.core.registry import REPORT_FORMATS
+from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
 from assay.report._digests import RecordsCheck, check_records
 from assay.report._export import tidy_csv
 from assay.report._html import render_html_report
 from assay.report._views import report_grids
-from assay.runs._metrics import DIGESTS_KEY
-from assay.runs._store import JUDGMENTS_FILE, latest_records
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,14 @@
 """Run specs, execution with resume, run directories and manifests."""
 
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import (
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    iter_records,
+    latest_records,
+    read_json,
+)
 from assay.runs._runner import Runner, RunOptions, RunOutcome, run_spec
 from assay.runs._spec import (
     BaselineSpec,
@@ -11,14 +19,6 @@ from assay.runs._spec import (
     ModelDefaults,
     RunSpec,
     load_spec,
-)
-from assay.runs._store import (
-    JUDGMENTS_FILE,
-    MANIFEST_FILE,
-    METRICS_FILE,
-    iter_records,
-    latest_records,
-    read_json,
 )
 
 __all__ = [

@@ -14,8 +14,14 @@ from typing import Any
 
 from assay.core.manifest import Manifest
 from assay.core.records import VerificationRecord
-from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
-from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, latest_records
+from assay.core.rundir import (
+    CLAIMS_FILE,
+    JUDGMENTS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+    latest_records,
+)
 
 RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE)
 

@@ -21,7 +21,14 @@ from assay.core.answers import AnswerItem
 from assay.core.decomposition import Decomposer, Sentence
 from assay.core.manifest import FactualitySection
 from assay.core.outcomes import Status
-from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
+from assay.core.records import AnswerRecord, ClaimRecord, SentenceRecord, VerificationRecord
+from assay.core.rundir import (
+    ANSWERS_FILE,
+    CLAIMS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+)
 from assay.core.verification import ClaimToVerify, Verifier
 from assay.errors import SpecError
 from assay.runs._components import (
@@ -33,11 +40,10 @@ from assay.runs._components import (
 )
 from assay.runs._executor import StageContext
 from assay.runs._manifest import factuality_section
-from assay.runs._metrics import ANSWERS_FILE, CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
 from assay.runs._spec import FactualitySpec, LoadedSpec
 from assay.runs._stage_decompose import DecomposeStage, claim_records
 from assay.runs._stage_verify import VerifyStage, claim_inputs
-from assay.runs._store import AnswerRow, RecordLog, iter_jsonl, write_jsonl_atomic
+from assay.runs._store import RecordLog, write_jsonl_atomic
 
 
 class FactualityStage:
@@ -177,10 +183,10 @@ class FactualityStage:
         self.verifications = verifications.resume()
         await _closing(verifications, self.verify_stage.run(self.claims, verifications, ctx))
 
-    def _answer_rows(self) -> list[AnswerRow]:
+    def _answer_rows(self) -> list[AnswerRecord]:
         """The response universe (and gold factuality) so metrics rebuild from the run dir."""
         return [
-            AnswerRow(
+            AnswerRecord(
                 dataset=ds,
                 answer_id=a.id,
                 question=a.question,

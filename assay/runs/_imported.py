@@ -9,24 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.errors import RunError
-from assay.runs._manifest import factuality_section, imported_manifest
-from assay.runs._metrics import (
+from assay.core.records import AnswerRecord
+from assay.core.rundir import (
     ANSWERS_FILE,
     CLAIMS_FILE,
-    SENTENCES_FILE,
-    VERIFICATIONS_FILE,
-    compute_metrics,
-)
-from assay.runs._rundir import check_new_dir
-from assay.runs._store import (
     MANIFEST_FILE,
     METRICS_FILE,
-    AnswerRow,
-    write_json_atomic,
-    write_jsonl_atomic,
-    write_manifest,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
 )
+from assay.errors import RunError
+from assay.runs._manifest import factuality_section, imported_manifest
+from assay.runs._metrics import compute_metrics
+from assay.runs._rundir import check_new_dir
+from assay.runs._store import write_json_atomic, write_jsonl_atomic, write_manifest
 
 
 def import_medscore_run(
@@ -78,10 +74,10 @@ def import_medscore_run(
     return metrics
 
 
-def _answers(dataset: str, ids: list[str]) -> list[AnswerRow]:
+def _answers(dataset: str, ids: list[str]) -> list[AnswerRecord]:
     """The response universe: responses with no claim exist only here (0-claim rate).
     MedScore's files carry no answer text or gold score."""
-    return [AnswerRow(dataset=dataset, answer_id=i) for i in ids]
+    return [AnswerRecord(dataset=dataset, answer_id=i) for i in ids]
 
 
 def _mean(values: list[float]) -> float | None:

@@ -26,10 +26,16 @@ from assay.core.manifest import (
 )
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import (
+    CLAIMS_FILE,
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+)
 from assay.errors import RunError
 from assay.runs._environment import environment
-from assay.runs._metrics import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE
-from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE
 
 FINAL_STATUSES = ("complete", "failed", "interrupted")
 FACTUALITY_OUTPUTS = {

@@ -6,35 +6,22 @@ never disagree.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
-from assay.runs._store import JUDGMENTS_FILE, iter_jsonl, iter_records, latest_records
-
-SENTENCES_FILE = "sentences.jsonl"
-CLAIMS_FILE = "claims.jsonl"
-VERIFICATIONS_FILE = "verifications.jsonl"
-ANSWERS_FILE = "answers.jsonl"
-RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE, ANSWERS_FILE)
-DIGESTS_KEY = "records_sha256"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def record_digests(run_dir: Path) -> dict[str, str]:
-    """{record file name: sha256 hex} of the record files `run_dir` holds now."""
-    return {
-        name: file_sha256(run_dir / name) for name in RECORD_FILES if (run_dir / name).is_file()
-    }
+from assay.core.rundir import (
+    ANSWERS_FILE,
+    CLAIMS_FILE,
+    DIGESTS_KEY,
+    JUDGMENTS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+    latest_records,
+    record_digests,
+)
 
 
 def read_answers(run_dir: Path) -> list[dict[str, Any]]:
@@ -134,12 +121,4 @@ def _legacy_given(record: SentenceRecord) -> SentenceRecord:
     return record.model_copy(update={"span": None})
 
 
-__all__ = [
-    "DIGESTS_KEY",
-    "RECORD_FILES",
-    "compute_metrics",
-    "factuality_metrics",
-    "iter_records",
-    "read_answers",
-    "record_digests",
-]
+__all__ = ["compute_metrics", "factuality_metrics", "read_answers"]

@@ -10,21 +10,14 @@ from typing import Any
 from assay.core.manifest import Manifest, Reparse
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE, latest_records
 from assay.errors import RunError
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._audit import audit_run, mark_incomplete
 from assay.runs._manifest import judge_stats, load_manifest
 from assay.runs._rundir import read_run_manifest
-from assay.runs._store import (
-    JUDGMENTS_FILE,
-    MANIFEST_FILE,
-    METRICS_FILE,
-    latest_records,
-    write_json_atomic,
-    write_jsonl_atomic,
-    write_manifest,
-)
+from assay.runs._store import write_json_atomic, write_jsonl_atomic, write_manifest
 
 
 def _prompts_for(manifest: Manifest) -> dict[str, Prompt]:

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
 from assay.errors import PathError, RunError
-from assay.runs._store import MANIFEST_FILE, METRICS_FILE
 
 WRITERS = "`assay run` or `assay import-medscore`"
 

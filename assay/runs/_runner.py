@@ -19,6 +19,7 @@ from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._retry import TargetUnreachable
@@ -46,14 +47,7 @@ from assay.runs._resume import check_same_run, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._stage_judge import JudgeStage
-from assay.runs._store import (
-    JUDGMENTS_FILE,
-    MANIFEST_FILE,
-    METRICS_FILE,
-    RecordLog,
-    write_json_atomic,
-    write_manifest,
-)
+from assay.runs._store import RecordLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]

@@ -9,20 +9,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from assay.core.manifest import Manifest
-from assay.core.records import JudgmentRecord
-from assay.errors import RunError
+from assay.core.rundir import (
+    iter_jsonl,
+)
 from assay.redaction import redact_with_paths
-
-JUDGMENTS_FILE = "judgments.jsonl"
-MANIFEST_FILE = "manifest.json"
-METRICS_FILE = "metrics.json"
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -60,18 +57,6 @@ def write_manifest(path: Path, manifest: Manifest | dict[str, Any]) -> dict[str,
     return clean
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError("file not found", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise RunError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno) from None
-    if not isinstance(value, dict):
-        raise RunError("expected a JSON object", file=path)
-    return value
-
-
 def repair_partial_tail(path: Path) -> int:
     """Truncate bytes after the last newline (an interrupted write). Returns bytes cut."""
     if not path.exists():
@@ -99,19 +84,6 @@ def repair_partial_tail(path: Path) -> int:
         return size
 
 
-def iter_records(path: str | Path) -> Iterator[JudgmentRecord]:
-    """Judgment records of a run, in file order (see `iter_jsonl`)."""
-    return iter_jsonl(Path(path), JudgmentRecord)
-
-
-def latest_records(path: str | Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
-    """One record per key; a later line for the same key supersedes an earlier one."""
-    latest: dict[tuple[str, str, str, str], JudgmentRecord] = {}
-    for record in iter_records(path):
-        latest[record.key] = record
-    return latest
-
-
 class RecordWriter:
     """Appends one JSON line per record and flushes it at once; a torn last line left by
     a killed process is cut off first, so the file stays one whole record per line."""
@@ -136,38 +108,6 @@ class RecordWriter:
 
 
 JudgmentWriter = RecordWriter  # the name this writer had when it wrote judgments only
-
-
-class AnswerRow(BaseModel):
-    """One line of answers.jsonl: the response universe of a factuality run, so metrics
-    rebuild from the run directory (an answer with no claim exists only here)."""
-
-    dataset: str
-    answer_id: str
-    question: str | None = None
-    answer_chars: int | None = None
-    gold_factuality: float | None = None
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """Records of any type from an append-only JSONL file; a torn last line is skipped."""
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            if not line.endswith("\n"):
-                return
-            try:
-                yield model.model_validate_json(line)
-            except ValidationError as exc:
-                raise RunError(
-                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
-                ) from None
 
 
 def write_jsonl_atomic(path: Path, records: Iterable[BaseModel]) -> None:

@@ -1,0 +1,120 @@
+"""Reading a run directory: its file names, records, manifest, metrics and digests.
+
+The one reader of what runs write. Everything that reads a run directory (resume,
+recompute, reparse, reports, `assay.open_run`) goes through these functions, so a
+record file is parsed one way everywhere: a torn last line (a process killed mid-write)
+is skipped, a corrupt line is an error naming file and line, and for records with the
+same key the last line wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.core.manifest import Manifest
+from assay.core.records import JudgmentRecord
+from assay.errors import RunError
+
+__all__ = [
+    "ANSWERS_FILE",
+    "CLAIMS_FILE",
+    "DIGESTS_KEY",
+    "JUDGMENTS_FILE",
+    "MANIFEST_FILE",
+    "METRICS_FILE",
+    "RECORD_FILES",
+    "SENTENCES_FILE",
+    "VERIFICATIONS_FILE",
+    "file_sha256",
+    "iter_jsonl",
+    "iter_records",
+    "latest",
+    "latest_records",
+    "read_json",
+    "read_manifest",
+    "record_digests",
+]
+
+JUDGMENTS_FILE = "judgments.jsonl"
+SENTENCES_FILE = "sentences.jsonl"
+CLAIMS_FILE = "claims.jsonl"
+VERIFICATIONS_FILE = "verifications.jsonl"
+ANSWERS_FILE = "answers.jsonl"
+MANIFEST_FILE = "manifest.json"
+METRICS_FILE = "metrics.json"
+RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE, ANSWERS_FILE)
+DIGESTS_KEY = "records_sha256"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file (manifest, metrics); errors name the file and line."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError("file not found", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise RunError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    if not isinstance(value, dict):
+        raise RunError("expected a JSON object", file=path)
+    return value
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    """The typed manifest of `run_dir` (older manifests load: every field is optional)."""
+    return Manifest.model_validate(read_json(run_dir / MANIFEST_FILE))
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Records of any type from an append-only JSONL file; a torn last line is skipped."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if not line.endswith("\n"):
+                return
+            try:
+                yield model.model_validate_json(line)
+            except ValidationError as exc:
+                raise RunError(
+                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
+                ) from None
+
+
+def latest(path: Path, model: type[M]) -> dict[Any, M]:
+    """One record per key (every record model has a `key`); a later line wins."""
+    return {record.key: record for record in iter_jsonl(path, model)}  # type: ignore[attr-defined]
+
+
+def iter_records(path: str | Path) -> Iterator[JudgmentRecord]:
+    """Judgment records of a run, in file order (see `iter_jsonl`)."""
+    return iter_jsonl(Path(path), JudgmentRecord)
+
+
+def latest_records(path: str | Path) -> dict[tuple[str, str, str, str], JudgmentRecord]:
+    """One judgment record per key; a later line for the same key supersedes an earlier one."""
+    return latest(Path(path), JudgmentRecord)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def record_digests(run_dir: Path) -> dict[str, str]:
+    """{record file name: sha256 hex} of the record files `run_dir` holds now."""
+    return {
+        name: file_sha256(run_dir / name) for name in RECORD_FILES if (run_dir / name).is_file()
+    }
