@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -245,3 +246,24 @@ def test_a_spec_needs_no_judge_or_verifier_of_its_own_when_given_objects(
     fact = assay.run({"factuality": answers}, verifiers=[overlap_words], output_dir=tmp_path / "v")
     assert set(fact.verifications().verifier_id) == {"overlap_words"}
     assert not (tmp_path / "none").exists()
+
+
+def test_the_custom_judge_example_runs_without_a_key(tmp_path: Path) -> None:
+    example = Path(__file__).parents[1] / "examples" / "custom_judge.py"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.run(
+        [sys.executable, str(example), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"complete: {tmp_path / 'run'}\n")
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()[3:5]}
+    mvr = {judge: float(values[1]) for judge, values in rows.items()}
+    assert set(mvr) == {"force_words", "baseline:token-overlap"}
+    assert mvr["force_words"] < mvr["baseline:token-overlap"]
+    result = assay.open_run(tmp_path / "run")
+    raised = result.judgments().query("judge_id == 'force_words'").parsed.map(len)
+    assert (raised == 2).all()  # every record keeps its evidence: raised axes and overlap
