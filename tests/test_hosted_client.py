@@ -153,7 +153,7 @@ def test_concurrency_is_bounded(server: FakeOpenAIServer) -> None:
     judge = _judge(server, None, max_concurrency=3)
     in_flight = 0
     peak = 0
-    transport = judge.client.transport  # type: ignore[attr-defined]
+    transport = judge.client.transport
     original = transport.send
 
     async def counting(request):  # type: ignore[no-untyped-def]

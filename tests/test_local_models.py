@@ -491,3 +491,69 @@ def test_describe_and_fingerprint(
     # a different checkpoint is a different cache identity, whatever its path
     assert other.describe()["fingerprint"] != info["fingerprint"]
     assert other.cache_key(_request()) != lm.cache_key(_request())
+
+
+# ---- NLI through the Model layers: cache and accounting ---------------------------------
+
+
+async def test_nli_second_identical_run_is_all_cache_hits(nli_dir: Path, tmp_path: Path) -> None:
+    rng = random.Random(6)
+    items = [
+        _item(
+            synthetic_text(rng, 6),
+            synthetic_text(rng, 40),
+            synthetic_text(rng, 15),
+            claim_id=f"c{i}",
+        )
+        for i in range(5)
+    ]
+    settings: dict[str, Any] = {"max_length": 48, "chunk_stride": 8, "batch_size": 4}
+    plain = await LocalNLIVerifier(f"hf-nli/{nli_dir}", **settings).verify_many(items)
+    cache = ResponseCache(tmp_path / "cache")
+    first_verifier = LocalNLIVerifier(f"hf-nli/{nli_dir}", cache=cache, **settings)
+    first = await first_verifier.verify_many(items)
+    assert not any(v.cache_hit for v in first) and all(v.attempts == 1 for v in first)
+    scored = first_verifier.stats["pairs"]
+    assert scored > len(items)  # every claim has several chunks
+    # a new verifier (as in a second run) on the same cache: nothing reaches the model
+    again = LocalNLIVerifier(f"hf-nli/{nli_dir}", cache=cache, **settings)
+    second = await again.verify_many(items)
+    assert all(v.cache_hit and v.attempts == 0 for v in second)
+    assert again.stats["pairs"] == 0 and again.transport._model is None  # never loaded
+    assert again.classifier.accounting.cache_hits == scored
+    for a, b, c in zip(plain, first, second, strict=True):  # the cache changes no result
+        assert a.label == b.label == c.label and a.evidence == b.evidence == c.evidence
+        assert math.isclose(a.score or 0, c.score or 0, abs_tol=1e-6)
+        assert a.usage == b.usage == c.usage and a.parsed == c.parsed
+    # refresh re-scores and overwrites; no-cache neither reads nor writes
+    fresh = LocalNLIVerifier(f"hf-nli/{nli_dir}", cache=cache, refresh_cache=True, **settings)
+    assert not any(v.cache_hit for v in await fresh.verify_many(items))
+    assert fresh.stats["pairs"] == scored
+    off = LocalNLIVerifier(f"hf-nli/{nli_dir}", cache=cache, use_cache=False, **settings)
+    assert not any(v.cache_hit for v in await off.verify_many(items))
+
+
+async def test_nli_cache_key_changes_with_the_window(nli_dir: Path, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache")
+    item = _item(CLAIM, CORPUS[:200])
+    await LocalNLIVerifier(f"hf-nli/{nli_dir}", max_length=64, cache=cache).verify(item)
+    other = LocalNLIVerifier(f"hf-nli/{nli_dir}", max_length=96, cache=cache)
+    verdict = await other.verify(item)
+    assert not verdict.cache_hit and other.stats["pairs"] > 0  # truncation differs: new keys
+
+
+async def test_nli_inference_failure_is_an_api_error_per_claim(
+    nli: LocalNLIVerifier, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = LocalNLIVerifier(f"hf-nli/{nli.transport.files.path}", max_length=48)
+    fresh.preflight()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(fresh.transport, "_probabilities", broken)
+    verdicts = await fresh.verify_many([_item(CLAIM, "Some evidence."), _item(CLAIM)])
+    assert verdicts[0].status is Status.API_ERROR
+    assert verdicts[0].error == "RuntimeError: device lost" and verdicts[0].label is None
+    assert verdicts[1].status is Status.OK and verdicts[1].error == "no evidence provided"
+    assert fresh.classifier.accounting.errors == 1

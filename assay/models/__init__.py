@@ -35,7 +35,8 @@ from assay.redaction import redact_url
 class ModelClient(Protocol):
     """Anything that turns a chat request into a call result (hosted or local)."""
 
-    config: ModelConfig
+    @property
+    def config(self) -> ModelConfig: ...
 
     def describe(self) -> dict[str, Any]: ...
 

@@ -285,6 +285,26 @@ class LocalModelFiles:
             self._fingerprint = model_fingerprint(self.directory())
         return self._fingerprint
 
+    def config(self, kind: Literal["causal", "sequence-classification"]) -> Any:
+        """The model's transformers config, refused when made for another task."""
+        return check_architecture(kind, self.directory(), model_id=self.model_id)
+
+    def tokenizer(self) -> Any:
+        return load_tokenizer(self.directory(), model_id=self.model_id)
+
+    def load(
+        self,
+        kind: Literal["causal", "sequence-classification"],
+        device_option: str | None,
+        dtype: str | None,
+    ) -> tuple[Any, str]:
+        """The model's weights on the device asked for, and that device's name."""
+        device = pick_device(device_option, model_id=self.model_id)
+        model = load_pretrained(
+            kind, self.directory(), model_id=self.model_id, device=device, dtype=dtype
+        )
+        return model, device
+
     def identity(self) -> tuple[str | None, str | None]:
         """(resolved directory, fingerprint), or Nones when the model cannot be found:
         describing a model never raises (preflight does)."""

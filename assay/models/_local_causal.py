@@ -18,16 +18,7 @@ from assay.core.outcomes import Usage
 from assay.errors import ModelConfigError
 from assay.models._cache import cache_key
 from assay.models._config import Decoding, ModelConfig
-from assay.models._hf import (
-    LocalModelFiles,
-    LocalOptions,
-    SerialGate,
-    check_architecture,
-    library_versions,
-    load_pretrained,
-    load_tokenizer,
-    pick_device,
-)
+from assay.models._hf import LocalModelFiles, LocalOptions, SerialGate, library_versions
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, RawResponse
 
@@ -112,19 +103,15 @@ class LocalCausalTransport:
         with self._load_lock:
             if self._model is not None:
                 return
-            directory = self.directory()
-            check_architecture("causal", directory, model_id=self.config.model)
-            tokenizer = load_tokenizer(directory, model_id=self.config.model)
+            self.files.config("causal")
+            tokenizer = self.files.tokenizer()
             if not getattr(tokenizer, "chat_template", None):
                 raise ModelConfigError(
-                    f"model {self.config.model!r}: the tokenizer in {directory} has no chat "
-                    "template; hf/ models must be chat (instruction-tuned) models whose "
+                    f"model {self.config.model!r}: the tokenizer in {self.directory()} has no "
+                    "chat template; hf/ models must be chat (instruction-tuned) models whose "
                     "tokenizer_config.json or chat_template.jinja defines one"
                 )
-            device = pick_device(self._device_option, model_id=self.config.model)
-            model = load_pretrained(
-                "causal", directory, model_id=self.config.model, device=device, dtype=self._dtype
-            )
+            model, device = self.files.load("causal", self._device_option, self._dtype)
             self._tokenizer, self._device, self._model = tokenizer, device, model
 
     # -- generation ----------------------------------------------------------------------

@@ -19,16 +19,7 @@ from assay.core.outcomes import Usage
 from assay.errors import ModelConfigError
 from assay.models._cache import CACHE_SCHEMA_VERSION, canonical_json
 from assay.models._config import ModelConfig
-from assay.models._hf import (
-    LocalModelFiles,
-    LocalOptions,
-    SerialGate,
-    check_architecture,
-    library_versions,
-    load_pretrained,
-    load_tokenizer,
-    pick_device,
-)
+from assay.models._hf import LocalModelFiles, LocalOptions, SerialGate, library_versions
 from assay.models._transport import TransportError
 
 PROVIDER = "hf-nli"
@@ -106,9 +97,8 @@ class LocalNLITransport:
             if self._tokenizer is not None:
                 return
             model_id = self.config.model
-            directory = self.files.directory()
-            config = check_architecture("sequence-classification", directory, model_id=model_id)
-            tokenizer = load_tokenizer(directory, model_id=model_id)
+            config = self.files.config("sequence-classification")
+            tokenizer = self.files.tokenizer()
             if not getattr(tokenizer, "is_fast", False):
                 raise ModelConfigError(
                     f"model {model_id!r}: needs a fast (tokenizers) tokenizer for offsets"
@@ -132,15 +122,9 @@ class LocalNLITransport:
         with self._load_lock:
             if self._model is not None:
                 return
-            device = pick_device(self.device_option, model_id=self.config.model)
-            self._model = load_pretrained(
-                "sequence-classification",
-                self.files.directory(),
-                model_id=self.config.model,
-                device=device,
-                dtype=self.dtype,
+            self._model, self._device = self.files.load(
+                "sequence-classification", self.device_option, self.dtype
             )
-            self._device = device
 
     def preflight(self) -> None:
         """Load now, so a bad path or model fails before the first pair."""

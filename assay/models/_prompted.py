@@ -3,11 +3,20 @@ prompt, decoding settings, a stable id, and one way to call and account for a re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from assay.models._config import Decoding
 from assay.models._types import CallResult, ChatRequest
 from assay.prompts._prompt import Prompt
+
+
+class PromptedOptions(TypedDict, total=False):
+    """The keyword options every LLM component passes through to `PromptedModel`."""
+
+    decoding: Decoding | None
+    name: str | None
+    use_cache: bool
+    refresh_cache: bool
 
 
 class PromptedModel:

@@ -77,6 +77,9 @@ class LocalNLIVerifier:
         self,
         model: str,
         *,
+        cache: ResponseCache | None = None,
+        use_cache: bool = True,
+        refresh_cache: bool = False,
         label_map: Mapping[str, int] | None = None,
         threshold: float = 0.8,
         max_length: int = 512,
@@ -87,9 +90,6 @@ class LocalNLIVerifier:
         device: str = "cpu",
         dtype: str | None = None,
         name: str | None = None,
-        cache: ResponseCache | None = None,
-        use_cache: bool = True,
-        refresh_cache: bool = False,
     ) -> None:
         path = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
         if not path:
