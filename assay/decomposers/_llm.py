@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import Field
 
@@ -10,8 +10,8 @@ from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
 from assay.core.outcomes import Status, Usage
 from assay.core.registry import DECOMPOSERS
-from assay.models import ChatRequest, Decoding, ModelClient
-from assay.models._prompted import PromptedModel
+from assay.models import ChatRequest, ModelClient
+from assay.models._prompted import PromptedModel, PromptedOptions
 from assay.parsing._claims import DECOMPOSE_PARSER_VERSION, parse_claims
 from assay.prompts import Prompt
 
@@ -27,24 +27,9 @@ class LLMDecomposer(PromptedModel):
     role = "decomposer"
 
     def __init__(
-        self,
-        client: ModelClient,
-        prompt: Prompt,
-        *,
-        decoding: Decoding | None = None,
-        name: str | None = None,
-        use_cache: bool = True,
-        refresh_cache: bool = False,
+        self, client: ModelClient, prompt: Prompt, **options: Unpack[PromptedOptions]
     ) -> None:
-        super().__init__(
-            client,
-            prompt,
-            tasks=("decompose",),
-            decoding=decoding,
-            name=name,
-            use_cache=use_cache,
-            refresh_cache=refresh_cache,
-        )
+        super().__init__(client, prompt, tasks=("decompose",), **options)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import Field, model_validator
 
 from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
 from assay.core.registry import JUDGES
-from assay.models import ChatRequest, Decoding, ModelClient
-from assay.models._prompted import PromptedModel
+from assay.models import ChatRequest, ModelClient
+from assay.models._prompted import PromptedModel, PromptedOptions
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt
 
@@ -25,21 +25,10 @@ class LLMJudge(PromptedModel):
         client: ModelClient,
         prompt: Prompt,
         *,
-        decoding: Decoding | None = None,
-        name: str | None = None,
         sample_index: int = 0,
-        use_cache: bool = True,
-        refresh_cache: bool = False,
+        **options: Unpack[PromptedOptions],
     ) -> None:
-        super().__init__(
-            client,
-            prompt,
-            tasks=("judge",),
-            decoding=decoding,
-            name=name,
-            use_cache=use_cache,
-            refresh_cache=refresh_cache,
-        )
+        super().__init__(client, prompt, tasks=("judge",), **options)
         self.sample_index = sample_index
         self._schema = prompt.output_model.model_json_schema()
 
@@ -94,11 +83,7 @@ class LLMJudge(PromptedModel):
             scores=self.prompt.meta.scores,
         )
         return Judgment(
-            status=verdict.status,
-            label=verdict.label,
-            score=verdict.score,
-            parsed=verdict.parsed,
-            error=verdict.error,
+            **verdict.model_dump(),  # status, label, score, parsed, error
             raw_output=content,
             refusal=refusal,
             usage=usage or Usage(),

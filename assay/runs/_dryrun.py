@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from assay.core.decomposition import Sentence
 from assay.core.outcomes import Status
 from assay.core.records import ClaimRecord, SentenceRecord
+from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
 from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
@@ -23,7 +24,6 @@ from assay.runs._factuality import FactualityStage
 from assay.runs._given import given_records
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
-from assay.runs._store import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
 
 AFTER = "after decomposition"
 

@@ -152,11 +152,7 @@ class LLMVerifier(PromptedModel):
             return Verdict(status=Status.API_ERROR, error=result.error, **base)
         parsed = self.read(raw.content, finish_reason=raw.finish_reason, refusal=raw.refusal)
         return Verdict(
-            status=parsed.status,
-            label=parsed.label,
-            score=parsed.score,
-            parsed=parsed.parsed,
-            error=parsed.error,
+            **parsed.model_dump(),  # status, label, score, parsed, error
             raw_output=raw.content if raw.content is not None else raw.refusal,
             usage=raw.usage,
             **base,
