@@ -24,24 +24,30 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 from assay.errors import AssayError
 
-if TYPE_CHECKING:
-    from assay.api import (
-        RunResult,
-        open_run,
-        register_decomposer,
-        register_judge,
-        register_verifier,
-        run,
-        run_async,
-    )
-    from assay.core.answers import Passage
-    from assay.core.decomposition import Decomposer
-    from assay.core.judging import Judge, JudgeItem, Judgment
-    from assay.core.outcomes import Status, Usage
-    from assay.core.verification import ClaimToVerify, Verdict, VerdictLabel, Verifier
-    from assay.judges import LLMJudge, baseline
-    from assay.runs import RunSpec, load_spec
-    from assay.verifiers import OverlapVerifier
+if TYPE_CHECKING:  # the lazily imported names, for type checkers (`as`: re-exported)
+    from assay.api import RunResult as RunResult
+    from assay.api import open_run as open_run
+    from assay.api import register_decomposer as register_decomposer
+    from assay.api import register_judge as register_judge
+    from assay.api import register_verifier as register_verifier
+    from assay.api import run as run
+    from assay.api import run_async as run_async
+    from assay.core.answers import Passage as Passage
+    from assay.core.decomposition import Decomposer as Decomposer
+    from assay.core.judging import Judge as Judge
+    from assay.core.judging import JudgeItem as JudgeItem
+    from assay.core.judging import Judgment as Judgment
+    from assay.core.outcomes import Status as Status
+    from assay.core.outcomes import Usage as Usage
+    from assay.core.verification import ClaimToVerify as ClaimToVerify
+    from assay.core.verification import Verdict as Verdict
+    from assay.core.verification import VerdictLabel as VerdictLabel
+    from assay.core.verification import Verifier as Verifier
+    from assay.judges import LLMJudge as LLMJudge
+    from assay.judges import baseline as baseline
+    from assay.runs import RunSpec as RunSpec
+    from assay.runs import load_spec as load_spec
+    from assay.verifiers import OverlapVerifier as OverlapVerifier
 
 _SOURCES = {  # where each lazily imported public name lives
     "assay.api": (
@@ -64,33 +70,7 @@ _SOURCES = {  # where each lazily imported public name lives
 }
 _LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 
-__all__ = [
-    "AssayError",
-    "ClaimToVerify",
-    "Decomposer",
-    "Judge",
-    "JudgeItem",
-    "Judgment",
-    "LLMJudge",
-    "OverlapVerifier",
-    "Passage",
-    "RunResult",
-    "RunSpec",
-    "Status",
-    "Usage",
-    "Verdict",
-    "VerdictLabel",
-    "Verifier",
-    "__version__",
-    "baseline",
-    "load_spec",
-    "open_run",
-    "register_decomposer",
-    "register_judge",
-    "register_verifier",
-    "run",
-    "run_async",
-]
+__all__ = ["AssayError", "__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -206,23 +206,32 @@ def prompts_render(
     """Render a prompt with variables from a JSON file, as the model would see it."""
     from assay.prompts import PromptRegistry
 
-    try:
-        variables = json.loads(data.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AssayError("data file not found", file=data) from None
-    except IsADirectoryError:
-        raise AssayError("expected a JSON file, got a directory", file=data) from None
-    except UnicodeDecodeError:
-        raise AssayError("data file is not valid UTF-8", file=data) from None
-    except json.JSONDecodeError as exc:
-        raise AssayError(f"not valid JSON: {exc.msg}", file=data, line=exc.lineno) from None
-    if not isinstance(variables, dict):
-        raise AssayError("data must be a JSON object of variables", file=data)
+    variables = _template_variables(data)
     messages = PromptRegistry(prompt_dir or []).get(ref).render(variables, where=str(data))
     for m in messages:  # plain writes: the text exactly as the model receives it
         sys.stdout.write(f"----- {m.role} -----\n{m.content}")
         if not m.content.endswith("\n"):
             sys.stdout.write("\n")
+
+
+_DATA_FILE_ERRORS = {
+    FileNotFoundError: "data file not found",
+    IsADirectoryError: "expected a JSON file, got a directory",
+    UnicodeDecodeError: "data file is not valid UTF-8",
+}
+
+
+def _template_variables(data: Path) -> dict[str, Any]:
+    """The JSON object of template variables in `data`, or one error naming the file."""
+    try:
+        variables = json.loads(data.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise AssayError(f"not valid JSON: {exc.msg}", file=data, line=exc.lineno) from None
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
+        raise AssayError(_DATA_FILE_ERRORS[type(exc)], file=data) from None
+    if not isinstance(variables, dict):
+        raise AssayError("data must be a JSON object of variables", file=data)
+    return variables
 
 
 @app.command()

@@ -91,32 +91,30 @@ class FunctionVerifier(_Wrapped):
         return await _call(self.fn, item, Verdict, "verifier")
 
 
-def _own_id(obj: Judge | Verifier, id: str | None) -> None:
-    if id is not None and id != obj.id:
-        raise AssayError(f"id={id!r}: id= names a function; this object's id is {obj.id!r}")
+def _as_component(
+    obj: Any, protocol: type[Any], wrapper: type[_Wrapped], *, id: str | None, role: str, shape: str
+) -> Any:
+    """The object as is when it satisfies `protocol`, else the function wrapped."""
+    if isinstance(obj, protocol):
+        if id is not None and id != obj.id:
+            raise AssayError(f"id={id!r}: id= names a function; this object's id is {obj.id!r}")
+        return obj
+    if not callable(obj):
+        raise AssayError(f"{role}s: a {type(obj).__name__} is neither a {role} ({shape})")
+    return wrapper(obj, id=id)
 
 
 def as_judge(obj: Judge | JudgeFunction, *, id: str | None = None) -> Judge:
     """A judge object as is, or a function wrapped as one (id = its name unless given)."""
-    if isinstance(obj, Judge):
-        _own_id(obj, id)
-        return obj
-    if not callable(obj):
-        raise AssayError(
-            f"judges: a {type(obj).__name__} is neither a judge (id, describe(), async "
-            "__call__) nor a function of a JudgeItem"
-        )
-    return FunctionJudge(obj, id=id)
+    shape = "id, describe(), async __call__) nor a function of a JudgeItem"
+    judge: Judge = _as_component(obj, Judge, FunctionJudge, id=id, role="judge", shape=shape)
+    return judge
 
 
 def as_verifier(obj: Verifier | VerifierFunction, *, id: str | None = None) -> Verifier:
     """A verifier object as is, or a function wrapped as one (id = its name unless given)."""
-    if isinstance(obj, Verifier):
-        _own_id(obj, id)
-        return obj
-    if not callable(obj):
-        raise AssayError(
-            f"verifiers: a {type(obj).__name__} is neither a verifier (id, describe(), async "
-            "verify()) nor a function of a ClaimToVerify"
-        )
-    return FunctionVerifier(obj, id=id)
+    shape = "id, describe(), async verify()) nor a function of a ClaimToVerify"
+    verifier: Verifier = _as_component(
+        obj, Verifier, FunctionVerifier, id=id, role="verifier", shape=shape
+    )
+    return verifier
