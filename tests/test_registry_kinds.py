@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.cli import main
 from assay.core.building import BuildContext, check_params, params_model
 from assay.core.judging import JudgeItem, Judgment, Status
-from assay.core.registry import DECOMPOSERS, JUDGES, SCHEMAS, VERIFIERS, Registry
+from assay.core.registry import DECOMPOSERS, IMPORTERS, JUDGES, SCHEMAS, VERIFIERS, Registry
 from assay.core.verification import ClaimToVerify, Verdict, VerdictLabel
+from assay.datasets import AnswersDataset
 from assay.errors import SpecError
 from assay.prompts import PromptRegistry
 from assay.runs import load_spec
@@ -85,6 +86,15 @@ def length_verifier(params: LengthParams, ctx: BuildContext) -> LengthVerifier:
     return LengthVerifier(params)
 
 
+@IMPORTERS.register("t-shouting")
+def shouting_answers(path: Path, /, *, name: str) -> AnswersDataset:
+    """The jsonl format with every answer upper-cased (a toy importer)."""
+    data = IMPORTERS.get("jsonl")(path, name=name)
+    items = [item.model_copy(update={"answer": item.answer.upper()}) for item in data.items]
+    shouted: AnswersDataset = data.model_copy(update={"items": items, "format": "t-shouting"})
+    return shouted
+
+
 @SCHEMAS.register("TVerdict")
 class TVerdict(BaseModel):
     verdict: str
@@ -94,6 +104,7 @@ ADDED: list[tuple[Registry[Any], str]] = [
     (JUDGES, "t-negation"),
     (VERIFIERS, "t-length"),
     (SCHEMAS, "TVerdict"),
+    (IMPORTERS, "t-shouting"),
 ]
 
 
@@ -208,6 +219,12 @@ BAD_SPECS = {
         "factuality.decomposer.kind",
         "unknown decomposer 'paragraph'",
     ),
+    "unknown-format": (
+        '[factuality]\ndatasets = [{ path = "builtin:factuality-demo", format = "weird" }]\n'
+        'verifiers = [{ kind = "overlap" }]\n',
+        "factuality.datasets[0].format",
+        "unknown importer 'weird'; known: ",
+    ),
     "unknown-judge": (FORCE + '[[judges]]\nkind = "oracle"\n', "judges[0].kind", "unknown judge"),
     "unknown-baseline": (
         FORCE + '[[baselines]]\nname = "bm25"\n',
@@ -310,3 +327,17 @@ def test_a_registered_schema_serves_a_prompt(tmp_path: Path) -> None:
     )
     prompt = PromptRegistry([tmp_path]).get("t-schema@1")
     assert prompt.output_model is TVerdict
+
+
+def test_a_registered_importer_is_a_spec_format(tmp_path: Path) -> None:
+    rows = tmp_path / "answers.jsonl"
+    rows.write_text(json.dumps({"id": "a1", "answer": "Water boils at 100 C.", "evidence": []}))
+    spec = _write_spec(
+        tmp_path,
+        f'[factuality]\ndatasets = [{{ path = "{rows}", format = "t-shouting" }}]\n'
+        '[[factuality.verifiers]]\nkind = "overlap"\n',
+    )
+    code, out, err = _invoke(["run", str(spec), "--no-progress"])
+    assert code == 0, out + err
+    (claim,) = _jsonl(tmp_path / "out" / "claims.jsonl")
+    assert claim["claim"] == "WATER BOILS AT 100 C."

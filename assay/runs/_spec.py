@@ -25,7 +25,7 @@ from pydantic import (
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.building import check_params, params_model
 from assay.core.outcomes import Status
-from assay.core.registry import DECOMPOSERS, JUDGES, VERIFIERS, Registry
+from assay.core.registry import DECOMPOSERS, IMPORTERS, JUDGES, VERIFIERS, Registry
 from assay.errors import AssayError, SpecError
 from assay.judges._baselines import baseline_key, unknown_baseline
 
@@ -137,6 +137,11 @@ class AnswersDatasetSpec(DatasetSpec):
     format: str = Field(
         default="auto", description="A registered importer: auto, jsonl, medscore-input, ..."
     )
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, fmt: str) -> str:
+        return _registered(IMPORTERS, fmt)
 
 
 class DecomposerSpec(ComponentBlock):
