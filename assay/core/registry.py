@@ -15,10 +15,11 @@ Lookups of an unknown name raise `UnknownName`, which lists the names that exist
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -67,10 +68,17 @@ class Registered(BaseModel):
     target: str
 
 
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions, read once: scanning every installed package
+    takes ~0.2 s, too long to repeat for each of the ~40 registrations."""
+    return importlib.metadata.packages_distributions()
+
+
 def _package_of(module: str) -> str:
     """The distribution that ships `module` (``assay`` for built-ins)."""
     top = module.split(".", 1)[0]
-    dists = importlib.metadata.packages_distributions().get(top)
+    dists = _distributions().get(top)
     return dists[0] if dists else top
 
 
