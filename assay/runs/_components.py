@@ -42,16 +42,14 @@ from assay.models import (
 )
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs._spec import (
-    ComponentRef,
     FactualitySpec,
     LoadedSpec,
     ModelDefaults,
-    component_factory,
     decomposer_ref,
     judge_refs,
-    located,
     verifier_refs,
 )
+from assay.runs._spec_blocks import ComponentRef, component_factory, located
 
 __all__ = [
     "ClientPool",

@@ -10,11 +10,10 @@ import hashlib
 import tomllib
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -23,18 +22,29 @@ from pydantic import (
 )
 
 from assay.core.building import EndpointOverrides as EndpointOverrides
-from assay.core.building import check_params, params_model
 from assay.core.outcomes import Status
-from assay.core.registry import DECOMPOSERS, IMPORTERS, JUDGES, VERIFIERS, Registry
-from assay.errors import AssayError, SpecError
-from assay.judges._baselines import baseline_key, unknown_baseline
+from assay.core.registry import IMPORTERS
+from assay.errors import SpecError
+from assay.runs._spec_blocks import BaselineSpec as BaselineSpec
+from assay.runs._spec_blocks import ComponentBlock as ComponentBlock
+from assay.runs._spec_blocks import (
+    ComponentRef,
+    DecomposerSpec,
+    JudgeSpec,
+    Strict,
+    VerifierSpec,
+    baseline_ref,
+    block_ref,
+    check_refs,
+    registered,
+)
+from assay.runs._spec_blocks import JudgeMatrixSpec as JudgeMatrixSpec
 
 MIN_BOOTSTRAP = 100
 POOLED = "all"  # the dataset name of pooled metric rows; no dataset may take it
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_Strict = Strict  # every spec table refuses keys it does not know
 
 
 def _not_pooled(name: str | None) -> str | None:
@@ -83,53 +93,6 @@ class ModelDefaults(_Strict):
     structured_output: str = Field(default="auto", pattern="^(auto|json_schema|json_object|off)$")
 
 
-class ComponentBlock(EndpointOverrides):
-    """A block naming a registered kind: its other keys are that kind's own parameters.
-
-    Endpoint settings and `model` are typed here because every model-calling kind shares
-    them (and the endpoint checks read them); everything else is validated against the
-    kind's factory when the spec loads (see `assay.core.building`).
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    registry: ClassVar[Registry[Any]]
-    kind: str
-
-    def params(self) -> dict[str, Any]:
-        """The keys the user wrote, less `kind`: what the kind's factory is given."""
-        return self.model_dump(exclude_unset=True, exclude={"kind"})
-
-    def calls_chat_model(self) -> bool:
-        """Whether the kind takes endpoint settings (its params model extends
-        `EndpointOverrides`), i.e. calls a chat model through a client."""
-        model = params_model(self.registry.get(self.kind))
-        return model is not None and issubclass(model, EndpointOverrides)
-
-
-def _registered(registry: Registry[Any], kind: str) -> str:
-    if kind not in registry:
-        known = ", ".join(registry.names()) or "none"
-        raise ValueError(f"unknown {registry.kind} {kind!r}; known: {known}")
-    return kind
-
-
-class JudgeSpec(ComponentBlock):
-    """A `[[judges]]` block: by default the LLM kind, every model crossed with every prompt."""
-
-    registry = JUDGES
-    kind: str = Field(default="llm", description="A registered judge (`assay list`).")
-    models: list[str] = Field(default_factory=list)
-
-    @field_validator("kind")
-    @classmethod
-    def _known_judge(cls, kind: str) -> str:
-        return _registered(JUDGES, kind)
-
-
-JudgeMatrixSpec = JudgeSpec  # the name before judges became registered kinds
-
-
 class AnswersDatasetSpec(DatasetSpec):
     """An answers dataset of `[factuality]`, read by the importer `format` names."""
 
@@ -141,33 +104,7 @@ class AnswersDatasetSpec(DatasetSpec):
     @field_validator("format")
     @classmethod
     def _known_format(cls, fmt: str) -> str:
-        return _registered(IMPORTERS, fmt)
-
-
-class DecomposerSpec(ComponentBlock):
-    """How answers become claims: by sentence, by an LLM prompt, or as given by the data."""
-
-    registry = DECOMPOSERS
-    kind: str = Field(default="sentence", description="A registered decomposer.")
-    model: str | None = None
-
-    @field_validator("kind")
-    @classmethod
-    def _known_decomposer(cls, kind: str) -> str:
-        return _registered(DECOMPOSERS, kind)
-
-
-class VerifierSpec(ComponentBlock):
-    """One verifier; several in one spec compare verifiers on the same claims."""
-
-    registry = VERIFIERS
-
-    model: str | None = Field(default=None, description="LLM id, or hf-nli/<dir> for nli-local.")
-
-    @field_validator("kind")
-    @classmethod
-    def _known_verifier(cls, kind: str) -> str:
-        return _registered(VERIFIERS, kind)
+        return registered(IMPORTERS, fmt)
 
 
 GIVEN_IN_PYTHON = "given_in_python"  # validation context: components passed as objects
@@ -193,20 +130,6 @@ class FactualitySpec(_Strict):
         if not value and "verifiers" not in given_in_python(info):
             raise ValueError("[factuality] needs at least one [[factuality.verifiers]] entry")
         return value
-
-
-class BaselineSpec(_Strict):
-    """A `[[baselines]]` block: a registered `baseline:NAME` judge and its `params` table."""
-
-    name: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _known_baseline(cls, name: str) -> str:
-        if baseline_key(name) not in JUDGES:
-            raise ValueError(unknown_baseline(name).message)
-        return name
 
 
 class FailurePolicy(_Strict):
@@ -311,57 +234,18 @@ def load_spec(path: str | Path, *, given_in_python: Collection[str] = ()) -> Loa
     )
 
 
-class ComponentRef(BaseModel):
-    """One spec block that names a registered kind, and where it is in the spec."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    field: str = Field(description="The block, e.g. factuality.verifiers[0].")
-    kind_field: str = Field(description="The key that names the kind.")
-    params_field: str = Field(description="Where the kind's parameters are written.")
-    registry: Registry[Any]
-    kind: str
-    params: dict[str, Any]
-
-    @property
-    def what(self) -> str:
-        return f"{self.registry.kind} {self.kind!r}"
-
-
-def _ref(field: str, registry: Registry[Any], block: ComponentBlock) -> ComponentRef:
-    return ComponentRef(
-        field=field,
-        kind_field=f"{field}.kind",
-        params_field=field,
-        registry=registry,
-        kind=block.kind,
-        params=block.params(),
-    )
-
-
 def judge_refs(spec: RunSpec) -> list[ComponentRef]:
     """The `[[judges]]` then `[[baselines]]` blocks, in spec order."""
-    out = [_ref(f"judges[{i}]", JUDGES, b) for i, b in enumerate(spec.judges)]
-    out += [
-        ComponentRef(
-            field=f"baselines[{i}]",
-            kind_field=f"baselines[{i}].name",
-            params_field=f"baselines[{i}].params",
-            registry=JUDGES,
-            kind=baseline_key(b.name),
-            params=b.params,
-        )
-        for i, b in enumerate(spec.baselines)
-    ]
-    return out
+    out = [block_ref(f"judges[{i}]", b) for i, b in enumerate(spec.judges)]
+    return out + [baseline_ref(i, b) for i, b in enumerate(spec.baselines)]
 
 
 def decomposer_ref(fact: FactualitySpec) -> ComponentRef:
-    return _ref("factuality.decomposer", DECOMPOSERS, fact.decomposer)
+    return block_ref("factuality.decomposer", fact.decomposer)
 
 
 def verifier_refs(fact: FactualitySpec) -> list[ComponentRef]:
-    return [_ref(f"factuality.verifiers[{i}]", VERIFIERS, v) for i, v in enumerate(fact.verifiers)]
+    return [block_ref(f"factuality.verifiers[{i}]", v) for i, v in enumerate(fact.verifiers)]
 
 
 def component_refs(spec: RunSpec) -> list[ComponentRef]:
@@ -372,32 +256,9 @@ def component_refs(spec: RunSpec) -> list[ComponentRef]:
     return [*judge_refs(spec), decomposer_ref(fact), *verifier_refs(fact)]
 
 
-def located(exc: AssayError, spec_path: str | None, block_field: str) -> SpecError:
-    """An error about a block's key (`exc.field`, relative) at its place in the spec."""
-    field = f"{block_field}.{exc.field}" if exc.field else block_field
-    return SpecError(exc.message, file=spec_path, field=field)
-
-
-def component_factory(ref: ComponentRef, spec_path: str | None) -> Any:
-    """The registered factory of a block; a plugin that fails to load is named at `kind`."""
-    try:
-        return ref.registry.get(ref.kind)
-    except AssayError as exc:
-        raise SpecError(exc.message, file=spec_path, field=ref.kind_field) from None
-    except Exception as exc:
-        msg = f"{ref.what} cannot be loaded: {type(exc).__name__}: {exc}"
-        raise SpecError(msg, file=spec_path, field=ref.kind_field) from None
-
-
 def check_component_params(spec: RunSpec, spec_path: str | None) -> None:
     """Each block's parameters against its kind's factory, before anything is built."""
-    for ref in component_refs(spec):
-        try:
-            check_params(component_factory(ref, spec_path), ref.params, what=ref.what)
-        except SpecError as exc:
-            if exc.file is not None:
-                raise
-            raise located(exc, spec_path, ref.params_field) from None
+    check_refs(component_refs(spec), spec_path)
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:
