@@ -152,7 +152,7 @@ def forward_only(
 def assay_run(
     directory: Path, pairs: list[tuple[str, str]], batch_size: int, bucketing: bool
 ) -> tuple[float, list[float], dict[str, int]]:
-    from assay.datasets._answers import Passage
+    from assay.core.answers import Passage
     from assay.verifiers import ClaimToVerify, LocalNLIVerifier
 
     verifier = LocalNLIVerifier(
