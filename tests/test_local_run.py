@@ -75,3 +75,37 @@ kind = "overlap"
     kinds = {v["kind"] for v in m["factuality"]["verifiers"]}
     assert "nli-local" in kinds
     assert m["factuality"]["decomposer"]["client"]["model"] == f"hf/{lm_dir}"
+
+
+def test_a_second_run_scores_nli_from_the_run_cache(tmp_path: Path) -> None:
+    """`assay run` hands the nli-local verifier the run's cache: a second run into a new
+    directory scores every claim from it, with the same verdicts."""
+    nli_dir = save_nli_model(tmp_path / "nli", wordpiece_tokenizer(sentences()))
+    answers = tmp_path / "answers.jsonl"
+    row = {"id": "a1", "answer": "The river is long. Birds fly.",
+           "evidence": [{"id": "p1", "text": "The river is long and birds fly."}]}
+    answers.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    spec = tmp_path / "nli.toml"
+    spec.write_text(
+        f"""
+name = "nli-cache"
+bootstrap = 0
+[factuality]
+datasets = [{{ path = "answers.jsonl" }}]
+[[factuality.verifiers]]
+kind = "nli-local"
+model = "hf-nli/{nli_dir}"
+""",
+        encoding="utf-8",
+    )
+
+    def verdicts(out: Path) -> list[dict[str, object]]:
+        options = RunOptions(output_dir=str(out), progress=False, cache_dir=str(tmp_path / "c"))
+        assert Runner(load_spec(spec), options).run().status == "complete"
+        lines = (out / "verifications.jsonl").read_text().splitlines()
+        return [json.loads(x) for x in lines]
+
+    first, second = verdicts(tmp_path / "one"), verdicts(tmp_path / "two")
+    assert len(first) == 2 and not any(v["cache_hit"] for v in first)
+    assert all(v["cache_hit"] for v in second)
+    assert [(v["label"], v["score"]) for v in second] == [(v["label"], v["score"]) for v in first]

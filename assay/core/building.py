@@ -74,6 +74,12 @@ class BuildContext(Protocol):
     @property
     def refresh_cache(self) -> bool: ...
 
+    @property
+    def cache(self) -> Any:
+        """The run's response cache (None with --no-cache), for components that call a
+        model outside a chat client, e.g. a local classifier."""
+        ...
+
     def resolve(self, path: str) -> Path:
         """A path from the spec, relative to the spec's directory."""
         ...

@@ -159,6 +159,10 @@ class ComponentContext:
         return self._refresh_cache
 
     @property
+    def cache(self) -> ResponseCache | None:
+        return self.pool.cache
+
+    @property
     def prompts(self) -> PromptRegistry:
         """Built-in prompts plus the spec's `prompt_dirs`, loaded once."""
         if self._prompts is None:

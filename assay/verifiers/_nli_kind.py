@@ -34,4 +34,7 @@ def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:
         batch_size=params.batch_size,
         label_map=params.label_map,
         name=params.name,
+        cache=ctx.cache,
+        use_cache=ctx.use_cache,
+        refresh_cache=ctx.refresh_cache,
     )
