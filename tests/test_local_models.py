@@ -124,13 +124,13 @@ def _request(text: str = "The quick brown fox", **decoding: Any) -> ChatRequest:
 # ---- import hygiene ----------------------------------------------------------------------
 
 
-def test_importing_assay_loads_neither_torch_nor_transformers() -> None:
+def test_importing_assay_loads_no_torch_transformers_or_sentence_transformers() -> None:
     code = (
         "import sys, assay, assay.models, assay.verifiers; "
         "from assay.models import LocalCausalTransport, LocalNLITransport; "
         "from assay.core.registry import TRANSPORTS; "
         "TRANSPORTS.get('hf'); TRANSPORTS.get('hf-nli'); "
-        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+        "assert not {'torch', 'transformers', 'sentence_transformers'} & set(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

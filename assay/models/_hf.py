@@ -29,10 +29,11 @@ _LOCAL_OPTIONS = ("device", "dtype")
 _DTYPES = ("float32", "float16", "bfloat16")
 
 
-def library_versions() -> dict[str, str | None]:
-    """Versions of the libraries that compute local outputs, without importing them."""
+def library_versions(*extra: str) -> dict[str, str | None]:
+    """Versions of the libraries that compute local outputs (torch, transformers,
+    tokenizers and any `extra` ones), without importing them."""
     out: dict[str, str | None] = {}
-    for name in ("torch", "transformers", "tokenizers"):
+    for name in ("torch", "transformers", "tokenizers", *extra):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -196,6 +197,50 @@ def load_pretrained(
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     return model.to(device).eval()
+
+
+def load_cross_encoder(
+    files: LocalModelFiles, device_option: str | None, dtype: str | None, *, max_length: int
+) -> tuple[Any, str]:
+    """A sentence-transformers `CrossEncoder` whose predict() returns softmax
+    probabilities over the model's classes, truncating pairs to `max_length` tokens.
+
+    The weights load through `load_pretrained` (architecture and missing-weights checks,
+    dtype, device); sentence-transformers adds the tokenising, padding and batching.
+    Imported here, not at module level: sentence-transformers takes seconds to import.
+    """
+    import torch
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.base.modules import Transformer
+
+    directory, model_id = files.directory(), files.model_id
+    device = pick_device(device_option, model_id=model_id)
+
+    class CheckedTransformer(Transformer):
+        def _load_model(self, *args: Any, **kwargs: Any) -> Any:
+            return load_pretrained(
+                "sequence-classification", directory, model_id=model_id, device=device, dtype=dtype
+            )
+
+    offline = {"local_files_only": True}
+    try:
+        module = CheckedTransformer(
+            str(directory),
+            transformer_task="sequence-classification",
+            config_kwargs=offline,
+            processor_kwargs={**offline, "model_max_length": max_length},
+        )
+        encoder = CrossEncoder(
+            modules=[module], device=device, activation_fn=torch.nn.Softmax(dim=-1)
+        )
+    except ModelConfigError:
+        raise
+    except Exception as exc:
+        raise ModelConfigError(
+            f"model {model_id!r}: cannot load a cross-encoder from {directory}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return encoder.eval(), device
 
 
 def load_tokenizer(directory: Path, *, model_id: str) -> Any:

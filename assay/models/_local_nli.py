@@ -1,9 +1,12 @@
-"""The local NLI transport (`hf-nli/<dir or hub id>`): a transformers sequence-
-classification model scoring (premise, hypothesis) pairs, many per call.
+"""The local NLI transport (`hf-nli/<dir or hub id>`): a sequence-classification model
+scoring (premise, hypothesis) pairs, many per call, through sentence-transformers'
+`CrossEncoder` (tokenise, pad, forward, softmax).
 
-Batches are length-bucketed and dynamically padded, which is where CPU throughput comes
-from. Which class means entailment is the verifier's business (assay.verifiers); this
-transport returns the model's class probabilities in its own label order.
+Batches are length-bucketed here (by exact token length) and dynamically padded, which is
+where CPU throughput comes from; this module also keeps what CrossEncoder does not know:
+the label names, the truncation limit that goes into cache keys, and per-pair lengths.
+Which class means entailment is the verifier's business (assay.verifiers); this transport
+returns the model's class probabilities in its own label order.
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from assay.core.outcomes import Usage
 from assay.errors import ModelConfigError
 from assay.models._cache import CACHE_SCHEMA_VERSION, canonical_json
 from assay.models._config import ModelConfig
-from assay.models._hf import LocalModelFiles, LocalOptions, SerialGate, library_versions
+from assay.models._hf import (
+    LocalModelFiles,
+    LocalOptions,
+    SerialGate,
+    library_versions,
+    load_cross_encoder,
+)
 from assay.models._transport import TransportError
 
 PROVIDER = "hf-nli"
@@ -122,8 +131,8 @@ class LocalNLITransport:
         with self._load_lock:
             if self._model is not None:
                 return
-            self._model, self._device = self.files.load(
-                "sequence-classification", self.device_option, self.dtype
+            self._model, self._device = load_cross_encoder(
+                self.files, self.device_option, self.dtype, max_length=self._limit
             )
 
     def preflight(self) -> None:
@@ -159,7 +168,8 @@ class LocalNLITransport:
             "length_bucketing": self.length_bucketing,
             "device": self._device or self.device_option,
             "dtype": self.dtype,
-            "versions": library_versions(),
+            "scorer": "sentence_transformers.CrossEncoder",
+            "versions": library_versions("sentence-transformers"),
         }
 
     def cache_key(self, request: PairRequest) -> str:
@@ -192,9 +202,8 @@ class LocalNLITransport:
         self, pairs: Sequence[tuple[str, str]], batch_size: int
     ) -> tuple[list[list[float]], list[int]]:
         """Pairs are sorted by token length (when bucketing) so each batch is padded only
-        to its own longest member; results are put back in the caller's order."""
-        import torch
-
+        to its own longest member; each batch is one CrossEncoder.predict call (which
+        tokenises, pads, runs the model and soft-maxes); results go back in caller order."""
         if not pairs:
             return [], []
         enc = self._tokenizer(
@@ -208,39 +217,21 @@ class LocalNLITransport:
         if self.length_bucketing:
             order.sort(key=lambda i: lengths[i])
         out: list[list[float]] = [[] for _ in pairs]
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
-                logits = self._model(**self._padded(enc, rows, lengths)).logits.float()
-                for r, probs in zip(
-                    rows, torch.softmax(logits, dim=-1).cpu().tolist(), strict=True
-                ):
-                    out[r] = probs
-                self.stats["batches"] += 1
-                self.stats["padded_tokens"] += max(lengths[i] for i in rows) * len(rows)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            probs = self._model.predict(
+                [pairs[i] for i in rows],
+                batch_size=len(rows),
+                convert_to_tensor=True,
+                show_progress_bar=False,
+            )
+            for r, row_probs in zip(rows, probs.reshape(len(rows), -1).tolist(), strict=True):
+                out[r] = row_probs
+            self.stats["batches"] += 1
+            self.stats["padded_tokens"] += max(lengths[i] for i in rows) * len(rows)
         self.stats["pairs"] += len(pairs)
         self.stats["tokens"] += sum(lengths)
         return out, lengths
-
-    def _padded(self, enc: Any, rows: list[int], lengths: list[int]) -> dict[str, Any]:
-        """The batch's tensors, padded to its longest member on the tokenizer's side."""
-        import torch
-
-        tok = self._tokenizer
-        width = max(lengths[i] for i in rows)
-        pad_left = getattr(tok, "padding_side", "right") == "left"
-        fill = {"input_ids": int(tok.pad_token_id), "token_type_ids": 0, "attention_mask": 0}
-        tensors = {}
-        for name in (k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc):
-            t = torch.full((len(rows), width), fill[name], dtype=torch.long)
-            for r, i in enumerate(rows):
-                values = torch.tensor(enc[name][i], dtype=torch.long)
-                if pad_left:
-                    t[r, width - lengths[i] :] = values
-                else:
-                    t[r, : lengths[i]] = values
-            tensors[name] = t.to(self._device)
-        return tensors
 
     def _score(self, requests: Sequence[PairRequest]) -> list[PairScores]:
         self._load_model()
