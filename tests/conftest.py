@@ -23,6 +23,7 @@ os.environ["XDG_CACHE_HOME"] = str(SESSION_HOME / ".cache")
 os.environ["ASSAY_CACHE_DIR"] = str(SESSION_HOME / ".cache" / "assay-session")
 atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
 
+from assay.core.registry import scoped_registries  # noqa: E402
 from assay.testing import FakeOpenAIServer  # noqa: E402
 
 
@@ -30,6 +31,13 @@ from assay.testing import FakeOpenAIServer  # noqa: E402
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Never let a test read or write the user's real cache."""
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_registries() -> Iterator[None]:
+    """What a test registers (a judge, a transport, a report format) is gone after it."""
+    with scoped_registries():
+        yield
 
 
 @pytest.fixture

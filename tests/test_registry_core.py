@@ -111,3 +111,12 @@ def test_every_builtin_registry_names_its_kind() -> None:
     assert kinds == [
         "judge", "decomposer", "verifier", "schema", "importer", "transport", "report format"
     ]
+
+
+def test_scoped_undoes_registrations_and_keeps_earlier_ones() -> None:
+    widgets = _fresh()
+    widgets.add("kept", object(), description="before the block")
+    with widgets.scoped():
+        widgets.add("temporary", object(), description="inside the block")
+        assert widgets.names() == ["kept", "temporary"]
+    assert widgets.names() == ["kept"]

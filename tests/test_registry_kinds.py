@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.cli import main
 from assay.core.building import BuildContext, check_params, params_model
 from assay.core.judging import JudgeItem, Judgment, Status
-from assay.core.registry import DECOMPOSERS, IMPORTERS, JUDGES, SCHEMAS, VERIFIERS, Registry
+from assay.core.registry import (
+    DECOMPOSERS,
+    IMPORTERS,
+    JUDGES,
+    SCHEMAS,
+    VERIFIERS,
+    scoped_registries,
+)
 from assay.core.verification import ClaimToVerify, Verdict, VerdictLabel
 from assay.datasets import AnswersDataset
 from assay.errors import SpecError
@@ -77,16 +84,11 @@ class LengthVerifier:
         return Verdict(status=Status.OK, label=label, score=1.0 if ok else 0.0)
 
 
-JUDGES.register("t-negation")(NegationJudge)
-
-
-@VERIFIERS.register("t-length", description="claims of at least min_words words pass")
 def length_verifier(params: LengthParams, ctx: BuildContext) -> LengthVerifier:
     assert ctx.spec_path is not None and ctx.resolve("x").is_absolute()
     return LengthVerifier(params)
 
 
-@IMPORTERS.register("t-shouting")
 def shouting_answers(path: Path, /, *, name: str) -> AnswersDataset:
     """The jsonl format with every answer upper-cased (a toy importer)."""
     data = IMPORTERS.get("jsonl")(path, name=name)
@@ -95,25 +97,22 @@ def shouting_answers(path: Path, /, *, name: str) -> AnswersDataset:
     return shouted
 
 
-@SCHEMAS.register("TVerdict")
 class TVerdict(BaseModel):
     verdict: str
 
 
-ADDED: list[tuple[Registry[Any], str]] = [
-    (JUDGES, "t-negation"),
-    (VERIFIERS, "t-length"),
-    (SCHEMAS, "TVerdict"),
-    (IMPORTERS, "t-shouting"),
-]
-
-
 @pytest.fixture(autouse=True, scope="module")
-def _unregister_at_end() -> Iterator[None]:
-    """Other test modules (e.g. `assay list`) must not see this module's kinds."""
-    yield
-    for registry, name in ADDED:
-        registry._entries.pop(name, None)
+def _registered_kinds() -> Iterator[None]:
+    """Register as a plugin would, for this module only: registering at import time would
+    show these kinds to every other test module (e.g. `assay list`)."""
+    with scoped_registries():
+        JUDGES.register("t-negation")(NegationJudge)
+        VERIFIERS.register("t-length", description="claims of at least min_words words pass")(
+            length_verifier
+        )
+        IMPORTERS.register("t-shouting")(shouting_answers)
+        SCHEMAS.register("TVerdict")(TVerdict)
+        yield
 
 
 # ---- helpers ---------------------------------------------------------------------------

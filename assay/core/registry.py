@@ -20,6 +20,7 @@ import importlib
 import importlib.metadata
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +42,7 @@ __all__ = [
     "Registry",
     "UnknownName",
     "load_plugins",
+    "scoped_registries",
 ]
 
 ENTRY_POINT_GROUP = "assay.plugins"
@@ -180,6 +182,19 @@ class Registry(Generic[T]):
         self.get(name)
         return self._entries[name].info
 
+    @contextmanager
+    def scoped(self) -> Iterator[None]:
+        """Undo every registration made inside the block (tests, notebooks)."""
+        self._ensure_loaded()
+        with self._lock:
+            saved = dict(self._entries)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._entries.clear()
+                self._entries.update(saved)
+
     def entries(self) -> list[Registered]:
         self._ensure_loaded()
         return [self._entries[n].info for n in sorted(self._entries)]
@@ -233,3 +248,12 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     TRANSPORTS,
     REPORT_FORMATS,
 )
+
+
+@contextmanager
+def scoped_registries() -> Iterator[None]:
+    """`Registry.scoped` for every registry at once."""
+    with ExitStack() as stack:
+        for registry in REGISTRIES:
+            stack.enter_context(registry.scoped())
+        yield

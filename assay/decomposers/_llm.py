@@ -64,13 +64,7 @@ class LLMDecomposer(PromptedModel):
         if raw is None:
             return Decomposition(status=Status.API_ERROR, error=result.error, **base)
         return self.decomposition_from_raw(
-            sentence,
-            answer_id=answer_id,
-            content=raw.content,
-            finish_reason=raw.finish_reason,
-            refusal=raw.refusal,
-            usage=raw.usage,
-            **base,
+            sentence, answer_id=answer_id, **raw.parse_inputs(), **base
         )
 
     def decomposition_from_raw(

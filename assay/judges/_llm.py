@@ -55,12 +55,7 @@ class LLMJudge(PromptedModel):
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)
         return self.judgment_from_raw(
-            content=raw.content,
-            finish_reason=raw.finish_reason,
-            refusal=raw.refusal,
-            usage=raw.usage,
-            model_returned=raw.model_returned,
-            **base,
+            **raw.parse_inputs(), model_returned=raw.model_returned, **base
         )
 
     def judgment_from_raw(

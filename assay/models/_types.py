@@ -33,6 +33,15 @@ class RawResponse(BaseModel):
     response_id: str | None = None
     usage: Usage = Field(default_factory=Usage)
 
+    def parse_inputs(self) -> dict[str, Any]:
+        """What a parser reads from a response (`*_from_raw` methods take these keywords)."""
+        return {
+            "content": self.content,
+            "finish_reason": self.finish_reason,
+            "refusal": self.refusal,
+            "usage": self.usage,
+        }
+
     @property
     def cacheable(self) -> bool:
         """Refusals and truncated outputs are not cached: a retry may do better."""
