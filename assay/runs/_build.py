@@ -52,7 +52,7 @@ def build_judges(
     return build_spec_judges(loaded, ctx)
 
 
-LOCAL_MODULES = ("torch", "transformers")
+LOCAL_MODULES = ("torch", "transformers", "sentence_transformers")
 
 
 LOCAL_PREFIXES = ("hf/", "hf-nli/")
