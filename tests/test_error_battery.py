@@ -7,16 +7,13 @@ run directory behind that a later `--resume` could mistake for a run.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from assay.cli import main
+from _cli import invoke
 
 ROW: dict[str, object] = dict(id="p1", evidence="X was linked to Y.", axis="relation")
 ROW |= dict(calibrated_claim="X is associated with Y.", raised_claim="X causes Y.", severity=2)
@@ -88,7 +85,7 @@ def _prompt_case(d: Path, text: str, *needles: str, ref: str = "my-judge@1") -> 
 def _baseline_run(d: Path) -> Path:
     """A real, complete run directory to damage."""
     spec = _spec(d / "src", BASELINE)
-    assert _invoke(["run", str(spec), "--no-progress"])[0] == 0
+    assert invoke(["run", str(spec), "--no-progress"])[0] == 0
     return d / "src" / "out"
 
 
@@ -112,7 +109,7 @@ def _imported_run(d: Path) -> Argv:
     verif = [{**rows[0], "evidence": "E.", "raw": "True", "score": 1.0}]
     _w(d / "ms" / "decompositions.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     _w(d / "ms" / "verifications.jsonl", "".join(json.dumps(r) + "\n" for r in verif))
-    code, _, err = _invoke(["import-medscore", str(d / "ms"), "--output-dir", str(d / "imp")])
+    code, _, err = invoke(["import-medscore", str(d / "ms"), "--output-dir", str(d / "imp")])
     assert code == 0, err
     return ["reparse", str(d / "imp")], ["imp", "MedScore", "import"]
 
@@ -349,22 +346,6 @@ CASES: dict[str, Case] = {
 }
 
 
-def _invoke(argv: list[str]) -> tuple[int, str, str]:
-    """Run `assay.cli.main` in-process, as the console script does; capture its output."""
-    out, err = io.StringIO(), io.StringIO()
-    old_argv = sys.argv
-    sys.argv = ["assay", *argv]
-    code: int | str | None = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.argv = old_argv
-    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
-
-
 def _run_state(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.name in RUN_FILES}
 
@@ -382,7 +363,7 @@ def test_malformed_input_is_one_actionable_line(
             monkeypatch.setitem(sys.modules, module, None)  # as if not installed
     argv, needles = CASES[name](tmp_path)
     before = _run_state(tmp_path)
-    code, out, err = _invoke(argv)
+    code, out, err = invoke(argv)
     assert code != 0, out + err
     assert "Traceback" not in out + err
     lines = [ln for ln in err.splitlines() if ln.strip()]

@@ -4,18 +4,15 @@ kind or key the registry does not know is one error line naming the file and fie
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.cli import main
 from assay.core.building import BuildContext, check_params, params_model
 from assay.core.judging import JudgeItem, Judgment, Status
 from assay.core.registry import (
@@ -118,21 +115,6 @@ def _registered_kinds() -> Iterator[None]:
 # ---- helpers ---------------------------------------------------------------------------
 
 
-def _invoke(argv: list[str]) -> tuple[int, str, str]:
-    """`assay ARGV` in-process (so this module's registrations are visible)."""
-    out, err = io.StringIO(), io.StringIO()
-    old_argv, sys.argv = sys.argv, ["assay", *argv]
-    code: int | str | None = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.argv = old_argv
-    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
-
-
 FORCE = '[[datasets]]\npath = "builtin:forcebench-demo"\n'
 FACT = '[factuality]\ndatasets = [{ path = "builtin:factuality-demo" }]\n'
 
@@ -160,7 +142,7 @@ def test_registered_judge_and_verifier_run_from_a_spec(tmp_path: Path) -> None:
         + '[[factuality.verifiers]]\nkind = "t-length"\nmin_words = 6\nmodel = "rules/v1"\n'
         + '[[factuality.verifiers]]\nkind = "overlap"\n',
     )
-    code, out, err = _invoke(["run", str(spec), "--no-progress"])
+    code, out, err = invoke(["run", str(spec), "--no-progress"])
     assert code == 0, out + err
     run = tmp_path / "out"
     judgments = _jsonl(run / "judgments.jsonl")
@@ -182,7 +164,7 @@ def test_registered_judge_and_verifier_run_from_a_spec(tmp_path: Path) -> None:
 def test_judges_block_resolves_a_baseline_kind_with_its_params(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path, FORCE + '[[judges]]\nkind = "baseline:token-overlap"\n')
     (tmp_path / "spec.toml").write_text(spec.read_text() + "threshold = 0.3\n")
-    code, out, err = _invoke(["run", str(spec), "--no-progress"])
+    code, out, err = invoke(["run", str(spec), "--no-progress"])
     assert code == 0, out + err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     (judge,) = manifest["judges"]
@@ -197,7 +179,7 @@ def test_dry_run_plans_registered_kinds_without_a_model(tmp_path: Path) -> None:
         + FACT
         + '[[factuality.verifiers]]\nkind = "t-length"\nmin_words = 2\n',
     )
-    code, out, err = _invoke(["run", str(spec), "--dry-run", "--format", "json"])
+    code, out, err = invoke(["run", str(spec), "--dry-run", "--format", "json"])
     assert code == 0, out + err
     rows = {r["id"]: r for r in json.loads(out)["rows"]}
     assert rows["t-negation"]["requests"] == 0 and rows["t-negation"]["items"] > 0
@@ -277,7 +259,7 @@ BAD_SPECS = {
 def test_bad_kind_or_key_is_one_line_naming_file_and_field(tmp_path: Path, case: str) -> None:
     body, field, message = BAD_SPECS[case]
     spec = _write_spec(tmp_path, body)
-    code, out, err = _invoke(["run", str(spec), "--no-progress"])
+    code, out, err = invoke(["run", str(spec), "--no-progress"])
     assert code == 2, out + err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err
@@ -336,7 +318,7 @@ def test_a_registered_importer_is_a_spec_format(tmp_path: Path) -> None:
         f'[factuality]\ndatasets = [{{ path = "{rows}", format = "t-shouting" }}]\n'
         '[[factuality.verifiers]]\nkind = "overlap"\n',
     )
-    code, out, err = _invoke(["run", str(spec), "--no-progress"])
+    code, out, err = invoke(["run", str(spec), "--no-progress"])
     assert code == 0, out + err
     (claim,) = _jsonl(tmp_path / "out" / "claims.jsonl")
     assert claim["claim"] == "WATER BOILS AT 100 C."

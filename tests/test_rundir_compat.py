@@ -8,35 +8,22 @@ printed or wrote then. Today's code must give the same output on them.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from assay.cli import main
+from _cli import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
 RUNS = ("demo", "hosted")
 
 
 def _invoke(argv: list[str]) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old_argv, sys.argv = sys.argv, ["assay", *argv]
-    code: int | str | None = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.argv = old_argv
-    assert code == 0, err.getvalue()
-    return 0, out.getvalue()
+    code, out, err = invoke(argv)
+    assert code == 0, err
+    return code, out
 
 
 def _copy(run: str, tmp_path: Path) -> Path:
