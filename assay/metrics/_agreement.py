@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,6 +158,35 @@ def _pick(
     return vid, recs
 
 
+def _label_of(v: _V, *, binary: bool) -> str:
+    assert v.label is not None  # status ok implies a verdict label
+    if binary:
+        return SUPPORTED if v.label == SUPPORTED else NOT_SUPPORTED
+    return v.label
+
+
+def _cross_tab(
+    a: dict[Any, _V], b: dict[Any, _V], labels: list[str], *, binary: bool
+) -> tuple[np.ndarray[Any, np.dtype[np.int64]], int, int, int]:
+    """Label confusion over claims both scored ok, and the counts scored by one or none."""
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    only_a = only_b = neither = 0
+    for ck in set(a) | set(b):
+        va, vb = a.get(ck), b.get(ck)
+        ok_a = va is not None and va.status == _OK
+        ok_b = vb is not None and vb.status == _OK
+        if ok_a and ok_b and va is not None and vb is not None:
+            matrix[index[_label_of(va, binary=binary)], index[_label_of(vb, binary=binary)]] += 1
+        elif ok_a:
+            only_a += 1
+        elif ok_b:
+            only_b += 1
+        else:
+            neither += 1
+    return matrix, only_a, only_b, neither
+
+
 def agreement(
     records_a: VerificationInput,
     records_b: VerificationInput | None = None,
@@ -182,29 +212,8 @@ def agreement(
     vid_b, b = _pick(verdicts_b, verifier_b, "b")
 
     labels = [SUPPORTED, NOT_SUPPORTED] if binary else list(VERDICT_LABELS)
-    index = {label: i for i, label in enumerate(labels)}
-
-    def label_of(v: _V) -> str:
-        assert v.label is not None  # status ok implies a verdict label
-        if binary:
-            return SUPPORTED if v.label == SUPPORTED else NOT_SUPPORTED
-        return v.label
-
-    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    only_a = only_b = neither = 0
+    matrix, only_a, only_b, neither = _cross_tab(a, b, labels, binary=binary)
     keys = set(a) | set(b)
-    for ck in keys:
-        va, vb = a.get(ck), b.get(ck)
-        ok_a = va is not None and va.status == _OK
-        ok_b = vb is not None and vb.status == _OK
-        if ok_a and ok_b and va is not None and vb is not None:
-            matrix[index[label_of(va)], index[label_of(vb)]] += 1
-        elif ok_a:
-            only_a += 1
-        elif ok_b:
-            only_b += 1
-        else:
-            neither += 1
     n = int(matrix.sum())
     n_agree = int(np.trace(matrix))
     return AgreementReport(
