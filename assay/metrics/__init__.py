@@ -9,7 +9,7 @@ ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
 `_agreement`.
 """
 
-from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa
+from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
 from assay.metrics._bootstrap import bootstrap_ci
 from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
 from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
@@ -35,6 +35,7 @@ __all__ = [
     "GoldReport",
     "GoldRow",
     "agreement",
+    "krippendorff_alpha",
     "average_ranks",
     "bootstrap_ci",
     "cohen_kappa",
