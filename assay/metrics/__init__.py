@@ -6,10 +6,12 @@ ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
 `_claim_records`, `_claim_universe` (claims every verifier is scored on),
 `_response_scores` (F(r)), `_factuality_scores` (macro/micro), `_gold_agreement`,
 `_gold_correlation`; statistics: `_bootstrap`, `_resampling`, `_rank_correlation`,
-`_agreement`.
+`_agreement`; comparisons: `_paired` (judges on the same items), `_pairwise` (A vs B
+verdicts in both orders).
 """
 
 from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
+from assay.metrics._agreement_stats import GoldAgreement, agreement_with_gold, confusion_matrix
 from assay.metrics._bootstrap import bootstrap_ci
 from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
 from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
@@ -20,9 +22,21 @@ from assay.metrics._gold_correlation import (
     CorrelationRow,
     factuality_correlation,
 )
+from assay.metrics._paired import (
+    PairedComparison,
+    PairedReport,
+    mcnemar_exact,
+    outcome_matrix,
+    paired_compare,
+)
+from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
+from assay.metrics._item_bootstrap import item_bootstrap_ci
 from assay.metrics._rank_correlation import average_ranks, spearman
+from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
 from assay.metrics._resampling import ratio_ci
 from assay.metrics._response_scores import length_penalized, response_table
+from assay.metrics._score_agreement import ScoreAgreement, agreement_with_gold_scores
+from assay.metrics._self_consistency import SelfConsistency, self_consistency
 
 __all__ = [
     "AgreementReport",
@@ -33,8 +47,22 @@ __all__ = [
     "ForceReport",
     "ForceRow",
     "GoldReport",
+    "GoldAgreement",
     "GoldRow",
+    "RaterAgreement",
+    "ScoreAgreement",
+    "SelfConsistency",
+    "PairedComparison",
+    "PairedReport",
+    "PairwiseReport",
     "agreement",
+    "agreement_with_gold",
+    "agreement_with_gold_scores",
+    "confusion_matrix",
+    "item_bootstrap_ci",
+    "kappa_matrix",
+    "rater_agreement",
+    "self_consistency",
     "krippendorff_alpha",
     "average_ranks",
     "bootstrap_ci",
@@ -45,8 +73,13 @@ __all__ = [
     "force_metrics_frame",
     "gold_metrics",
     "length_penalized",
+    "mcnemar_exact",
+    "outcome_matrix",
+    "paired_compare",
+    "pairwise_metrics",
     "pair_table",
     "ratio_ci",
     "response_table",
     "spearman",
+    "unswap",
 ]
