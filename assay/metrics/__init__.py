@@ -7,7 +7,9 @@ ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
 `_response_scores` (F(r)), `_factuality_scores` (macro/micro), `_gold_agreement`,
 `_gold_correlation`; statistics: `_bootstrap`, `_resampling`, `_rank_correlation`,
 `_agreement`; comparisons: `_paired` (judges on the same items), `_pairwise` (A vs B
-verdicts in both orders).
+verdicts in both orders); issue 9 agreement statistics: `_agreement_stats` (categorical vs
+gold), `_score_agreement` (numeric vs gold), `_rater_agreement` (judges and raters),
+`_self_consistency` (samples > 1), `_item_bootstrap` (CIs of any statistic).
 """
 
 from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
@@ -22,6 +24,7 @@ from assay.metrics._gold_correlation import (
     CorrelationRow,
     factuality_correlation,
 )
+from assay.metrics._item_bootstrap import item_bootstrap_ci
 from assay.metrics._paired import (
     PairedComparison,
     PairedReport,
@@ -30,7 +33,6 @@ from assay.metrics._paired import (
     paired_compare,
 )
 from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
-from assay.metrics._item_bootstrap import item_bootstrap_ci
 from assay.metrics._rank_correlation import average_ranks, spearman
 from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
 from assay.metrics._resampling import ratio_ci
