@@ -1,5 +1,6 @@
-"""Datasets: ForceBench pairs, answers to score (one importer per source format), and
-MedScore's, ExpertQA's and WiCE's released claims and verdicts as core records.
+"""Datasets: ForceBench pairs, items (any columns, optional gold), answers to score (one
+importer per source format), and MedScore's, ExpertQA's and WiCE's released claims and
+verdicts as core records.
 
 Importing this package registers the built-in answers importers in
 `assay.core.registry.IMPORTERS` (one module per source format).
@@ -17,11 +18,10 @@ from assay.datasets._importers import (
     import_answers,
     load_answers,
 )
+from assay.datasets._items import Item, ItemsDataset, ItemsDatasetOptions, load_items
 from assay.datasets._jsonl import JsonlFile, json_lines, json_objects, read_jsonl
 from assay.datasets._load import (
     BUILTIN_DATASETS,
-    CSV_SUFFIXES,
-    JSONL_SUFFIXES,
     LoadedDataset,
     load_pairs,
     resolve_dataset_path,
@@ -39,6 +39,13 @@ from assay.datasets._medscore_outputs import (
 )
 from assay.datasets._medscore_verdicts import read_true_false
 from assay.datasets._rows import check_unique
+from assay.datasets._tabular import (
+    CSV_SUFFIXES,
+    JSONL_SUFFIXES,
+    PARQUET_SUFFIXES,
+    TABLE_SUFFIXES,
+    table_rows,
+)
 from assay.datasets._wice import read_wice
 from assay.datasets._wice_verdicts import load_wice_reference_verdicts
 
@@ -73,6 +80,13 @@ __all__ = [
     "json_objects",
     "read_jsonl",
     "check_unique",
+    "Item",
+    "ItemsDataset",
+    "ItemsDatasetOptions",
+    "load_items",
+    "PARQUET_SUFFIXES",
+    "TABLE_SUFFIXES",
+    "table_rows",
     "MEDSCORE_DECOMPOSITIONS",
     "MEDSCORE_OUTPUTS",
     "MEDSCORE_VERIFICATIONS",

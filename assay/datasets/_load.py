@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 from pathlib import Path
 from typing import Any
 
 from assay.core.pairs import ForcePair
-from assay.datasets._jsonl import DatasetFile, decode_utf8, json_objects
+from assay.datasets._jsonl import DatasetFile, json_objects
 from assay.datasets._rows import check_unique, validate_row
+from assay.datasets._tabular import CSV_SUFFIXES, JSONL_SUFFIXES, csv_rows
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-JSONL_SUFFIXES = (".jsonl", ".ndjson")  # ForceBench file formats, by suffix
-CSV_SUFFIXES = (".csv",)
 BUILTIN_DATASETS = {
     "forcebench-demo": "forcebench_demo.jsonl",
     "factuality-demo": "factuality_demo.jsonl",
@@ -49,8 +46,6 @@ def resolve_dataset_path(path: str | Path, *, base: Path | None = None) -> Path:
 
 
 def _validate(row: dict[str, Any], path: Path, line: int) -> ForcePair:
-    if None in row:
-        raise DatasetError("row has more cells than the header", file=path, line=line)
     cleaned = {k: (None if v == "" else v) for k, v in row.items()}
     return validate_row(ForcePair, cleaned, path, line)
 
@@ -69,20 +64,15 @@ def load_pairs(
     seen: dict[str, int] = {}
     suffix = resolved.suffix.lower()
     if suffix in JSONL_SUFFIXES:
-        for lineno, row in json_objects(data, resolved):
-            pair = _validate(row, resolved, lineno)
-            check_unique(pair.id, seen, resolved, lineno, "id")
-            pairs.append(pair)
+        rows = json_objects(data, resolved)
     elif suffix in CSV_SUFFIXES:
-        reader = csv.DictReader(io.StringIO(decode_utf8(data, resolved), newline=""))
-        lineno = 2  # the header is line 1; a quoted cell may span several lines
-        for row in reader:
-            pair = _validate(dict(row), resolved, lineno)
-            check_unique(pair.id, seen, resolved, lineno, "id")
-            pairs.append(pair)
-            lineno = reader.line_num + 1
+        rows = csv_rows(data, resolved)
     else:
         raise DatasetError("dataset must be .jsonl or .csv", file=resolved)
+    for lineno, row in rows:
+        pair = _validate(row, resolved, lineno)
+        check_unique(pair.id, seen, resolved, lineno, "id")
+        pairs.append(pair)
     if not pairs:
         raise DatasetError("dataset has no rows", file=resolved)
     return LoadedDataset(

@@ -1,0 +1,275 @@
+"""Items datasets: any columns become template variables, with optional gold and raters.
+
+A user's own labelled set (JSONL, CSV or Parquet) is read into `Item`s: an id, the
+variables a prompt fills in, optional categorical and numeric gold, human raters' labels
+and, for pairwise judging, the two responses and a gold preference. Errors name the
+file, the line and the column, like those of ForceBench pairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from assay.datasets._jsonl import DatasetFile
+from assay.datasets._load import resolve_dataset_path
+from assay.datasets._rows import check_unique
+from assay.datasets._tabular import table_rows
+from assay.errors import DatasetError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Preference = Literal["A", "B", "tie"]
+_PREFERENCES: dict[str, Preference] = {"a": "A", "b": "B", "tie": "tie"}
+
+
+class ItemsDatasetOptions(BaseModel):
+    """A `[[datasets]] kind = "items"` block: the file and which column means what."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["items"] = "items"
+    path: str = Field(description="A .jsonl/.ndjson, .csv or .parquet file.")
+    name: str | None = Field(default=None, description="Defaults to the file's stem.")
+    id_column: str = Field(default="id", min_length=1)
+    gold_label_column: str = Field(default="gold_label", min_length=1)
+    gold_score_column: str = Field(default="gold_score", min_length=1)
+    gold_preference_column: str = Field(default="gold_preference", min_length=1)
+    raters: list[str] = Field(default_factory=list, description="Human raters' columns.")
+    variables: dict[str, str] = Field(
+        default_factory=dict,
+        description="Template variable -> column, e.g. {claim = 'response'}; "
+        "`response_a`/`response_b` map a pairwise item's two responses.",
+    )
+
+    @field_validator("raters")
+    @classmethod
+    def _distinct_raters(cls, raters: list[str]) -> list[str]:
+        if len(set(raters)) != len(raters):
+            raise ValueError(f"raters are listed twice: {raters}")
+        return raters
+
+    def gold_columns(self) -> dict[str, str]:
+        """Item field -> column for the gold columns (never template variables)."""
+        return {
+            "gold_label": self.gold_label_column,
+            "gold_score": self.gold_score_column,
+            "gold_preference": self.gold_preference_column,
+        }
+
+    def reserved_columns(self) -> set[str]:
+        """Columns that are not template variables: the id, gold and raters."""
+        return {self.id_column, *self.gold_columns().values(), *self.raters}
+
+
+class Item(BaseModel):
+    """One row: its id, the variables a prompt sees, and whatever gold it carries."""
+
+    id: str
+    line: int = Field(description="Line (Parquet: row) of the source file.")
+    variables: dict[str, Any] = Field(default_factory=dict)
+    gold_label: str | None = None
+    gold_score: float | None = None
+    gold_preference: Preference | None = None
+    ratings: dict[str, str | None] = Field(default_factory=dict)
+
+    @property
+    def response_a(self) -> Any:
+        """The first response of a pairwise item (variable `response_a`), if any."""
+        return self.variables.get("response_a")
+
+    @property
+    def response_b(self) -> Any:
+        """The second response of a pairwise item (variable `response_b`), if any."""
+        return self.variables.get("response_b")
+
+
+class ItemsDataset(DatasetFile):
+    """Items plus the identity of the file they came from and which gold it has."""
+
+    items: list[Item]
+    raters: list[str] = Field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return len(self.items)
+
+    @property
+    def has_gold_label(self) -> bool:
+        return any(item.gold_label is not None for item in self.items)
+
+    @property
+    def has_gold_score(self) -> bool:
+        return any(item.gold_score is not None for item in self.items)
+
+    @property
+    def has_gold_preference(self) -> bool:
+        return any(item.gold_preference is not None for item in self.items)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item: id, the variables, gold and each rater's column."""
+        import pandas as pd
+
+        records = [
+            {
+                "id": item.id,
+                **item.variables,
+                "gold_label": item.gold_label,
+                "gold_score": item.gold_score,
+                "gold_preference": item.gold_preference,
+                **{rater: item.ratings.get(rater) for rater in self.raters},
+            }
+            for item in self.items
+        ]
+        return pd.DataFrame.from_records(records)
+
+
+def _missing(value: Any) -> bool:
+    """An absent cell: JSON null, an empty CSV cell, or a Parquet NaN."""
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def _as_label(value: Any, path: Path, line: int, column: str) -> str | None:
+    """A categorical value as text: `1`, `1.0` and `"1"` are the same label."""
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DatasetError("must be a text or number label", file=path, line=line, field=column)
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _as_score(value: Any, path: Path, line: int, column: str) -> float | None:
+    """A numeric gold score: a finite number, or text that parses as one."""
+    if _missing(value):
+        return None
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        raise DatasetError(
+            f"must be a finite number, got {value!r}", file=path, line=line, field=column
+        )
+    return number
+
+
+def _as_preference(value: Any, path: Path, line: int, column: str) -> Preference | None:
+    """A gold preference: A, B or tie (any case)."""
+    label = _as_label(value, path, line, column)
+    if label is None:
+        return None
+    try:
+        return _PREFERENCES[label.strip().lower()]
+    except KeyError:
+        raise DatasetError(
+            f"must be A, B or tie, got {label!r}", file=path, line=line, field=column
+        ) from None
+
+
+def _item_id(row: dict[str, Any], path: Path, line: int, column: str) -> str:
+    """The row's id, as text (a JSON number `7` is `"7"`); never missing or empty."""
+    if column not in row:
+        raise DatasetError(f"missing id column {column!r}", file=path, line=line, field=column)
+    value = row[column]
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise DatasetError(
+            f"id must be non-empty text or an integer, got {value!r}",
+            file=path,
+            line=line,
+            field=column,
+        )
+    return str(value)
+
+
+def _variables(
+    row: dict[str, Any], opts: ItemsDatasetOptions, path: Path, line: int
+) -> dict[str, Any]:
+    """Every non-reserved column under its own name, then the mapped variables."""
+    reserved = opts.reserved_columns()
+    values = {k: (None if _missing(v) else v) for k, v in row.items() if k not in reserved}
+    for variable, column in opts.variables.items():
+        if column not in row:
+            raise DatasetError(
+                f"column {column!r} (mapped to variable {variable!r}) is not in this row",
+                file=path,
+                line=line,
+                field=column,
+            )
+        values[variable] = None if _missing(row[column]) else row[column]
+    return values
+
+
+def _item(row: dict[str, Any], opts: ItemsDatasetOptions, path: Path, line: int) -> Item:
+    """One row as an `Item`; the error names the column at fault."""
+    gold = opts.gold_columns()
+    return Item(
+        id=_item_id(row, path, line, opts.id_column),
+        line=line,
+        variables=_variables(row, opts, path, line),
+        gold_label=_as_label(row.get(gold["gold_label"]), path, line, gold["gold_label"]),
+        gold_score=_as_score(row.get(gold["gold_score"]), path, line, gold["gold_score"]),
+        gold_preference=_as_preference(
+            row.get(gold["gold_preference"]), path, line, gold["gold_preference"]
+        ),
+        ratings={r: _as_label(row.get(r), path, line, r) for r in opts.raters},
+    )
+
+
+def _check_columns_present(
+    rows: list[tuple[int, dict[str, Any]]], opts: ItemsDatasetOptions, path: Path
+) -> None:
+    """Raters' columns, and gold columns named explicitly, must appear in some row."""
+    explicit = {
+        column
+        for fld, column in opts.gold_columns().items()
+        if f"{fld}_column" in opts.model_fields_set
+    }
+    seen: set[str] = set().union(*(row.keys() for _, row in rows))
+    for column in [*opts.raters, *sorted(explicit)]:
+        if column not in seen:
+            raise DatasetError(f"column {column!r} is in no row of the file", file=path)
+
+
+def load_items(
+    options: ItemsDatasetOptions | str | Path, *, base: Path | None = None
+) -> ItemsDataset:
+    """Read an items dataset; ids must be unique. A bare path takes the default columns."""
+    opts = (
+        options
+        if isinstance(options, ItemsDatasetOptions)
+        else ItemsDatasetOptions(path=str(options))
+    )
+    resolved = resolve_dataset_path(opts.path, base=base)
+    if resolved.is_dir():
+        raise DatasetError("is a directory; pass a .jsonl, .csv or .parquet file", file=resolved)
+    if not resolved.is_file():
+        raise DatasetError("dataset file not found", file=resolved)
+    data = resolved.read_bytes()
+    rows = table_rows(data, resolved)
+    if not rows:
+        raise DatasetError("dataset has no rows", file=resolved)
+    _check_columns_present(rows, opts, resolved)
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        item = _item(row, opts, resolved, line)
+        check_unique(item.id, seen, resolved, line, opts.id_column)
+        items.append(item)
+    return ItemsDataset(
+        name=opts.name or resolved.stem,
+        path=str(resolved),
+        sha256=hashlib.sha256(data).hexdigest(),
+        items=items,
+        raters=list(opts.raters),
+    )
