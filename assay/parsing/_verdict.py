@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.core.outcomes import Status
 from assay.parsing._json import extract_json_object
+from assay.prompts._output import ScoreScale, score_scale_of
 
 PARSER_VERSION = "assay-verdict/1"
 
@@ -49,7 +50,8 @@ def parse_verdict(
     """Classify a response. Order matters: refusal, truncation, then content checks.
 
     A label outside the prompt's label set is a parse error, never mapped to the
-    nearest label.
+    nearest label. An output model with a score scale (a prompt's `score_field`) scores
+    by its numeric field normalised to [0, 1]; the raw value stays in `parsed`.
     """
     if refusal or finish_reason == "content_filter":
         return ParsedVerdict(status=Status.REFUSAL, error=refusal or "content_filter")
@@ -62,6 +64,10 @@ def parse_verdict(
             return ParsedVerdict(status=Status.REFUSAL, error="refusal text, no JSON")
         why = "empty output" if not text.strip() else "no JSON object found"
         return ParsedVerdict(status=Status.PARSE_ERROR, error=why)
+    scale = score_scale_of(output_model)
+    out_of_range = _out_of_range(obj, scale)
+    if out_of_range:
+        return ParsedVerdict(status=Status.PARSE_ERROR, parsed=obj, error=out_of_range)
     try:
         model = output_model.model_validate(obj)
     except ValidationError as exc:
@@ -70,6 +76,8 @@ def parse_verdict(
         return ParsedVerdict(status=Status.PARSE_ERROR, parsed=obj, error=f"{loc}: {first['msg']}")
     parsed = model.model_dump()
     raw_label = parsed.get("label")
+    if scale is not None and "label" not in output_model.model_fields:
+        raw_label = _score_label(parsed.get(scale.field))
     if not isinstance(raw_label, str):
         return ParsedVerdict(status=Status.PARSE_ERROR, parsed=obj, error="label missing")
     label = normalise_label(raw_label)
@@ -80,4 +88,22 @@ def parse_verdict(
             error=f"label {raw_label!r} not in {labels}",
         )
     parsed["label"] = label
-    return ParsedVerdict(status=Status.OK, label=label, score=scores.get(label), parsed=parsed)
+    score = scale.normalise(parsed[scale.field]) if scale else scores.get(label)
+    return ParsedVerdict(status=Status.OK, label=label, score=score, parsed=parsed)
+
+
+def _out_of_range(obj: dict[str, Any], scale: ScoreScale | None) -> str | None:
+    """A numeric score outside its declared range, named with field and range."""
+    if scale is None:
+        return None
+    raw = obj.get(scale.field)
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and not scale.contains(raw):
+        return f"{scale.describe()}, got {raw}"
+    return None
+
+
+def _score_label(raw: Any) -> str | None:
+    """The label of a score-only answer on an integer scale: 4 -> '4'."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw == int(raw):
+        return str(int(raw))
+    return None

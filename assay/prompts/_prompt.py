@@ -9,7 +9,8 @@ File format (``*.prompt``)::
     description = "..."
     variables = ["evidence", "claim"]          # required
     optional_variables = ["question"]          # rendered as None when absent
-    output_schema = "SupportVerdict"           # a name in the SCHEMAS registry
+    output_schema = "SupportVerdict"           # a name in the SCHEMAS registry, or
+                                               # [output.<field>] tables (see _output.py)
     labels = ["fully_supported", "unsupported"]
     [scores]
     fully_supported = 1.0
@@ -20,7 +21,9 @@ File format (``*.prompt``)::
     === user ===
     ...jinja...
 
-The hash is over the file's exact bytes, so any edit (even whitespace) is a new prompt.
+The hash is over the file's exact bytes, so any edit (even whitespace) is a new prompt;
+a declared `[output]` schema is in those bytes, and `Prompt.with_output_model` folds the
+Python model's schema hash into the prompt's hash.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from assay.core.registry import SCHEMAS
 from assay.errors import PromptError
+from assay.prompts._output import (
+    OutputField,
+    ScoreScale,
+    build_output_model,
+    check_field_name,
+    declared_labels,
+    declared_scale,
+    scale_from_model,
+    schema_sha256,
+    with_scale,
+)
 
 _FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)\r?\n\+\+\+[ \t]*\r?\n", re.DOTALL)
 _SECTION = re.compile(r"^===[ \t]*(system|user)[ \t]*===[ \t]*$", re.MULTILINE)
@@ -74,27 +87,67 @@ class PromptMeta(BaseModel):
         default_factory=list, description="Required for judge, verify and nli prompts."
     )
     scores: dict[str, float] = Field(default_factory=dict)
+    output: dict[str, OutputField] | None = Field(
+        default=None,
+        description="Declared output fields ([output.<name>]); not with output_schema.",
+    )
+    score_field: str | None = Field(
+        default=None, description="A numeric output field with a range, normalised to [0, 1]."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_output_declaration(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "output" in data and "output_schema" in data:
+            raise ValueError("declare the output with output_schema or [output] tables, not both")
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> PromptMeta:
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
-        if self.task != "decompose" and not self.labels:
-            raise ValueError(f"{self.task} prompts need a non-empty `labels` list")
-        if self.output_schema not in SCHEMAS:
+        if self.output is not None:
+            self._check_declared_output(self.output)
+        elif self.output_schema not in SCHEMAS:
             raise ValueError(
                 f"unknown output_schema {self.output_schema!r}; known: {', '.join(SCHEMAS)}"
             )
+        if self.task != "decompose" and not self.labels:
+            how = " (an enum [output.label] or an integer score_field)" if self.output else ""
+            raise ValueError(f"{self.task} prompts need a non-empty `labels` list{how}")
+        self._check_scores()
+        return self
+
+    def _check_declared_output(self, output: dict[str, OutputField]) -> None:
+        for name in output:
+            check_field_name(name)
+        if self.task != "decompose" and "label" not in output and self.score_field is None:
+            raise ValueError("[output] needs a `label` field or a score_field")
+        self.labels = declared_labels(output, self.labels, self.score_field)
+        self.output_schema = re.sub(r"[^A-Za-z0-9_-]", "_", f"{self.id}_v{self.version}")[:64]
+
+    def score_scale(self) -> ScoreScale | None:
+        """The numeric scale named by `score_field`, from [output] or the registered schema."""
+        if self.score_field is None:
+            return None
+        if self.output is not None:
+            return declared_scale(self.output, self.score_field)
+        return scale_from_model(SCHEMAS.get(self.output_schema), self.score_field)
+
+    def _check_scores(self) -> None:
+        if self.score_field is not None:
+            self.score_scale()  # a bad score_field fails at load
+            if self.scores:
+                raise ValueError("use either a [scores] map or a score_field, not both")
         unknown = set(self.scores) - set(self.labels)
         if unknown:
             raise ValueError(f"scores name labels not in `labels`: {sorted(unknown)}")
         missing = [lab for lab in self.labels if lab not in self.scores]
-        if self.task == "judge" and missing:
+        if self.task == "judge" and missing and self.score_field is None:
             raise ValueError(f"judge prompts need a score for every label; missing {missing}")
         bad = {k: v for k, v in self.scores.items() if not 0.0 <= v <= 1.0}
         if bad:
             raise ValueError(f"scores must lie in [0, 1]: {bad}")
-        return self
 
 
 class Message(BaseModel):
@@ -114,6 +167,8 @@ class Prompt(BaseModel):
     sha256: str
     builtin: bool = False
     _compiled: dict[str, jinja2.Template] = PrivateAttr(default_factory=dict)
+    _output: type[BaseModel] | None = PrivateAttr(default=None)
+    _custom_output: bool = PrivateAttr(default=False)
 
     @property
     def id(self) -> str:
@@ -128,13 +183,53 @@ class Prompt(BaseModel):
         """`id@version`, the human identity; the hash is the exact one."""
         return f"{self.meta.id}@{self.meta.version}"
 
-    @cached_property
+    @property
     def output_model(self) -> type[BaseModel]:
-        return SCHEMAS.get(self.meta.output_schema)
+        """The model answers are validated against; its JSON schema is the response schema."""
+        if self._output is None:
+            scale = self.meta.score_scale()
+            if self.meta.output is not None:
+                self._output = build_output_model(self.meta.output_schema, self.meta.output, scale)
+                self._custom_output = True
+            else:
+                model = SCHEMAS.get(self.meta.output_schema)
+                self._output = with_scale(model, scale) if scale else model
+        return self._output
+
+    def with_output_model(
+        self, model: type[BaseModel], *, score_field: str | None = None
+    ) -> Prompt:
+        """This prompt answering in any pydantic `model`; its schema hash joins the prompt's.
+
+        `score_field` names a numeric field declared with Field(ge=..., le=...), normalised
+        to [0, 1] as the score instead of the label -> score map.
+        """
+        try:
+            scale = scale_from_model(model, score_field) if score_field else None
+        except ValueError as exc:
+            raise PromptError(str(exc), file=self.path, field="score_field") from None
+        output = with_scale(model, scale)
+        labels = self.meta.labels
+        if scale is not None and scale.integer and "label" not in model.model_fields:
+            labels = scale.labels()
+        meta = self.meta.model_copy(
+            update={
+                "output": None,
+                "output_schema": model.__name__,
+                "score_field": score_field,
+                "labels": labels,
+                "scores": {} if scale else self.meta.scores,
+            }
+        )
+        digest = hashlib.sha256(f"{self.sha256}+{schema_sha256(output)}".encode()).hexdigest()
+        prompt = self.model_copy(update={"meta": meta, "sha256": digest})
+        prompt._output = output
+        prompt._custom_output = True
+        return prompt
 
     def identity(self) -> dict[str, Any]:
         """What a run records about this prompt."""
-        return {
+        info: dict[str, Any] = {
             "id": self.meta.id,
             "version": self.meta.version,
             "sha256": self.sha256,
@@ -145,6 +240,11 @@ class Prompt(BaseModel):
             "labels": self.meta.labels,
             "scores": self.meta.scores,
         }
+        model = self.output_model  # built on first use, which also sets _custom_output
+        if self._custom_output:  # registered schemas keep the identity earlier runs recorded
+            info["score_field"] = self.meta.score_field
+            info["output_schema_sha256"] = schema_sha256(model)
+        return info
 
     def check_task(self, tasks: tuple[str, ...], role: str) -> None:
         """Refuse a prompt written for another task: its labels and schema would not fit."""
@@ -242,6 +342,11 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
         sha256=sha,
         builtin=builtin,
     )
+    try:
+        prompt.output_model  # noqa: B018  (build the declared schema now: errors surface at load)
+    except (ValueError, TypeError) as exc:
+        msg = f"cannot build the output schema: {exc}"
+        raise PromptError(msg, file=path, field="output") from None
     declared = set(meta.variables) | set(meta.optional_variables)
     for which, source in sections.items():
         prompt._template(which, source)  # compile now: syntax errors surface at load
