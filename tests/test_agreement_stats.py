@@ -157,7 +157,7 @@ def test_raters_levels_missing_and_undefined() -> None:
 
 
 def test_self_consistency_hand_computed() -> None:
-    samples = [["a", "b", "a"], ["b", "a"], [None], ["c", "c", "c", "c"]]
+    samples: list[list[str | None]] = [["a", "b", "a"], ["b", "a"], [None], ["c"] * 4]
     r = self_consistency(samples)
     # modal shares 2/3, 1/2, 1 (the item without samples is left out)
     assert r.n_items == 3 and r.modal_agreement == pytest.approx((2 / 3 + 1 / 2 + 1) / 3)

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._bootstrap import Seed
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
+
+Column: TypeAlias = Sequence[Any] | NDArray[Any] | pd.Series
+"""One value an item: a list, numpy array or pandas Series; None / NaN = missing."""
 
 CATEGORICAL_STATISTICS = (
     "accuracy",
@@ -35,7 +38,7 @@ def _missing(values: NDArray[Any]) -> NDArray[np.bool_]:
     return np.asarray(pd.isna(values), dtype=bool)
 
 
-def paired_labels(pred: ArrayLike, gold: ArrayLike) -> tuple[NDArray[Any], NDArray[Any]]:
+def paired_labels(pred: Column, gold: Column) -> tuple[NDArray[Any], NDArray[Any]]:
     """Both label columns as object arrays, without items missing on either side."""
     p = np.asarray(pred, dtype=object)
     g = np.asarray(gold, dtype=object)
@@ -171,15 +174,15 @@ class GoldAgreement(BaseModel):
 
 
 def confusion_matrix(
-    pred: ArrayLike, gold: ArrayLike, *, order: Sequence[Any] | None = None
+    pred: Column, gold: Column, *, order: Sequence[Any] | None = None
 ) -> pd.DataFrame:
     """Counts of (gold, predicted) label pairs; rows gold, columns predicted."""
     return agreement_with_gold(pred, gold, order=order).confusion_frame()
 
 
 def agreement_with_gold(
-    pred: ArrayLike,
-    gold: ArrayLike,
+    pred: Column,
+    gold: Column,
     *,
     order: Sequence[Any] | None = None,
     n_boot: int = 0,

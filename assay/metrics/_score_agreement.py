@@ -13,9 +13,10 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.metrics._agreement_stats import Column
 from assay.metrics._bootstrap import Seed
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
 
@@ -24,7 +25,7 @@ NUMERIC_STATISTICS = ("pearson", "spearman", "kendall_tau", "mae")
 Floats = NDArray[np.float64]
 
 
-def paired_scores(scores: ArrayLike, gold: ArrayLike) -> tuple[Floats, Floats]:
+def paired_scores(scores: Column, gold: Column) -> tuple[Floats, Floats]:
     """Both score columns as floats, without pairs missing (None / NaN) on either side."""
     s = np.asarray(scores, dtype=np.float64)
     g = np.asarray(gold, dtype=np.float64)
@@ -100,8 +101,8 @@ _BATCHED = {"pearson": batched_pearson, "spearman": batched_spearman, "mae": bat
 
 
 def agreement_with_gold_scores(
-    scores: ArrayLike,
-    gold: ArrayLike,
+    scores: Column,
+    gold: Column,
     *,
     n_boot: int = 0,
     seed: Seed = 0,
