@@ -64,6 +64,17 @@ def parse_verdict(
             return ParsedVerdict(status=Status.REFUSAL, error="refusal text, no JSON")
         why = "empty output" if not text.strip() else "no JSON object found"
         return ParsedVerdict(status=Status.PARSE_ERROR, error=why)
+    return _verdict_from_object(obj, output_model=output_model, labels=labels, scores=scores)
+
+
+def _verdict_from_object(
+    obj: dict[str, Any],
+    *,
+    output_model: type[BaseModel],
+    labels: list[str],
+    scores: dict[str, float],
+) -> ParsedVerdict:
+    """Validate the answer object, then check its label and score it."""
     scale = score_scale_of(output_model)
     out_of_range = _out_of_range(obj, scale)
     if out_of_range:

@@ -304,6 +304,25 @@ def _undefined_name(message: str) -> str:
     return match.group(1) if match else message
 
 
+def _parse_meta(front_matter: str, path: Path) -> PromptMeta:
+    """The validated front matter; the first problem becomes one error naming its field."""
+    try:
+        raw_meta = tomllib.loads(front_matter)
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptError(f"front matter is not valid TOML: {exc}", file=path) from None
+    try:
+        return PromptMeta.model_validate(raw_meta)
+    except Exception as exc:  # pydantic ValidationError: report the first problem
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise PromptError(msg, file=path, field=field) from None
+        raise
+
+
 def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
     """Parse one ``.prompt`` file; errors name the file and the offending field."""
     data = path.read_bytes()
@@ -315,21 +334,7 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
     match = _FRONT_MATTER.match(text)
     if match is None:
         raise PromptError("missing TOML front matter between '+++' lines", file=path, line=1)
-    try:
-        raw_meta = tomllib.loads(match.group(1))
-    except tomllib.TOMLDecodeError as exc:
-        raise PromptError(f"front matter is not valid TOML: {exc}", file=path) from None
-    try:
-        meta = PromptMeta.model_validate(raw_meta)
-    except Exception as exc:  # pydantic ValidationError: report the first problem
-        from pydantic import ValidationError
-
-        if isinstance(exc, ValidationError):
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or None
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            raise PromptError(msg, file=path, field=field) from None
-        raise
+    meta = _parse_meta(match.group(1), path)
     body = text[match.end() :]
     sections = _split_sections(body, path)
     if "user" not in sections:
