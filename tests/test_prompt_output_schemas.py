@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from assay.prompts import (
     score_scale_of,
 )
 from assay.prompts._prompt import Prompt
+from assay.testing import FakeOpenAIServer, reply
 
 HEAD = """\
 +++
@@ -298,3 +300,24 @@ def _props(prompt: Prompt) -> dict[str, Any]:
 def test_integer_bounds_stay_integers_in_the_schema(tmp_path: Path) -> None:
     assert _props(_load(tmp_path, LIKERT))["score"]["maximum"] == 5
     assert isinstance(_props(_load(tmp_path, LIKERT))["score"]["maximum"], int)
+
+
+def test_declared_schema_is_sent_and_scored_over_loopback(tmp_path: Path) -> None:
+    """End to end: the declared schema is the response_format, the answer is scaled."""
+    with FakeOpenAIServer(default=reply('{"score": 4, "rationale": "mostly"}')) as server:
+        config = ModelConfig(
+            model="openai/fake", api_base=server.base_url, structured_output="json_schema"
+        )
+        judge = LLMJudge(make_client(config, None), _load(tmp_path, LIKERT))
+        judgment = asyncio.run(judge(JudgeItem(claim="c", evidence="e")))
+        body = server.requests[-1]
+    sent = body["response_format"]["json_schema"]
+    assert sent["name"] == "rubric_v1"
+    assert sent["schema"]["properties"]["score"] == {
+        "maximum": 5,
+        "minimum": 1,
+        "title": "Score",
+        "type": "integer",
+    }
+    assert (judgment.status, judgment.label, judgment.score) == (Status.OK, "4", 0.75)
+    assert judgment.parsed is not None and judgment.parsed["score"] == 4

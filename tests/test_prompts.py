@@ -315,6 +315,12 @@ MALFORMED = {
     "bad_task": _valid().replace(_TASK, 'task = "grade"'),
     "text_before_sections": _valid().replace("=== system ===", "stray\n=== system ==="),
     "duplicate_section": _valid() + "=== user ===\nagain\n",
+    "output_schema_and_output": _valid().replace(
+        "[scores]", '[output.label]\ntype = "enum"\nvalues = ["yes", "no"]\n[scores]'
+    ),
+    "bad_output_range": _valid()
+    .replace('output_schema = "LabelVerdict"\n', "")
+    .replace("[scores]", '[output.label]\ntype = "string"\nminimum = 1\n[scores]'),
 }
 
 
@@ -345,6 +351,8 @@ def test_malformed_messages_are_specific(tmp_path: Path) -> None:
     assert "mystery" in err("undeclared_variable")
     assert "syntax" in err("jinja_syntax_error")
     assert "user" in err("missing_user_section")
+    assert "not both" in err("output_schema_and_output")
+    assert "only for integer and number fields, not string" in err("bad_output_range")
 
 
 def test_non_utf8_prompt_file(tmp_path: Path) -> None:
