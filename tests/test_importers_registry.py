@@ -144,13 +144,20 @@ def test_corpus_and_answers_read_lines_alike(tmp_path: Path) -> None:
 
 
 def test_no_function_local_imports_in_datasets() -> None:
-    """They hid import cycles; every import in assay.datasets is at module level."""
+    """They hid import cycles: every import of assay itself in assay.datasets is at module
+    level (a third-party library imported where it is used, e.g. pyarrow, is fine)."""
     local = []
     for path in sorted(DATASETS.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for inner in ast.walk(node):
-                    if isinstance(inner, ast.Import | ast.ImportFrom):
+                    if isinstance(inner, ast.ImportFrom) and (
+                        inner.level or (inner.module or "").startswith("assay")
+                    ):
+                        local.append(f"{path.name}:{inner.lineno}")
+                    if isinstance(inner, ast.Import) and any(
+                        a.name.startswith("assay") for a in inner.names
+                    ):
                         local.append(f"{path.name}:{inner.lineno}")
     assert local == []
