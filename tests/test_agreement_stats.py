@@ -18,7 +18,11 @@ from assay.metrics import (
     self_consistency,
 )
 from assay.metrics._agreement_stats import confusion_stack, confusion_statistics
-from assay.metrics._score_agreement import batched_mae, batched_pearson, batched_spearman
+from assay.metrics._score_agreement import (
+    batched_mae,
+    batched_pearson,
+    resampled_ranks,
+)
 from assay.metrics._self_consistency import entropies, label_counts, modal_shares
 
 PRED = ["a", "b", "b", "c", "a", None]
@@ -97,6 +101,10 @@ def test_numeric_undefined() -> None:
     empty = agreement_with_gold_scores([], [])
     assert empty.n == 0 and empty.mae is None and empty.pearson is None
     assert agreement_with_gold_scores([1.0], [2.0]).spearman is None
+    some = agreement_with_gold_scores([1, 2, 3], [1, 3, 2], n_boot=20, ci_for=["mae"])
+    assert set(some.ci) == {"mae"}
+    with pytest.raises(ValueError, match="unknown statistics"):
+        agreement_with_gold_scores([1, 2], [1, 2], ci_for=["r2"])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -104,11 +112,13 @@ def test_batched_numeric_match_scipy(seed: int) -> None:
     rng = np.random.default_rng(seed)
     s = rng.integers(1, 6, (15, 25)).astype(np.float64)  # Likert: many ties
     g = rng.normal(size=(15, 25))
-    pearson, spearman, mae = batched_pearson(s, g), batched_spearman(s, g), batched_mae(s, g)
+    pearson, mae = batched_pearson(s, g), batched_mae(s, g)
     for row in range(15):
         assert abs(pearson[row] - stats.pearsonr(s[row], g[row]).statistic) < 1e-12
-        assert abs(spearman[row] - stats.spearmanr(s[row], g[row]).statistic) < 1e-12
         assert abs(mae[row] - np.abs(s[row] - g[row]).mean()) < 1e-12
+    idx = rng.integers(0, 25, (15, 25))
+    codes = np.unique(s[0], return_inverse=True)[1].astype(np.int64)
+    assert np.array_equal(resampled_ranks(codes, idx), stats.rankdata(s[0][idx], axis=-1))
     point = agreement_with_gold_scores(s[0], g[0])
     assert point.kendall_tau == pytest.approx(stats.kendalltau(s[0], g[0]).statistic)
 
@@ -200,6 +210,14 @@ def test_item_bootstrap_matches_scipy_and_is_seeded() -> None:
     assert item_bootstrap_ci(np.mean, x, n_boot=0) is None
     with pytest.raises(ValueError, match="differ in length"):
         item_bootstrap_ci(np.mean, x, x[:3])
+
+
+def test_score_ci_spearman_fast_path_matches_scipy_per_resample() -> None:
+    rng = np.random.default_rng(2)
+    s, g = rng.integers(1, 6, 40).astype(float), rng.normal(size=40)
+    fast = agreement_with_gold_scores(s, g, n_boot=200, seed=9, ci_for=["spearman"])
+    slow = item_bootstrap_ci(lambda a, b: stats.spearmanr(a, b).statistic, s, g, n_boot=200, seed=9)
+    assert fast.ci["spearman"] == pytest.approx(slow, abs=1e-12)
 
 
 def test_gold_ci_brackets_point_and_is_reproducible() -> None:

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._bootstrap import Seed
-from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
+from assay.metrics._item_bootstrap import Interval, item_bootstrap_cis
 
 Column: TypeAlias = Sequence[Any] | NDArray[Any] | pd.Series
 """One value an item: a list, numpy array or pandas Series; None / NaN = missing."""
@@ -199,18 +199,17 @@ def agreement_with_gold(
     labels, p_codes, g_codes = label_codes(p, g, order)
     k = len(labels)
     values = _sklearn_statistics(p_codes, g_codes, k, ordinal=order is not None)
-    ci: dict[str, Interval | None] = {}
-    if n_boot:
-        for name in CATEGORICAL_STATISTICS if order is not None else CATEGORICAL_STATISTICS[:-1]:
-            ci[name] = item_bootstrap_ci(
-                lambda pp, gg, name=name: confusion_statistics(confusion_stack(pp, gg, k))[name],
-                p_codes,
-                g_codes,
-                n_boot=n_boot,
-                seed=seed,
-                confidence=confidence,
-                batched=True,
-            )
+    names = CATEGORICAL_STATISTICS if order is not None else CATEGORICAL_STATISTICS[:-1]
+
+    def statistics(pp: NDArray[np.int64], gg: NDArray[np.int64]) -> dict[str, NDArray[Any]]:
+        every = confusion_statistics(confusion_stack(pp, gg, k))
+        return {name: every[name] for name in names}
+
+    ci = item_bootstrap_cis(
+        statistics, p_codes, g_codes, n_boot=n_boot, seed=seed, confidence=confidence
+    )
+    if n_boot and not ci:  # no items: every CI is undefined
+        ci = dict.fromkeys(names)
     matrix = confusion_stack(p_codes, g_codes, k)[0].astype(np.int64)
     return GoldAgreement(
         n=len(p_codes), labels=[str(x) for x in labels], ci=ci, confusion=matrix.tolist(), **values

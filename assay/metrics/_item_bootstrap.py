@@ -23,6 +23,8 @@ ItemStatistic = Callable[..., float | None]
 """Takes the item columns (same length along axis 0); None when undefined."""
 BatchedStatistic = Callable[..., NDArray[np.float64]]
 """Takes the columns with shape `(resamples, n, ...)`; NaN where undefined."""
+BatchedStatistics = Callable[..., dict[str, NDArray[np.float64]]]
+"""Like `BatchedStatistic`, several statistics from one pass: name -> values."""
 
 
 def _columns(columns: tuple[ArrayLike, ...]) -> list[NDArray[Any]]:
@@ -73,3 +75,28 @@ def item_bootstrap_ci(
             for row, draw in enumerate(idx):
                 stats[start + row] = _as_float(statistic(*(a[draw] for a in arrays)))  # type: ignore[arg-type]
     return percentile_interval(stats, confidence)
+
+
+def item_bootstrap_cis(
+    statistics: BatchedStatistics,
+    *columns: ArrayLike,
+    n_boot: int = 1000,
+    seed: Seed = 0,
+    confidence: float = 0.95,
+) -> dict[str, Interval | None]:
+    """Percentile CIs of several batched statistics computed from the same resamples.
+
+    One call of `statistics` a chunk of resamples (e.g. one stack of confusion matrices
+    for every categorical statistic). Same draws as `item_bootstrap_ci` with `batched`.
+    An empty dict when `n_boot == 0` or there are no items.
+    """
+    _check(n_boot, confidence)
+    arrays = _columns(columns)
+    n = len(arrays[0])
+    if n_boot == 0 or n == 0:
+        return {}
+    collected: dict[str, NDArray[np.float64]] = {}
+    for start, idx in index_chunks(n, n_boot, seed):
+        for name, values in statistics(*(a[idx] for a in arrays)).items():
+            collected.setdefault(name, np.empty(n_boot))[start : start + len(idx)] = values
+    return {name: percentile_interval(values, confidence) for name, values in collected.items()}

@@ -1,8 +1,9 @@
 """Agreement of numeric judgments (scores) with gold scores (issue 9 §4).
 
 Point values come from scipy.stats (pearsonr, spearmanr, kendalltau) and numpy (MAE).
-The bootstrap computes Pearson, Spearman and MAE for a whole stack of resamples at once
-(tests check these against scipy to 1e-12); Kendall's tau calls scipy once a resample.
+The bootstrap computes Pearson, Spearman (ranks from each resample's value counts) and
+MAE for a whole stack of resamples at once (tests check these against scipy to 1e-12);
+Kendall's tau calls scipy once a resample.
 Pairs with a missing side (None / NaN) are left out; a correlation is None when fewer
 than two pairs remain or either side is constant.
 """
@@ -10,7 +11,8 @@ than two pairs remain or either side is constant.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,11 +71,26 @@ def batched_pearson(s: Floats, g: Floats) -> Floats:
     return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
 
 
-def batched_spearman(s: Floats, g: Floats) -> Floats:
-    """Spearman's rho (Pearson of average ranks) along the last axis of two stacks."""
-    from scipy.stats import rankdata
+def resampled_ranks(codes: NDArray[np.int64], idx: NDArray[np.int64]) -> Floats:
+    """Average ranks within each resample `idx[b]` of items whose sorted value codes are `codes`.
 
-    return batched_pearson(rankdata(s, axis=-1), rankdata(g, axis=-1))
+    Equals `scipy.stats.rankdata(values[idx], axis=-1)` (ties get their mean rank), from
+    one bincount of the value counts a resample instead of a sort.
+    """
+    k = int(codes.max(initial=-1)) + 1
+    drawn = codes[idx]
+    offsets = np.arange(len(idx))[:, np.newaxis] * k
+    counts = np.bincount((drawn + offsets).ravel(), minlength=len(idx) * k).reshape(-1, k)
+    mean_rank = np.cumsum(counts, axis=1) - (counts - 1) / 2.0
+    ranks: Floats = np.take_along_axis(mean_rank, drawn, axis=1)
+    return ranks
+
+
+def _spearman_of_items(s: Floats, g: Floats) -> Callable[[NDArray[np.int64]], Floats]:
+    """Batched Spearman's rho of resampled item indices (the bootstrap's fast path)."""
+    s_codes = np.unique(s, return_inverse=True)[1].astype(np.int64)
+    g_codes = np.unique(g, return_inverse=True)[1].astype(np.int64)
+    return lambda idx: batched_pearson(resampled_ranks(s_codes, idx), resampled_ranks(g_codes, idx))
 
 
 def batched_mae(s: Floats, g: Floats) -> Floats:
@@ -97,31 +114,44 @@ class ScoreAgreement(BaseModel):
     )
 
 
-_BATCHED = {"pearson": batched_pearson, "spearman": batched_spearman, "mae": batched_mae}
+def _bootstrap_plan(
+    name: str, s: Floats, g: Floats
+) -> tuple[Callable[..., Any], tuple[NDArray[Any], ...], bool]:
+    """(statistic, item columns, batched?) for one statistic's bootstrap."""
+    if name == "spearman":  # resampled by item index: ranks come from value counts
+        return _spearman_of_items(s, g), (np.arange(len(s)),), True
+    if name == "kendall_tau":
+        return _scipy_statistic(name), (s, g), False
+    return {"pearson": batched_pearson, "mae": batched_mae}[name], (s, g), True
 
 
 def agreement_with_gold_scores(
     scores: Column,
     gold: Column,
     *,
+    ci_for: Sequence[str] = NUMERIC_STATISTICS,
     n_boot: int = 0,
     seed: Seed = 0,
     confidence: float = 0.95,
 ) -> ScoreAgreement:
     """Pearson, Spearman, Kendall's tau and MAE of scores against gold scores.
 
-    `n_boot > 0` adds percentile CIs from `n_boot` seeded item resamples.
+    `n_boot > 0` adds percentile CIs from `n_boot` seeded item resamples for the
+    statistics named in `ci_for` (Kendall's tau costs one scipy call a resample, the
+    others are batched: leave it out on large sets).
     """
+    unknown = set(ci_for) - set(NUMERIC_STATISTICS)
+    if unknown:
+        raise ValueError(f"unknown statistics {sorted(unknown)}; known: {NUMERIC_STATISTICS}")
     s, g = paired_scores(scores, gold)
     values: dict[str, float | None] = {
         name: _scipy_statistic(name)(s, g) for name in NUMERIC_STATISTICS[:3]
     }
     values["mae"] = float(np.abs(s - g).mean()) if len(s) else None
     ci: dict[str, Interval | None] = {}
-    for name in NUMERIC_STATISTICS if n_boot else ():
-        batched = name in _BATCHED
-        function = _BATCHED[name] if batched else _scipy_statistic(name)
+    for name in ci_for if n_boot else ():
+        function, columns, batched = _bootstrap_plan(name, s, g)
         ci[name] = item_bootstrap_ci(
-            function, s, g, n_boot=n_boot, seed=seed, confidence=confidence, batched=batched
+            function, *columns, n_boot=n_boot, seed=seed, confidence=confidence, batched=batched
         )
     return ScoreAgreement(n=len(s), ci=ci, **values)
