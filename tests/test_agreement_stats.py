@@ -164,6 +164,10 @@ def test_raters_levels_missing_and_undefined() -> None:
     assert kappa_matrix([["x", "x"], ["x", "x"]]).isna().all().all()
     with pytest.raises(ValueError, match="order"):
         kappa_matrix(RATINGS, weights="quadratic")
+    ordinal = kappa_matrix(frame, order=[0.0, 1.0, 2.0, 3.0], weights="quadratic")
+    both = frame[["j1", "h1"]].dropna()
+    want = skm.cohen_kappa_score(both["j1"], both["h1"], weights="quadratic")
+    assert ordinal.loc["j1", "h1"] == pytest.approx(want, abs=1e-12)
 
 
 def test_self_consistency_hand_computed() -> None:
