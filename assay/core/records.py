@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -134,3 +134,60 @@ class AnswerRecord(BaseModel):
     @property
     def key(self) -> tuple[str, str]:
         return (self.dataset, self.answer_id)
+
+
+Preference = Literal["A", "B", "tie"]
+Order = Literal["ab", "ba"]
+
+
+class ItemRecord(BaseModel):
+    """One line of items.jsonl: an item of an items dataset and its gold, so agreement
+    metrics rebuild from the run directory (gold lives here, not in each judgment)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    item_id: str
+    line: int | None = None
+    pairwise: bool = False
+    gold_label: str | None = None
+    gold_score: float | None = None
+    gold_preference: Preference | None = None
+    ratings: dict[str, str | None] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.dataset, self.item_id)
+
+
+class ItemJudgmentRecord(PromptProvenance, CallAccounting):
+    """One judge's judgment of one item (`item_judgments.jsonl`).
+
+    A pairwise item is judged twice: `order` "ab" shows response A first, "ba" shows
+    response B first. `label` is what the judge answered about the slots it saw;
+    `preference` is that verdict mapped back to the dataset's responses (A, B or tie).
+    The key `(dataset, item_id, order, judge_id)` is unique; a later line wins.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    item_id: str
+    judge_id: str
+    order: Order | None = None
+    model_returned: str | None = None
+    parser_version: str | None = None
+    status: Status
+    label: str | None = None
+    score: float | None = None
+    preference: Preference | None = None
+    finish_reason: str | None = None
+    raw_output: str | None = None
+    refusal: str | None = None
+    parsed: dict[str, Any] | None = None
+    error: str | None = None
+    recorded_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.dataset, self.item_id, self.order or "", self.judge_id)

@@ -25,6 +25,8 @@ __all__ = [
     "ANSWERS_FILE",
     "CLAIMS_FILE",
     "DIGESTS_KEY",
+    "ITEMS_FILE",
+    "ITEM_JUDGMENTS_FILE",
     "JUDGMENTS_FILE",
     "MANIFEST_FILE",
     "METRICS_FILE",
@@ -46,9 +48,19 @@ SENTENCES_FILE = "sentences.jsonl"
 CLAIMS_FILE = "claims.jsonl"
 VERIFICATIONS_FILE = "verifications.jsonl"
 ANSWERS_FILE = "answers.jsonl"
+ITEMS_FILE = "items.jsonl"
+ITEM_JUDGMENTS_FILE = "item_judgments.jsonl"
 MANIFEST_FILE = "manifest.json"
 METRICS_FILE = "metrics.json"
-RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE, ANSWERS_FILE)
+RECORD_FILES = (
+    JUDGMENTS_FILE,
+    SENTENCES_FILE,
+    CLAIMS_FILE,
+    VERIFICATIONS_FILE,
+    ANSWERS_FILE,
+    ITEMS_FILE,
+    ITEM_JUDGMENTS_FILE,
+)
 DIGESTS_KEY = "records_sha256"
 
 M = TypeVar("M", bound=BaseModel)
