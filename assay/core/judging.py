@@ -8,7 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.outcomes import CallAccounting, Status, Usage
 
-__all__ = ["Judge", "JudgeItem", "Judgment", "Status", "Usage"]
+__all__ = ["PAIRWISE", "SINGLE", "Judge", "JudgeItem", "Judgment", "Status", "Usage", "judge_task"]
+
+SINGLE = "judge"
+PAIRWISE = "pairwise"
 
 
 class JudgeItem(BaseModel):
@@ -56,3 +59,10 @@ class Judge(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
     async def __call__(self, item: JudgeItem) -> Judgment: ...
+
+
+def judge_task(judge: Judge) -> str:
+    """What a judge answers: "judge" (one claim or response) unless it says "pairwise"
+    (which of two responses is better) with a `task` attribute."""
+    task = getattr(judge, "task", SINGLE)
+    return task if task in (SINGLE, PAIRWISE) else SINGLE

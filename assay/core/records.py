@@ -180,6 +180,9 @@ class ItemJudgmentRecord(PromptProvenance, CallAccounting):
     status: Status
     label: str | None = None
     score: float | None = None
+    raw_score: float | None = Field(
+        default=None, description="The answer's value on the prompt's declared scale."
+    )
     preference: Preference | None = None
     finish_reason: str | None = None
     raw_output: str | None = None

@@ -34,6 +34,11 @@ class ItemsDatasetOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["items"] = "items"
+    task: Literal["single", "pairwise"] = Field(
+        default="single",
+        description="single: one response judged per item; pairwise: response_a vs "
+        "response_b, judged in both orders.",
+    )
     path: str = Field(description="A .jsonl/.ndjson, .csv or .parquet file.")
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     id_column: str = Field(default="id", min_length=1)
@@ -94,6 +99,7 @@ class ItemsDataset(DatasetFile):
 
     items: list[Item]
     raters: list[str] = Field(default_factory=list)
+    task: Literal["single", "pairwise"] = "single"
 
     @property
     def rows(self) -> int:
@@ -265,6 +271,8 @@ def load_items(
     for line, row in rows:
         item = _item(row, opts, resolved, line)
         check_unique(item.id, seen, resolved, line, opts.id_column)
+        if opts.task == "pairwise":
+            _check_pairwise(item, opts, resolved)
         items.append(item)
     return ItemsDataset(
         name=opts.name or resolved.stem,
@@ -272,4 +280,23 @@ def load_items(
         sha256=hashlib.sha256(data).hexdigest(),
         items=items,
         raters=list(opts.raters),
+        task=opts.task,
     )
+
+
+def _check_pairwise(item: Item, opts: ItemsDatasetOptions, path: Path) -> None:
+    """A pairwise item needs both responses; the error names the column to fill or map."""
+    for variable in ("response_a", "response_b"):
+        if item.variables.get(variable) is None:
+            column = opts.variables.get(variable, variable)
+            how = (
+                f"variable {variable!r} comes from here"
+                if variable in opts.variables
+                else f"or map another column with variables = {{ {variable} = \"...\" }}"
+            )
+            raise DatasetError(
+                f"a pairwise item needs both responses: {column!r} is empty or missing ({how})",
+                file=path,
+                line=item.line,
+                field=column,
+            )

@@ -28,9 +28,14 @@ class LLMJudge(PromptedModel):
         sample_index: int = 0,
         **options: Unpack[PromptedOptions],
     ) -> None:
-        super().__init__(client, prompt, tasks=("judge",), **options)
+        super().__init__(client, prompt, tasks=("judge", "pairwise"), **options)
         self.sample_index = sample_index
         self._schema = prompt.output_model.model_json_schema()
+
+    @property
+    def task(self) -> str:
+        """ "judge" or "pairwise": which datasets of a run this judge judges."""
+        return self.prompt.meta.task
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -42,6 +47,13 @@ class LLMJudge(PromptedModel):
     def request_for(self, item: JudgeItem, *, where: str | None = None) -> ChatRequest:
         variables: dict[str, Any] = dict(item.extra)
         variables.update(claim=item.claim, evidence=item.evidence, question=item.question)
+        return self.request_for_variables(variables, where=where)
+
+    def request_for_variables(
+        self, variables: dict[str, Any], *, where: str | None = None
+    ) -> ChatRequest:
+        """The request for exactly these template variables (an items dataset's row):
+        a variable the prompt needs and the row lacks is an error naming the row."""
         return self.build_request(
             variables,
             where=where,
@@ -50,7 +62,17 @@ class LLMJudge(PromptedModel):
         )
 
     async def __call__(self, item: JudgeItem, *, where: str | None = None) -> Judgment:
-        result, base = await self.call(self.request_for(item, where=where))
+        return await self.judge_request(self.request_for(item, where=where))
+
+    async def judge_variables(
+        self, variables: dict[str, Any], *, where: str | None = None
+    ) -> Judgment:
+        """Judge an item given as template variables (see `request_for_variables`)."""
+        return await self.judge_request(self.request_for_variables(variables, where=where))
+
+    async def judge_request(self, request: ChatRequest) -> Judgment:
+        """Send one rendered request and parse the answer into a judgment."""
+        result, base = await self.call(request)
         raw = result.response
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)
@@ -107,7 +129,7 @@ class LLMJudgeParams(EndpointOverrides):
 def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
     """One judge per model, prompt and sample, ids '<name or model>::<prompt>[#sample]'."""
     prompts = [
-        ctx.prompt(ref, tasks=("judge",), role="judge", field=f"prompts[{k}]")
+        ctx.prompt(ref, tasks=("judge", "pairwise"), role="judge", field=f"prompts[{k}]")
         for k, ref in enumerate(params.prompts)
     ]
     decoding = ctx.decoding(params)

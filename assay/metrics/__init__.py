@@ -25,6 +25,7 @@ from assay.metrics._gold_correlation import (
     factuality_correlation,
 )
 from assay.metrics._item_bootstrap import item_bootstrap_ci
+from assay.metrics._item_metrics import ItemJudgeRow, ItemsReport, RaterRow, item_metrics
 from assay.metrics._paired import (
     PairedComparison,
     PairedReport,
@@ -42,6 +43,10 @@ from assay.metrics._self_consistency import SelfConsistency, self_consistency
 
 __all__ = [
     "AgreementReport",
+    "ItemJudgeRow",
+    "ItemsReport",
+    "RaterRow",
+    "item_metrics",
     "CorrelationReport",
     "CorrelationRow",
     "FactualityReport",

@@ -61,10 +61,11 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 
-TASKS = ("judge", "verify", "nli", "decompose")
+TASKS = ("judge", "pairwise", "verify", "nli", "decompose")
 #: a built-in prompt of each task, named in errors so the fix is one copy-paste away
 TASK_EXAMPLES = {
     "judge": "force-aware@1",
+    "pairwise": "pairwise-preference@1",
     "verify": "verify-context@1",
     "nli": "nli-entailment@1",
     "decompose": "decompose-conditional@1",

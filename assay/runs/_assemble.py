@@ -18,10 +18,12 @@ from assay.runs._build import (
     build_judges,
     check_before_run,
     load_forcebench_datasets,
+    load_items_datasets,
 )
 from assay.runs._factuality import FactualityStage
 from assay.runs._options import RunOptions
 from assay.runs._spec import LoadedSpec
+from assay.runs._stage_items import ItemsStage
 from assay.runs._targets import check_targets, stop_when_unreachable
 
 
@@ -33,6 +35,7 @@ class RunParts:
     judges: list[Judge]
     factuality: FactualityStage | None
     warnings: list[str]
+    items: ItemsStage | None = None
 
 
 def assemble(
@@ -47,7 +50,8 @@ def assemble(
     check_before_run(loaded, options.output_dir)
     check_targets(loaded)
     datasets = load_forcebench_datasets(loaded)
-    names = [d.name for d in datasets]
+    item_sets = load_items_datasets(loaded)
+    names = [d.name for d in [*datasets, *item_sets]]
     if len(set(names)) != len(names):
         raise RunError("two datasets share a name; set `name` in [[datasets]]", file=loaded.path)
     cache = _open_cache(loaded, options)
@@ -65,7 +69,8 @@ def assemble(
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
-    return RunParts(datasets, cache, pool, all_judges, fact, _warnings(all_judges))
+    items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
+    return RunParts(datasets, cache, pool, all_judges, fact, _warnings(all_judges), items)
 
 
 def _open_cache(loaded: LoadedSpec, options: RunOptions) -> Any:

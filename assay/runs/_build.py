@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.judging import Judge
-from assay.datasets import LoadedDataset, load_pairs
+from assay.datasets import ItemsDataset, LoadedDataset, load_items, load_pairs
 from assay.errors import AssayError, SpecError
 from assay.models import ResponseCache
 from assay.runs._components import (
@@ -20,7 +20,7 @@ from assay.runs._components import (
 )
 from assay.runs._components import build_judges as build_spec_judges
 from assay.runs._rundir import check_new_dir
-from assay.runs._spec import LoadedSpec
+from assay.runs._spec import DatasetSpec, ItemsDatasetSpec, LoadedSpec
 
 __all__ = [
     "ClientPool",
@@ -31,6 +31,7 @@ __all__ = [
     "decoding_for",
     "factuality_clients_to_check",
     "load_forcebench_datasets",
+    "load_items_datasets",
     "model_config_for",
     "preflight_clients",
 ]
@@ -142,9 +143,20 @@ def preflight_clients(clients: list[Any], spec_path: str) -> None:
 
 
 def load_forcebench_datasets(loaded: LoadedSpec) -> list[LoadedDataset]:
-    """The spec's [[datasets]], each error located at its `datasets[i].path`."""
+    """The spec's pair [[datasets]], each error located at its `datasets[i].path`."""
     out = []
     for i, d in enumerate(loaded.spec.datasets):
-        with at_spec_field(loaded.path, f"datasets[{i}].path"):
-            out.append(load_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
+        if isinstance(d, DatasetSpec):
+            with at_spec_field(loaded.path, f"datasets[{i}].path"):
+                out.append(load_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
+    return out
+
+
+def load_items_datasets(loaded: LoadedSpec) -> list[ItemsDataset]:
+    """The spec's `kind = "items"` [[datasets]]; a file's own errors name file and line."""
+    out = []
+    for i, d in enumerate(loaded.spec.datasets):
+        if isinstance(d, ItemsDatasetSpec):
+            with at_spec_field(loaded.path, f"datasets[{i}].path"):
+                out.append(load_items(d, base=Path(loaded.base_dir)))
     return out

@@ -10,15 +10,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
+from assay.core.records import (
+    ClaimRecord,
+    ItemJudgmentRecord,
+    ItemRecord,
+    SentenceRecord,
+    VerificationRecord,
+)
 from assay.core.rundir import (
     ANSWERS_FILE,
     CLAIMS_FILE,
     DIGESTS_KEY,
+    ITEM_JUDGMENTS_FILE,
+    ITEMS_FILE,
     JUDGMENTS_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
     iter_jsonl,
+    latest,
     latest_records,
     record_digests,
 )
@@ -38,7 +47,8 @@ def compute_metrics(
     seed: int = 0,
     length_penalty: str | None = None,
 ) -> dict[str, Any]:
-    """`{"forcebench": ..., "factuality": ...}`; a part is None when the run has none.
+    """`{"forcebench": ..., "factuality": ..., "items": ...}`; a part is None (items:
+    absent) when the run has none.
 
     `n_boot=0` computes no confidence intervals (their bounds are null). Rows carry a
     `dataset` field: "all" for pooled rows, plus one row per dataset when there are several.
@@ -59,8 +69,20 @@ def compute_metrics(
         out["factuality"] = factuality_metrics(
             run_dir, n_boot=n_boot, seed=seed, length_penalty=length_penalty
         )
+    if (run_dir / ITEMS_FILE).exists():
+        out["items"] = items_metrics(run_dir, n_boot=n_boot, seed=seed)
     out[DIGESTS_KEY] = digests
     return out
+
+
+def items_metrics(run_dir: Path, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Agreement of every items judge with gold, raters and itself (`items.jsonl`)."""
+    from assay.metrics import item_metrics
+
+    items = list(latest(run_dir / ITEMS_FILE, ItemRecord).values())
+    judgments = list(latest(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).values())
+    report = item_metrics(items, judgments, n_boot=n_boot, seed=seed)
+    return {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
 
 
 def factuality_metrics(
@@ -121,4 +143,4 @@ def _legacy_given(record: SentenceRecord) -> SentenceRecord:
     return record.model_copy(update={"span": None})
 
 
-__all__ = ["compute_metrics", "factuality_metrics", "read_answers"]
+__all__ = ["compute_metrics", "factuality_metrics", "items_metrics", "read_answers"]

@@ -66,7 +66,22 @@ class ClaimWork(_Item):
         return (*self.claim_key, self.verifier_id)
 
 
-WorkItem = Annotated[JudgeWork | SentenceWork | ClaimWork, Field(discriminator="stage")]
+class ItemWork(_Item):
+    """One judge's judgment of one item of an items dataset (pairwise: in one order)."""
+
+    stage: Literal["item"] = "item"
+    dataset: str
+    item_id: str
+    order: Literal["ab", "ba"] | None = None
+    judge_id: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """The key of the `ItemJudgmentRecord` this item produces."""
+        return (self.dataset, self.item_id, self.order or "", self.judge_id)
+
+
+WorkItem = Annotated[JudgeWork | SentenceWork | ClaimWork | ItemWork, Field(discriminator="stage")]
 
 
 class Plan(BaseModel):

@@ -46,6 +46,7 @@ from assay.runs._progress import Progress
 from assay.runs._resume import check_same_run, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
+from assay.runs._stage_items import ItemsStage
 from assay.runs._stage_judge import JudgeStage
 from assay.runs._store import RecordLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
@@ -76,6 +77,7 @@ class Runner:
         parts = assemble(loaded, self.options, judges, decomposer, verifiers)
         self.datasets, self.cache, self.pool = parts.datasets, parts.cache, parts.pool
         self.judges, self.factuality, self.warnings = parts.judges, parts.factuality, parts.warnings
+        self.items = parts.items
         self.judge_stage = JudgeStage(self.datasets, self.judges)
         self.executor: Executor = AsyncPoolExecutor()
 
@@ -92,8 +94,12 @@ class Runner:
         """Resuming is only sound into a directory made by the same spec and data."""
         if not isinstance(manifest, Manifest):
             manifest = load_manifest(manifest, self.run_dir)
-        datasets = [*self.datasets, *(self.factuality.datasets if self.factuality else [])]
+        datasets = [*self.all_datasets(), *(self.factuality.datasets if self.factuality else [])]
         check_same_run(manifest, self.loaded, datasets, self.run_dir / MANIFEST_FILE)
+
+    def all_datasets(self) -> list[Any]:
+        """Pair datasets then items datasets: the manifest's `datasets`."""
+        return [*self.datasets, *(self.items.datasets if self.items else [])]
 
     def _existing(self) -> Manifest | None:
         if not (self.run_dir / MANIFEST_FILE).exists():
@@ -125,6 +131,8 @@ class Runner:
         todo = self.pending(planned, log.records)
         for w in todo:
             log.records.pop(w.key, None)  # a redone judgment no longer counts against the policy
+        if self.items is not None:
+            self.items.load(self.run_dir, redo_statuses(self.options.retry_errors))
         self._preflight(todo, existing)
         self.run_dir.mkdir(parents=True, exist_ok=True)  # every check passed: now it exists
         log.open()
@@ -132,11 +140,12 @@ class Runner:
             existing,
             loaded=self.loaded,
             run_dir=self.run_dir,
-            datasets=self.datasets,
+            datasets=self.all_datasets(),
             cache=cache_info(self.cache, self.options),
             has_factuality=self.factuality is not None,
         )
-        session = new_session(len(todo), resumed=existing is not None)
+        items_todo = self.items.todo() if self.items is not None else 0
+        session = new_session(len(todo) + items_todo, resumed=existing is not None)
         base.sessions.append(session)
         self._save(base, "running", None, log, planned)
         status, message = "running", None
@@ -169,14 +178,18 @@ class Runner:
         """Judge, then run the factuality stages; the status the failure policy gives."""
         abort = asyncio.Event()
         policy = self.loaded.spec.failure
-        budget = FailureBudget(
-            policy, len(planned), (r.status for r in log.records.values()), abort
-        )
+        items = self.items
+        recorded = [r.status for r in log.records.values()]
+        recorded += [r.status for r in items.records.values()] if items else []
+        budget = FailureBudget(policy, len(planned) + _planned(items), recorded, abort)
         progress = Progress(self.options.progress)
         redo = redo_statuses(self.options.retry_errors)
         ctx = StageContext(self.executor, progress, abort, self.judge_stage.worker_budget(), redo)
         with progress:
             await self.judge_stage.run(todo, len(planned), log, ctx, budget.count)
+            if items is not None and not abort.is_set():
+                item_ctx = replace(ctx, workers=items.worker_budget())
+                await items.run(self.run_dir, item_ctx, redo, budget.count)
             fact = self.factuality
             if fact is not None and not abort.is_set():
                 await fact.run(self.run_dir, replace(ctx, workers=_stage_budget(self.pool)))
@@ -184,8 +197,10 @@ class Runner:
         status = final_status(
             policy,
             failed=budget.failed + (fact.failed(budget.failing) if fact else 0),
-            planned=len(planned) + (fact.planned() if fact else 0),
-            all_recorded=_recorded(planned, log) == len(planned) and (not fact or fact.done()),
+            planned=len(planned) + _planned(items) + (fact.planned() if fact else 0),
+            all_recorded=_recorded(planned, log) == len(planned)
+            and (not fact or fact.done())
+            and (not items or items.done()),
         )
         self._write_metrics()
         return status
@@ -193,11 +208,17 @@ class Runner:
     def _preflight(self, todo: list[JudgeWork], existing: Manifest | None) -> None:
         """Credentials and local models of what this session will call, before the run
         directory exists."""
-        ids = sorted({w.judge_id for w in todo})
+        ids = sorted({w.judge_id for w in todo} | self._item_judges_to_call())
         clients = [getattr(self.judge_stage.by_id[j], "client", None) for j in ids]
         old = existing.dump() if existing is not None else None
         clients += factuality_clients_to_check(self.factuality, old)
         preflight_clients(clients, self.loaded.path)
+
+    def _item_judges_to_call(self) -> set[str]:
+        """Judges of the items stage with work left this session."""
+        if self.items is None:
+            return set()
+        return {w.judge_id for w in self.items.pending()}
 
     def _save(
         self,
@@ -207,14 +228,19 @@ class Runner:
         log: RecordLog[JudgmentRecord],
         planned: list[JudgeWork],
     ) -> None:
-        judges = judges_section(
-            self.judges, list(log.records.values()), Counter(w.judge_id for w in planned)
-        )
+        items = self.items
+        records: list[Any] = [*log.records.values(), *(items.records.values() if items else [])]
+        counts = Counter(w.judge_id for w in planned)
+        counts.update(w.judge_id for w in (items.plan() if items else []))
+        judges = judges_section(self.judges, records, counts)
         manifest = session_manifest(
             base,
             status,
             message,
-            counts=(len(planned), _recorded(planned, log)),
+            counts=(
+                len(planned) + _planned(items),
+                _recorded(planned, log) + (items.recorded() if items else 0),
+            ),
             judges=judges,
             warnings=self.warnings,
             factuality=self.factuality.manifest_section() if self.factuality else None,
@@ -229,11 +255,13 @@ class Runner:
         verified = fact.verifications if fact is not None else None
         failing = set(self.loaded.spec.failure.statuses)
         failed = sum(1 for r in log.records.values() if r.status in failing)
+        items = self.items
+        failed += items.failed(failing) if items else 0
         return RunOutcome(
             run_dir=str(self.run_dir),
             status=status,
-            planned=len(planned),
-            recorded=_recorded(planned, log),
+            planned=len(planned) + _planned(items),
+            recorded=_recorded(planned, log) + (items.recorded() if items else 0),
             written_this_session=log.written,
             failed=failed + (fact.failed(failing) if fact is not None else 0),
             message=message,
@@ -254,6 +282,10 @@ class Runner:
             length_penalty=spec.factuality.length_penalty if spec.factuality else None,
         )
         write_json_atomic(self.run_dir / METRICS_FILE, metrics)
+
+
+def _planned(items: ItemsStage | None) -> int:
+    return items.planned() if items is not None else 0
 
 
 def _recorded(planned: list[JudgeWork], log: RecordLog[JudgmentRecord]) -> int:

@@ -10,11 +10,13 @@ import hashlib
 import tomllib
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -24,6 +26,7 @@ from pydantic import (
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
+from assay.datasets import ItemsDatasetOptions
 from assay.errors import SpecError
 from assay.runs._spec_blocks import BaselineSpec as BaselineSpec
 from assay.runs._spec_blocks import ComponentBlock as ComponentBlock
@@ -66,6 +69,9 @@ def _stem_not_pooled(name: str | None, path: str) -> None:
 
 
 class DatasetSpec(_Strict):
+    """A `[[datasets]]` block of ForceBench pairs (the default kind)."""
+
+    kind: Literal["pairs"] = "pairs"
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     path: str = Field(description="A .jsonl/.csv file, or builtin:NAME.")
 
@@ -75,6 +81,45 @@ class DatasetSpec(_Strict):
     def _default_name_ok(self) -> Self:
         _stem_not_pooled(self.name, self.path)
         return self
+
+
+class ItemsDatasetSpec(ItemsDatasetOptions):
+    """A `[[datasets]] kind = "items"` block: any columns, optional gold and raters."""
+
+    _name_ok = field_validator("name")(_not_pooled)
+
+    @model_validator(mode="after")
+    def _default_name_ok(self) -> Self:
+        _stem_not_pooled(self.name, self.path)
+        return self
+
+
+DATASET_KINDS = ("pairs", "items")
+
+
+def _dataset_kind(value: Any) -> str:
+    """The tag of a `[[datasets]]` block; an unknown kind is refused by name below."""
+    kind = value.get("kind", "pairs") if isinstance(value, dict) else getattr(value, "kind", "")
+    return kind if kind in DATASET_KINDS else "unknown"
+
+
+class _UnknownDatasetKind(BaseModel):
+    """Any block whose `kind` is not a dataset kind: refused, naming the kinds."""
+
+    kind: str
+
+    @field_validator("kind")
+    @classmethod
+    def _refuse(cls, kind: str) -> str:
+        raise ValueError(f"unknown dataset kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
+
+
+DatasetBlock = Annotated[
+    Annotated[DatasetSpec, Tag("pairs")]
+    | Annotated[ItemsDatasetSpec, Tag("items")]
+    | Annotated[_UnknownDatasetKind, Tag("unknown")],
+    Discriminator(_dataset_kind),
+]
 
 
 class ModelDefaults(_Strict):
@@ -156,7 +201,7 @@ class RunSpec(_Strict):
         default=1000, ge=0, description="Bootstrap resamples for CIs; 0 = no CI."
     )
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
-    datasets: list[DatasetSpec] = Field(default_factory=list)
+    datasets: list[DatasetBlock] = Field(default_factory=list)
     defaults: ModelDefaults = Field(default_factory=ModelDefaults)
     judges: list[JudgeSpec] = Field(default_factory=list)
     baselines: list[BaselineSpec] = Field(default_factory=list)
@@ -263,6 +308,8 @@ def check_component_params(spec: RunSpec, spec_path: str | None) -> None:
 
 def _loc(parts: tuple[int | str, ...]) -> str:
     out = ""
+    if parts[:1] == ("datasets",) and len(parts) > 2 and isinstance(parts[1], int):
+        parts = (*parts[:2], *parts[3:])  # the union tag of a dataset block is not a key
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from assay.core.judging import Judge, JudgeItem, Judgment
+from assay.core.judging import SINGLE, Judge, JudgeItem, Judgment, judge_task
 from assay.core.outcomes import Status
 from assay.core.pairs import ForcePair
 from assay.core.records import JudgmentRecord
@@ -30,7 +30,8 @@ class JudgeStage:
     def plan(self) -> list[JudgeWork]:
         """Every judgment the run makes, in the order it is run."""
         datasets = [(d.name, d.pairs) for d in self.datasets]
-        return plan_judgments(datasets, [j.id for j in self.judges])
+        single = [j.id for j in self.judges if judge_task(j) == SINGLE]  # not pairwise ones
+        return plan_judgments(datasets, single)
 
     def pair(self, work: JudgeWork) -> ForcePair:
         return self._pairs[(work.dataset, work.pair_id)][1]
@@ -99,16 +100,20 @@ class JudgeStage:
         await ctx.run(todo, handle)
 
     def worker_budget(self) -> int:
-        """Enough workers to keep every client's concurrency slots busy, and no more.
+        return worker_budget(self.judges)
 
-        A judge with no client runs in-process (one worker for all of them) unless it
-        says how many calls it can take at once (`max_concurrency`)."""
-        clients: dict[int, int] = {}
-        local = 0
-        for judge in self.judges:
-            client: Any = getattr(judge, "client", None)
-            if client is not None:
-                clients[id(client)] = client.config.max_concurrency
-            else:
-                local = max(local, int(getattr(judge, "max_concurrency", 1) or 1))
-        return min(max(sum(clients.values()) + local, 1), 1024)
+
+def worker_budget(judges: Sequence[Judge]) -> int:
+    """Enough workers to keep every client's concurrency slots busy, and no more.
+
+    A judge with no client runs in-process (one worker for all of them) unless it
+    says how many calls it can take at once (`max_concurrency`)."""
+    clients: dict[int, int] = {}
+    local = 0
+    for judge in judges:
+        client: Any = getattr(judge, "client", None)
+        if client is not None:
+            clients[id(client)] = client.config.max_concurrency
+        else:
+            local = max(local, int(getattr(judge, "max_concurrency", 1) or 1))
+    return min(max(sum(clients.values()) + local, 1), 1024)

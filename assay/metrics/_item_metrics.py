@@ -1,0 +1,349 @@
+"""Metrics of an items run: each judge against gold, between judges and human raters,
+pairwise preferences, and self-consistency of repeated samples.
+
+Input is `items.jsonl` (the items with their gold and raters) and
+`item_judgments.jsonl`. Rows are per (dataset, judge); a statistic's CI is `<name>_lo`,
+`<name>_hi`. Conventions:
+- A judgment that is not `ok` gives no label: agreement statistics are computed over the
+  items with a verdict (`n_scored`), and `coverage` = n_scored / n_items says how many.
+- Gold labels and raters' labels are compared after the same case/separator
+  normalisation as judge labels ("Fully Supported" == "fully_supported").
+- Labels that are all integers ("1".."5") are ordinal: quadratic-weighted kappa is added
+  and raters' Krippendorff alpha uses the ordinal level.
+- Numeric gold (`gold_score`): against the judge's raw value on its declared scale
+  (`raw_score`, e.g. Likert 1-5) when the prompt has one, else its [0, 1] score.
+- Repeated samples (`judge#0`, `judge#1`, ...) add a `judge#majority` row: the modal
+  label per item (ties: the label first in sorted order), with modal agreement and label
+  entropy of the samples.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.outcomes import Status
+from assay.core.records import ItemJudgmentRecord, ItemRecord
+from assay.metrics._agreement_stats import agreement_with_gold
+from assay.metrics._item_bootstrap import Interval
+from assay.metrics._pairwise import pairwise_metrics
+from assay.metrics._rater_agreement import kappa_matrix, rater_agreement
+from assay.metrics._score_agreement import NUMERIC_STATISTICS, agreement_with_gold_scores
+from assay.metrics._self_consistency import self_consistency
+
+MAJORITY = "majority"
+_SAMPLE = re.compile(r"^(?P<base>.+)#(?P<index>\d+)$")
+_KENDALL_CI_LIMIT = 5000  # Kendall's tau CI costs a scipy call per resample
+_PAIRWISE_KEYS = ("win_rate_a", "win_rate_b", "tie_rate", "position_consistency")
+
+
+class ItemJudgeRow(BaseModel):
+    """One judge on one items dataset: coverage, agreement with gold, pairwise rates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge_id: str
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+    dataset: str
+    task: str = Field(description="single or pairwise")
+    n_items: int
+    n_scored: int = Field(description="Items with a verdict (pairwise: in both orders).")
+    coverage: float | None
+    samples: int | None = Field(default=None, description="Majority rows: samples voted.")
+    stats: dict[str, float | int | None] = Field(
+        default_factory=dict, description="statistic -> value, named as in the README."
+    )
+    ci: dict[str, Interval | None] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list, description="Confusion matrix order.")
+    confusion: list[list[int]] = Field(default_factory=list, description="[gold][pred].")
+
+    def flat(self) -> dict[str, Any]:
+        """One flat dict: statistics as `name`, `name_lo`, `name_hi` (tables, JSON)."""
+        out = self.model_dump(exclude={"stats", "ci", "labels", "confusion"})
+        for name, value in self.stats.items():
+            interval = self.ci.get(name)
+            out[name] = value
+            out[f"{name}_lo"] = interval[0] if interval else None
+            out[f"{name}_hi"] = interval[1] if interval else None
+        return out
+
+
+class RaterRow(BaseModel):
+    """Agreement among a dataset's human raters, and kappa between every judge and rater."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    raters: list[str]
+    level: str
+    n_items: int
+    n_complete: int
+    krippendorff_alpha: float | None
+    fleiss_kappa: float | None
+    ci: dict[str, Interval | None] = Field(default_factory=dict)
+    kappa_names: list[str] = Field(description="Judges (majority rows) then raters.")
+    kappa: list[list[float | None]]
+
+
+class ItemsReport(BaseModel):
+    rows: list[ItemJudgeRow]
+    raters: list[RaterRow] = Field(default_factory=list)
+    n_boot: int
+    seed: int
+
+    def rows_flat(self) -> list[dict[str, Any]]:
+        return [row.flat() for row in self.rows]
+
+
+def _norm(label: str | None) -> str | None:
+    return None if label is None else re.sub(r"[\s-]+", "_", label.strip().lower())
+
+
+def _ordinal(values: Iterable[str | None]) -> list[str] | None:
+    """The numeric order of labels that are all integers, else None (nominal)."""
+    seen = {v for v in values if v is not None}
+    if not seen or not all(re.fullmatch(r"-?\d+", v) for v in seen):
+        return None
+    return sorted(seen, key=int)
+
+
+def _producer(records: Sequence[ItemJudgmentRecord]) -> dict[str, Any]:
+    last = records[-1] if records else None
+    return {
+        "model": getattr(last, "model", None),
+        "prompt_id": getattr(last, "prompt_id", None),
+        "prompt_version": getattr(last, "prompt_version", None),
+    }
+
+
+def _single_row(
+    dataset: str,
+    judge_id: str,
+    items: Sequence[ItemRecord],
+    labels: dict[str, str | None],
+    scores: dict[str, float | None],
+    boot: tuple[int, int],
+) -> dict[str, Any]:
+    """Coverage and agreement with gold labels and scores of one single-response judge."""
+    n_boot, seed = boot
+    scored = sum(1 for it in items if labels.get(it.item_id) is not None)
+    out: dict[str, Any] = {"stats": {}, "ci": {}}
+    gold = [_norm(it.gold_label) for it in items]
+    if any(g is not None for g in gold):
+        pred = [labels.get(it.item_id) for it in items]
+        order = _ordinal([*gold, *pred])
+        agree = agreement_with_gold(pred, gold, order=order, n_boot=n_boot, seed=seed)
+        names = ["accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa"]
+        names += ["quadratic_kappa"] if order is not None else []
+        out["stats"].update({n: getattr(agree, n) for n in names})
+        out["stats"]["n_gold"] = agree.n
+        out["ci"].update(agree.ci)
+        out.update(labels=agree.labels, confusion=agree.confusion)
+    gold_scores = [it.gold_score for it in items]
+    if any(g is not None for g in gold_scores):
+        values = [scores.get(it.item_id) for it in items]
+        few = len(items) <= _KENDALL_CI_LIMIT
+        ci_for = NUMERIC_STATISTICS if few else ("pearson", "spearman", "mae")
+        numeric = agreement_with_gold_scores(
+            [np.nan if v is None else v for v in values],
+            [np.nan if g is None else g for g in gold_scores],
+            ci_for=ci_for,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        out["stats"].update({n: getattr(numeric, n) for n in NUMERIC_STATISTICS})
+        out["stats"]["n_gold_score"] = numeric.n
+        out["ci"].update(numeric.ci)
+    out["n_scored"] = scored
+    return out
+
+
+def _pairwise_row(
+    items: Sequence[ItemRecord], recs: Sequence[ItemJudgmentRecord], boot: tuple[int, int]
+) -> dict[str, Any]:
+    """Win/tie rates, position consistency and bias of one pairwise judge; items whose
+    verdict is missing in either order are left out (`n_scored`)."""
+    slot: dict[tuple[str, str], str] = {}
+    for r in recs:
+        if r.status is Status.OK and r.label in ("a", "b", "tie") and r.order:
+            slot[(r.item_id, r.order)] = "tie" if r.label == "tie" else r.label.upper()
+    both = [it for it in items if (it.item_id, "ab") in slot and (it.item_id, "ba") in slot]
+    out: dict[str, Any] = {"stats": {}, "ci": {}, "n_scored": len(both)}
+    if not both:
+        return out
+    gold = [it.gold_preference for it in both]
+    report = pairwise_metrics(
+        [slot[(it.item_id, "ab")] for it in both],
+        [slot[(it.item_id, "ba")] for it in both],
+        gold if any(g is not None for g in gold) else None,
+        n_boot=boot[0],
+        seed=boot[1],
+    )
+    dumped = report.model_dump()
+    for name in (*_PAIRWISE_KEYS, "position_bias", "accuracy"):
+        out["stats"][name] = dumped[name]
+        lo, hi = dumped.get(f"{name}_lo"), dumped.get(f"{name}_hi")
+        out["ci"][name] = None if lo is None or hi is None else (lo, hi)
+    out["stats"]["n_inconsistent"] = report.n_inconsistent
+    out["stats"]["n_gold"] = report.n_gold
+    return out
+
+
+def _score_of(record: ItemJudgmentRecord) -> float | None:
+    if record.status is not Status.OK:
+        return None
+    return record.raw_score if record.raw_score is not None else record.score
+
+
+def _judge_rows(
+    dataset: str,
+    items: Sequence[ItemRecord],
+    by_judge: dict[str, list[ItemJudgmentRecord]],
+    boot: tuple[int, int],
+) -> list[ItemJudgeRow]:
+    pairwise = bool(items) and items[0].pairwise
+    rows = []
+    for judge_id, recs in by_judge.items():
+        if pairwise:
+            part = _pairwise_row(items, recs, boot)
+        else:
+            labels = {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+            scores = {r.item_id: _score_of(r) for r in recs}
+            part = _single_row(dataset, judge_id, items, labels, scores, boot)
+        rows.append(_row(dataset, judge_id, items, part, _producer(recs), pairwise))
+    return rows
+
+
+def _row(
+    dataset: str,
+    judge_id: str,
+    items: Sequence[ItemRecord],
+    part: dict[str, Any],
+    producer: dict[str, Any],
+    pairwise: bool,
+    samples: int | None = None,
+) -> ItemJudgeRow:
+    n = len(items)
+    return ItemJudgeRow(
+        judge_id=judge_id,
+        dataset=dataset,
+        task="pairwise" if pairwise else "single",
+        n_items=n,
+        coverage=part["n_scored"] / n if n else None,
+        samples=samples,
+        **producer,
+        **part,
+    )
+
+
+def _sample_groups(judge_ids: Iterable[str]) -> dict[str, list[str]]:
+    """Base judge id -> its sample ids, for judges with more than one sample."""
+    groups: dict[str, list[str]] = {}
+    for jid in judge_ids:
+        match = _SAMPLE.match(jid)
+        if match:
+            groups.setdefault(match["base"], []).append(jid)
+    return {base: ids for base, ids in groups.items() if len(ids) > 1}
+
+
+def _majority_rows(
+    dataset: str,
+    items: Sequence[ItemRecord],
+    by_judge: dict[str, list[ItemJudgmentRecord]],
+    boot: tuple[int, int],
+) -> tuple[list[ItemJudgeRow], dict[str, dict[str, str | None]]]:
+    """A `base#majority` row per sampled judge: the vote scored like any judge."""
+    rows, votes = [], {}
+    for base, ids in _sample_groups(by_judge).items():
+        labels = [
+            {r.item_id: _norm(r.label) for r in by_judge[jid] if r.status is Status.OK}
+            for jid in ids
+        ]
+        samples = [[lab[it.item_id] for lab in labels if lab.get(it.item_id)] for it in items]
+        consistency = self_consistency(samples, n_boot=boot[0], seed=boot[1])
+        vote = dict(zip((it.item_id for it in items), consistency.majority, strict=True))
+        part = _single_row(dataset, base, items, vote, {}, boot)
+        part["stats"].update(
+            modal_agreement=consistency.modal_agreement, label_entropy=consistency.label_entropy
+        )
+        part["ci"].update(consistency.ci)
+        name = f"{base}#{MAJORITY}"
+        rows.append(_row(dataset, name, items, part, _producer(by_judge[ids[0]]), False, len(ids)))
+        votes[name] = vote
+    return rows, votes
+
+
+def _rater_row(
+    dataset: str,
+    items: Sequence[ItemRecord],
+    judge_labels: dict[str, dict[str, str | None]],
+    boot: tuple[int, int],
+) -> RaterRow | None:
+    """Human-human agreement (alpha, Fleiss) and the judge+rater kappa matrix."""
+    raters = sorted({r for it in items for r in it.ratings})
+    if not raters:
+        return None
+    human = {r: [_norm(it.ratings.get(r)) for it in items] for r in raters}
+    judges = {j: [labels.get(it.item_id) for it in items] for j, labels in judge_labels.items()}
+    order = _ordinal(v for col in [*human.values(), *judges.values()] for v in col)
+    level: Literal["ordinal", "nominal"] = "ordinal" if order else "nominal"
+    agree = rater_agreement(
+        pd.DataFrame(human), level=level, order=order, n_boot=boot[0], seed=boot[1]
+    )
+    matrix = kappa_matrix(pd.DataFrame({**judges, **human}), order=order)
+    values = [
+        [None if v is None else float(v) for v in row]
+        for row in matrix.to_numpy(dtype=object, na_value=None).tolist()
+    ]
+    return RaterRow(
+        dataset=dataset,
+        raters=raters,
+        level=level,
+        n_items=agree.n_items,
+        n_complete=agree.n_complete,
+        krippendorff_alpha=agree.krippendorff_alpha,
+        fleiss_kappa=agree.fleiss_kappa,
+        ci=agree.ci,
+        kappa_names=[str(c) for c in matrix.columns],
+        kappa=values,
+    )
+
+
+def item_metrics(
+    items: Sequence[ItemRecord],
+    judgments: Sequence[ItemJudgmentRecord],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> ItemsReport:
+    """Every judge of every items dataset against gold, raters and itself (samples)."""
+    boot = (n_boot, seed)
+    rows: list[ItemJudgeRow] = []
+    raters: list[RaterRow] = []
+    for dataset in dict.fromkeys(it.dataset for it in items):
+        subset = [it for it in items if it.dataset == dataset]
+        by_judge: dict[str, list[ItemJudgmentRecord]] = {}
+        for r in judgments:
+            if r.dataset == dataset:
+                by_judge.setdefault(r.judge_id, []).append(r)
+        rows += _judge_rows(dataset, subset, by_judge, boot)
+        if subset and subset[0].pairwise:
+            continue
+        majority, votes = _majority_rows(dataset, subset, by_judge, boot)
+        rows += majority
+        labels = {
+            j: {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+            for j, recs in by_judge.items()
+            if not _SAMPLE.match(j)
+        }
+        rater = _rater_row(dataset, subset, {**labels, **votes}, boot)
+        if rater is not None:
+            raters.append(rater)
+    return ItemsReport(rows=rows, raters=raters, n_boot=n_boot, seed=seed)
