@@ -7,7 +7,7 @@ templates. Coordinates are pixels in the SVG's own viewBox.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -98,6 +98,7 @@ class DotChart(Frame):
     rows: tuple[ChartRow, ...]
     legend: bool = False
     legend_micro_x: float = 0.0
+    value_title: str = "estimate [95% CI]"
 
 
 def dot_chart(
@@ -107,10 +108,19 @@ def dot_chart(
     axis_title: str,
     aria: str,
     legend: bool = False,
+    tick_values: Sequence[float] | None = None,
+    tick_text: Callable[[float], str] = tick_label,
+    value_w: float | None = None,
+    value_title: str = "estimate [95% CI]",
 ) -> DotChart:
-    """One row per (label, estimates); two estimates per row get taller rows and a legend."""
+    """One row per (label, estimates); two estimates per row get taller rows and a legend.
+
+    `tick_values` (written by `tick_text`) replace the default 0.05-1.0 steps, for domains
+    of any scale; `value_w` widens the column of value texts right of the plot, headed
+    `value_title`."""
     label_w = label_width(name for name, _ in rows)
     plot_w, gutter = 480.0, (220.0 if legend else 170.0)
+    gutter = max(gutter, value_w or 0.0)
     top, row_h = (34.0, 40.0) if legend else (24.0, 26.0)
     y_end = top + row_h * len(rows)
     lo_d, hi_d = domain
@@ -137,8 +147,8 @@ def dot_chart(
         y_end=y_end,
         bands=tuple((top + i * row_h, row_h) for i in range(0, len(rows), 2)),
         ticks=tuple(
-            Tick(x(t), tick_label(t), "zero" if abs(t) < 1e-12 and lo_d < 0 < hi_d else "grid")
-            for t in ticks(lo_d, hi_d)
+            Tick(x(t), tick_text(t), "zero" if abs(t) < 1e-12 and lo_d < 0 < hi_d else "grid")
+            for t in (ticks(lo_d, hi_d) if tick_values is None else tick_values)
         ),
         rows=tuple(
             ChartRow(cy, name, tuple(mark(cy, e) for e in ests))
@@ -147,6 +157,7 @@ def dot_chart(
         ),
         legend=legend,
         legend_micro_x=label_w + 16 + text_width("macro") + 18,
+        value_title=value_title,
     )
 
 
