@@ -11,25 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay._table import Grid
+from assay.report._cells import ci, num
+from assay.report._views_items import items_grids
 
 AXES = ("relation", "modality", "scope", "temporal", "numeric")
 POOLED = "all"
-DASH = "—"
 Row = Mapping[str, Any]
-
-
-def num(value: Any, fmt: str = ".3f") -> str:
-    """A metric at the displayed precision, or "—" when it is undefined (null)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return DASH
-    return format(value, fmt)
-
-
-def ci(lo: Any, hi: Any) -> str:
-    """`0.033–0.183`, or "—" when the bootstrap was off or the interval is undefined."""
-    if num(lo) == DASH or num(hi) == DASH:
-        return DASH
-    return f"{num(lo)}–{num(hi)}"
 
 
 def dataset_of(row: Row) -> str:
@@ -202,4 +189,5 @@ def report_grids(
             correlation_grid(metrics, f"Factuality vs gold response scores · {label}"),
         ]
         grids += [g for g in extra if g is not None]
+    grids += items_grids(metrics, label)
     return grids

@@ -168,7 +168,7 @@ class Runner:
             log.close()
             if self.cache is not None:
                 self.cache.flush()
-            end_session(session, written=log.written, status=status)
+            end_session(session, written=log.written + self._items_written(), status=status)
             self._save(base, status, message, log, planned)
         return self._outcome(status, message, planned, log)
 
@@ -213,6 +213,9 @@ class Runner:
         old = existing.dump() if existing is not None else None
         clients += factuality_clients_to_check(self.factuality, old)
         preflight_clients(clients, self.loaded.path)
+
+    def _items_written(self) -> int:
+        return self.items.written if self.items is not None else 0
 
     def _item_judges_to_call(self) -> set[str]:
         """Judges of the items stage with work left this session."""
@@ -262,7 +265,7 @@ class Runner:
             status=status,
             planned=len(planned) + _planned(items),
             recorded=_recorded(planned, log) + (items.recorded() if items else 0),
-            written_this_session=log.written,
+            written_this_session=log.written + self._items_written(),
             failed=failed + (fact.failed(failing) if fact is not None else 0),
             message=message,
             verifications_planned=(

@@ -68,6 +68,7 @@ class ItemsStage:
         }
         self._fields = {j.id: identity_fields(j.describe()) for j in self.judges}
         self.records: dict[Any, ItemJudgmentRecord] = {}
+        self.written = 0  # records appended this session
         self._planned: list[ItemWork] | None = None
         for i, d in enumerate(self.datasets):
             self._check_judges(d, f"datasets[{i}]", spec_path)
@@ -219,6 +220,7 @@ class ItemsStage:
         try:
             await ctx.run(todo, handle)
         finally:
+            self.written = log.written
             log.close()
 
     def worker_budget(self) -> int:
