@@ -14,8 +14,22 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from assay.core.outcomes import Usage
-from assay.core.records import ClaimRecord, JudgmentRecord, SentenceRecord, VerificationRecord
-from assay.core.rundir import CLAIMS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE, iter_jsonl
+from assay.core.records import (
+    ClaimRecord,
+    ItemJudgmentRecord,
+    ItemRecord,
+    JudgmentRecord,
+    SentenceRecord,
+    VerificationRecord,
+)
+from assay.core.rundir import (
+    CLAIMS_FILE,
+    ITEM_JUDGMENTS_FILE,
+    ITEMS_FILE,
+    SENTENCES_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+)
 from assay.runs import JUDGMENTS_FILE
 from assay.runs._rundir import read_run_manifest, read_run_metrics
 
@@ -97,6 +111,15 @@ class RunResult:
     def judgments(self) -> pd.DataFrame:
         """ForceBench judgments: one row per (dataset, pair, member, judge)."""
         return records_frame(_latest(self.run_dir / JUDGMENTS_FILE, JudgmentRecord), JudgmentRecord)
+
+    def items(self) -> pd.DataFrame:
+        """Items datasets: one row per item with its gold and raters' labels."""
+        return records_frame(_latest(self.run_dir / ITEMS_FILE, ItemRecord), ItemRecord)
+
+    def item_judgments(self) -> pd.DataFrame:
+        """Items datasets: one row per (dataset, item, order, judge) judgment."""
+        path = self.run_dir / ITEM_JUDGMENTS_FILE
+        return records_frame(_latest(path, ItemJudgmentRecord), ItemJudgmentRecord)
 
     def sentences(self) -> pd.DataFrame:
         """Factuality: how each answer sentence was decomposed."""

@@ -41,6 +41,9 @@ def _sections(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         yield "factuality", fact.get("scores")
         yield "gold", fact.get("gold")
         yield "correlation", fact.get("correlation")
+    items = metrics.get("items")
+    if isinstance(items, Mapping):
+        yield "items", items
 
 
 def _prompt(row: Mapping[str, Any]) -> str | None:
@@ -63,6 +66,8 @@ def _n(section: str, metric: str, row: Mapping[str, Any]) -> Any:
     """The number of units behind `metric`: pairs, responses, scored claims or claims."""
     if section == "factuality":
         return row.get("n_scored") if metric.startswith("micro") else row.get("n_responses")
+    if section == "items":
+        return row.get("n_scored")
     return row.get("n")
 
 
