@@ -229,3 +229,20 @@ def test_a_pairwise_dataset_without_a_pairwise_prompt_is_refused(
     spec.write_text(spec.read_text().replace(', "pairwise-preference@1"', ""), encoding="utf-8")
     with pytest.raises(AssayError, match="no judge with a pairwise prompt"):
         run_spec(spec, RunOptions(output_dir=str(tmp_path / "run")))
+
+
+def test_dry_run_plans_item_requests_and_sends_nothing(
+    srv: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    from assay.runs import load_spec
+    from assay.runs._dryrun import plan_run
+
+    rows = [(f"p{i}", f"left {i}", f"right {i}") for i in range(5)]
+    _csv(tmp_path / "duel.csv", ["id", "left", "right"], rows)
+    spec = _spec(tmp_path, srv.base_url, PAIRWISE)
+    plan = plan_run(load_spec(spec), RunOptions(output_dir=str(tmp_path / "run")))
+    by_id = {row.id: row for row in plan.rows}
+    pairwise = by_id[f"{MODEL}::pairwise-preference@1"]
+    assert pairwise.items == pairwise.to_send == 2 * len(rows) and pairwise.input_tokens > 0
+    assert by_id[f"{MODEL}::support-check@1"].items == 0
+    assert srv.requests == [] and not (tmp_path / "run").exists()

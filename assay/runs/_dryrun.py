@@ -22,6 +22,7 @@ from assay.models import ChatRequest
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs._factuality import FactualityStage
 from assay.runs._given import given_records
+from assay.runs._plan import ItemWork
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
 
@@ -100,21 +101,35 @@ def _calls_a_model(component: Any) -> bool:
 
 
 def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
+    """One row per judge: ForceBench pairs and items datasets together."""
     planned = runner.plan()
     records = latest_records(runner.run_dir / JUDGMENTS_FILE)
     pending = defaultdict(list)
     for work in runner.pending(planned, records):
         pending[work.judge_id].append(work)
     total = Counter(w.judge_id for w in planned)
+    items = runner.items
+    item_pending: defaultdict[str, list[ItemWork]] = defaultdict(list)
+    if items is not None:
+        items.load(runner.run_dir, ctx.redo)
+        total.update(w.judge_id for w in items.plan())
+        for item_work in items.pending():
+            item_pending[item_work.judge_id].append(item_work)
     rows = []
     for judge in runner.judges:
         works, n = pending[judge.id], total[judge.id]
+        todo = len(works) + len(item_pending[judge.id])
         if _calls_a_model(judge):
             stage = runner.judge_stage
             requests = [judge.request_for(stage.item(w), where=stage.where(w)) for w in works]  # type: ignore[attr-defined]
-            rows.append(_model_row("judge", judge, n, n - len(works), requests, ctx))
+            if items is not None:
+                requests += [
+                    judge.request_for_variables(items.variables(w), where=items.where(w))  # type: ignore[attr-defined]
+                    for w in item_pending[judge.id]
+                ]
+            rows.append(_model_row("judge", judge, n, n - todo, requests, ctx))
         else:
-            rows.append(_local_row("judge", judge.id, n, n - len(works), "no model"))
+            rows.append(_local_row("judge", judge.id, n, n - todo, "no model"))
     return rows
 
 
