@@ -29,6 +29,7 @@ from assay.errors import AssayError, SpecError
 
 __all__ = [
     "CTX_PARAMETER",
+    "INSTRUCTOR_MODE",
     "STRUCTURED_OUTPUT",
     "BuildContext",
     "EndpointOverrides",
@@ -39,7 +40,8 @@ __all__ = [
 ]
 
 CTX_PARAMETER = "ctx"
-STRUCTURED_OUTPUT = "^(auto|json_schema|json_object|off)$"
+STRUCTURED_OUTPUT = "^(auto|json_schema|json_object|off|instructor)$"
+INSTRUCTOR_MODE = "^(tools|json|md_json)$"
 
 
 class EndpointOverrides(BaseModel):
@@ -59,6 +61,8 @@ class EndpointOverrides(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1, le=4096)
     max_attempts: int | None = Field(default=None, ge=1, le=50)
     structured_output: str | None = Field(default=None, pattern=STRUCTURED_OUTPUT)
+    instructor_mode: str | None = Field(default=None, pattern=INSTRUCTOR_MODE)
+    max_reasks: int | None = Field(default=None, ge=0, le=50)
 
 
 @runtime_checkable

@@ -24,6 +24,7 @@ from assay.models._cache import (
 )
 from assay.models._config import Decoding, ModelConfig, RetryPolicy
 from assay.models._hosted import LiteLLMTransport
+from assay.models._instructor import InstructorResponse, InstructorTransport
 from assay.models._layers import Accounting, CachedResponses, ConcurrencyLimit, Retrier
 from assay.models._mock import MockHTTPError, MockTransport
 from assay.models._model import Model
@@ -75,8 +76,16 @@ TRANSPORTS.add_lazy(
 
 
 def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
-    """The chat transport registered under the model id's prefix (litellm otherwise)."""
+    """The chat transport registered under the model id's prefix (litellm otherwise;
+    litellm through instructor with ``structured_output = "instructor"``)."""
     name = config.provider if config.provider in TRANSPORTS else DEFAULT_TRANSPORT
+    if config.structured_output == "instructor":
+        if name != DEFAULT_TRANSPORT:
+            raise ModelConfigError(
+                f'structured_output = "instructor" is for hosted models reached through '
+                f"litellm; {config.model!r} is served by the {name!r} transport"
+            )
+        return InstructorTransport(config)
     factory: Any = TRANSPORTS.get(name)
     if getattr(factory, "request_type", ChatRequest) is not ChatRequest:
         refusal = getattr(factory, "not_chat", "{model!r} is not a chat model")
@@ -117,6 +126,8 @@ __all__ = [
     "ChatRequest",
     "ConcurrencyLimit",
     "Decoding",
+    "InstructorResponse",
+    "InstructorTransport",
     "LiteLLMTransport",
     "LocalCausalTransport",
     "LocalNLITransport",

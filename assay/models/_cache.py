@@ -82,7 +82,11 @@ def cache_key_parts(
 def cache_key(
     config: ModelConfig, request: ChatRequest, *, structured_mode: str | None = None
 ) -> str:
-    parts = cache_key_parts(config, request, structured_mode=structured_mode)
+    return hash_parts(cache_key_parts(config, request, structured_mode=structured_mode))
+
+
+def hash_parts(parts: dict[str, Any]) -> str:
+    """The key of a set of key parts (a transport may add its own to `cache_key_parts`)."""
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from assay.errors import ModelConfigError
 
@@ -32,7 +32,8 @@ class RetryPolicy(BaseModel):
     jitter_s: float = Field(default=1.0, ge=0.0)
 
 
-StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off", "instructor"]
+InstructorMode = Literal["tools", "json", "md_json"]
 
 
 class ModelConfig(BaseModel):
@@ -53,7 +54,20 @@ class ModelConfig(BaseModel):
     structured_output: StructuredOutput = Field(
         default="auto",
         description="Ask the provider for JSON: 'auto' uses a JSON schema where litellm "
-        "knows the model supports it, else plain text parsed leniently.",
+        "knows the model supports it, else plain text parsed leniently; 'instructor' lets "
+        "the instructor package ask (and re-ask) for an answer that validates.",
+    )
+    instructor_mode: InstructorMode = Field(
+        default="tools",
+        description="How instructor asks for the answer (structured_output = 'instructor'): "
+        "a forced function call ('tools'), JSON mode ('json') or a ```json block ('md_json').",
+    )
+    max_reasks: int = Field(
+        default=0,
+        ge=0,
+        le=50,
+        description="Requests instructor may add after an answer that fails validation, "
+        "each showing the model its error. 0: one request, a bad answer is a parse_error.",
     )
     extra_body: dict[str, object] = Field(
         default_factory=dict, description="Extra provider parameters, part of the cache key."
@@ -68,6 +82,19 @@ class ModelConfig(BaseModel):
                 "or 'openai/<name>' with api_base for an OpenAI-compatible server"
             )
         return v
+
+    @model_validator(mode="after")
+    def _instructor_settings_need_instructor(self) -> ModelConfig:
+        """Re-asks and instructor modes would be silently ignored by the other modes."""
+        if self.structured_output == "instructor":
+            return self
+        for name, default in (("max_reasks", 0), ("instructor_mode", "tools")):
+            if getattr(self, name) != default:
+                raise ModelConfigError(
+                    f"{name} = {getattr(self, name)!r} needs structured_output = "
+                    f'"instructor" (it is {self.structured_output!r})'
+                )
+        return self
 
     @property
     def provider(self) -> str:

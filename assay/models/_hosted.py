@@ -154,14 +154,18 @@ class LiteLLMTransport:
 
     async def send(self, request: ChatRequest) -> RawResponse:
         """One attempt; litellm enforces `timeout` per attempt and retries nothing."""
-        litellm = litellm_module()
+        return to_raw(litellm_module(), await self.acompletion(self._kwargs(request)))
+
+    async def acompletion(self, kwargs: dict[str, Any]) -> Any:
+        """One HTTP completion with these litellm arguments: litellm's response, or a
+        classified `TransportError` (`TargetUnreachable` when the server never answers)."""
         try:
-            response = await litellm.acompletion(**self._kwargs(request))
+            response = await litellm_module().acompletion(**kwargs)
         except Exception as exc:
             self._note_failure(exc)
             raise classify(exc, self.config.api_base) from exc
         self._reached = True
-        return _to_raw(litellm, response)
+        return response
 
     def _note_failure(self, exc: BaseException) -> None:
         """Before the server has ever answered, UNREACHABLE_AFTER attempts in a row that
@@ -183,7 +187,8 @@ class LiteLLMTransport:
         return cache_key(self.config, request, structured_mode=self.structured_mode())
 
 
-def _to_raw(litellm: Any, response: Any) -> RawResponse:
+def to_raw(litellm: Any, response: Any) -> RawResponse:
+    """litellm's response reduced to what assay records and caches."""
     choice = response.choices[0]
     message = choice.message
     usage = getattr(response, "usage", None)

@@ -152,6 +152,13 @@ class Retrier:
         return value, attempts
 
 
+def requests_of(response: BaseModel) -> int:
+    """HTTP requests one successful send took: 1, unless the response says it took more
+    (an instructor answer counts its re-asks)."""
+    requests = getattr(response, "requests", 1)
+    return requests if isinstance(requests, int) and requests > 1 else 1
+
+
 def usage_of(response: BaseModel | None) -> Usage | None:
     """A response's token/cost usage, when its type reports one."""
     usage = getattr(response, "usage", None)

@@ -16,7 +16,13 @@ from pydantic import BaseModel
 
 from assay.models._cache import ResponseCache
 from assay.models._config import ModelConfig
-from assay.models._layers import Accounting, CachedResponses, ConcurrencyLimit, Retrier
+from assay.models._layers import (
+    Accounting,
+    CachedResponses,
+    ConcurrencyLimit,
+    Retrier,
+    requests_of,
+)
 from assay.models._transport import Transport, TransportError
 from assay.models._types import ModelResult
 from assay.redaction import scrub_text
@@ -102,6 +108,7 @@ class Model(Generic[RequestT, ResponseT]):
             return self._finish(failed_result(exc, started))
         self.cached.write(key, raw)
         elapsed = time.perf_counter() - started
+        attempts += requests_of(raw) - 1  # the last send's own re-asks (instructor)
         return self._finish(ModelResult(response=raw, attempts=attempts, latency_s=elapsed))
 
     async def complete_many(

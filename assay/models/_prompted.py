@@ -80,12 +80,15 @@ class PromptedModel:
         response_schema: dict[str, Any] | None = None,
         sample_index: int = 0,
     ) -> ChatRequest:
+        """The request for `variables`. A `response_schema` is the prompt's output model's
+        schema, so the model rides along for transports that validate (instructor)."""
         # model_construct: the parts are already validated, and validating the JSON schema
         # dict on every call would copy it (and defeat the cache's schema-hash memo)
         return ChatRequest.model_construct(
             messages=self.prompt.render(variables, where=where),
             decoding=self.decoding,
             response_schema=response_schema,
+            output_model=self.prompt.output_model if response_schema is not None else None,
             schema_name=self.prompt.meta.output_schema,
             sample_index=sample_index,
         )

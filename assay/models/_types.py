@@ -20,6 +20,13 @@ class ChatRequest(BaseModel):
         default=None, description="JSON schema of the expected output, if any."
     )
     schema_name: str = "verdict"
+    output_model: type[BaseModel] | None = Field(
+        default=None,
+        exclude=True,
+        description="The pydantic model an answer must validate against, for a transport "
+        "that validates (instructor re-asks with its errors). Never sent or hashed: its "
+        "JSON schema, `response_schema`, is what the cache key covers.",
+    )
     sample_index: int = Field(default=0, ge=0, description="Distinguishes repeated samples.")
 
 

@@ -91,6 +91,8 @@ def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: s
             max_wait_s=defaults.max_wait_s,
         ),
         structured_output=_pick(block, defaults, "structured_output"),
+        instructor_mode=_pick(block, defaults, "instructor_mode"),
+        max_reasks=_pick(block, defaults, "max_reasks"),
         extra_body=block.extra_body,
     )
 

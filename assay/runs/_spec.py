@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
@@ -135,7 +136,9 @@ class ModelDefaults(_Strict):
     max_attempts: int = Field(default=6, ge=1, le=50)
     initial_wait_s: float = Field(default=1.0, ge=0.0)
     max_wait_s: float = Field(default=60.0, ge=0.0)
-    structured_output: str = Field(default="auto", pattern="^(auto|json_schema|json_object|off)$")
+    structured_output: str = Field(default="auto", pattern=STRUCTURED_OUTPUT)
+    instructor_mode: str = Field(default="tools", pattern=INSTRUCTOR_MODE)
+    max_reasks: int = Field(default=0, ge=0, le=50)
 
 
 class AnswersDatasetSpec(DatasetSpec):

@@ -13,6 +13,7 @@ from assay.testing._behaviors import (
     malformed_body,
     refusal,
     reply,
+    tool_call,
     truncated,
 )
 from assay.testing._process import FakeServerClient
@@ -31,5 +32,6 @@ __all__ = [
     "malformed_body",
     "refusal",
     "reply",
+    "tool_call",
     "truncated",
 ]

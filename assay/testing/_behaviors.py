@@ -49,7 +49,7 @@ class Behavior(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["reply", "error", "malformed", "refusal", "default"] = "reply"
+    kind: Literal["reply", "error", "malformed", "refusal", "tool_call", "default"] = "reply"
     content: str | None = None
     finish_reason: str = "stop"
     model_returned: str | None = None
@@ -58,6 +58,7 @@ class Behavior(BaseModel):
     body: dict[str, Any] | str | None = None
     delay_s: float = Field(default=0.0, ge=0, le=MAX_DELAY_S)
     headers: dict[str, str] = Field(default_factory=dict)
+    tool_name: str | None = None
 
 
 Responder = Callable[[dict[str, Any]], Behavior | None]
@@ -117,6 +118,22 @@ def refusal(text: str = "I can't help with that.", *, delay_s: float = 0.0) -> B
     return Behavior(kind="refusal", content=text, finish_reason="content_filter", delay_s=delay_s)
 
 
+def tool_call(
+    arguments: str, *, name: str | None = None, finish_reason: str = "stop", delay_s: float = 0.0
+) -> Behavior:
+    """A 200 whose message calls a function with ``arguments`` (a JSON string, sent as
+    is, so a test can send malformed ones); content null. ``name`` defaults to the
+    function the request forced with ``tool_choice`` (else its first tool). OpenAI answers
+    a forced tool choice with finish_reason "stop"."""
+    return Behavior(
+        kind="tool_call",
+        content=arguments,
+        tool_name=name,
+        finish_reason=finish_reason,
+        delay_s=delay_s,
+    )
+
+
 def truncated(content: str, *, delay_s: float = 0.0) -> Behavior:
     """A reply cut off by max_tokens (finish_reason "length"), usually unparseable JSON."""
     return reply(content, delay_s=delay_s, finish_reason="length")
@@ -170,10 +187,37 @@ def _json_response(
     )
 
 
+def _tool_name(body: Mapping[str, Any]) -> str:
+    """The function a request forced with ``tool_choice``, else its first tool's name."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
+        return str(choice["function"].get("name") or "answer")
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], Mapping):
+        function = tools[0].get("function")
+        if isinstance(function, Mapping) and function.get("name"):
+            return str(function["name"])
+    return "answer"
 
-def render_response(
-b: Behavior, body: dict[str, Any], ids: itertools.count[int]
-) -> web.Response:
+
+def _message(b: Behavior, body: Mapping[str, Any], ids: itertools.count[int]) -> dict[str, Any]:
+    """The assistant message of a 200: text, a refusal, or one function call."""
+    if b.kind == "tool_call":
+        call = {
+            "id": f"call_fake{next(ids):08x}",
+            "type": "function",
+            "function": {"name": b.tool_name or _tool_name(body), "arguments": b.content or ""},
+        }
+        return {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}
+    is_refusal = b.kind == "refusal"
+    return {
+        "role": "assistant",
+        "content": None if is_refusal else b.content,
+        "refusal": b.content if is_refusal else None,
+    }
+
+
+def render_response(b: Behavior, body: dict[str, Any], ids: itertools.count[int]) -> web.Response:
     """The provider's HTTP response for behaviour `b` to request `body`."""
     headers = {"x-request-id": f"req_fake{next(ids):08x}", **b.headers}
     if b.kind == "error":
@@ -190,12 +234,7 @@ b: Behavior, body: dict[str, Any], ids: itertools.count[int]
         text = b.body if isinstance(b.body, str) else _DEFAULT_MALFORMED
         return _json_response(b.status, text, headers)
 
-    is_refusal = b.kind == "refusal"
-    message: dict[str, Any] = {
-        "role": "assistant",
-        "content": None if is_refusal else b.content,
-        "refusal": b.content if is_refusal else None,
-    }
+    message = _message(b, body, ids)
     n = body.get("n")
     n_choices = n if isinstance(n, int) and 1 <= n <= 128 else 1
     prompt_tokens = _ntokens(_message_text(body))
