@@ -4,6 +4,7 @@ The public surface, all importable as ``assay.NAME``:
 
 - run a spec: `run`, `run_async` (inside an event loop), `RunResult`, `open_run`
 - specs: `load_spec` (a TOML file), `RunSpec` (the model, to build one in Python)
+- comparing judges across runs: `compare_runs` (a `ComparisonReport`)
 - contracts a judge or verifier is written against: `JudgeItem` -> `Judgment` (`Judge`),
   `ClaimToVerify` -> `Verdict` (`Verifier`, `VerdictLabel`, `Passage`), `Decomposer`,
   `Status`, `Usage`
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (`as`: re-expo
     from assay.api import register_verifier as register_verifier
     from assay.api import run as run
     from assay.api import run_async as run_async
+    from assay.compare import compare_runs as compare_runs
     from assay.core.answers import Passage as Passage
     from assay.core.decomposition import Decomposer as Decomposer
     from assay.core.judging import Judge as Judge
@@ -60,6 +62,7 @@ _SOURCES = {  # where each lazily imported public name lives
         "register_decomposer",
     ),
     "assay.runs": ("load_spec", "RunSpec"),
+    "assay.compare": ("compare_runs",),
     "assay.core.judging": ("JudgeItem", "Judgment", "Judge"),
     "assay.core.verification": ("ClaimToVerify", "Verdict", "VerdictLabel", "Verifier"),
     "assay.core.answers": ("Passage",),

@@ -106,6 +106,43 @@ def report(
 
 
 @app.command()
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    reference: Annotated[
+        str | None, typer.Option(help="Judge id every other judge is compared against.")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse runs whose items differ.")
+    ] = False,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="table, json, csv, markdown or html.")
+    ] = "table",
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Only this metric (repeatable).")
+    ] = None,
+    n_boot: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write instead of stdout.")
+    ] = None,
+) -> None:
+    """Compare judges on the same items, within one run or across runs: paired
+    differences with bootstrap CIs, McNemar tests, Holm correction, an ablation table."""
+    from assay._cli_compare import compare_command
+
+    compare_command(
+        run_dirs,
+        reference=reference,
+        strict=strict,
+        fmt=format,
+        metrics=metric,
+        n_boot=n_boot,
+        seed=seed,
+        output=output,
+    )
+
+
+@app.command()
 def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE

@@ -1,6 +1,15 @@
 """Compare judges (and prompt versions) on the same items: paired differences with
-bootstrap CIs, McNemar tests, Holm correction, ablation tables."""
+bootstrap CIs, McNemar tests, Holm correction, ablation tables.
 
+`compare_runs(run_dirs, ...)` reads run directories into a `ComparisonReport`;
+`report_frames(report)` gives its parts as DataFrames. Modules: `_load` (a run
+directory, majority-vote judges), `_universe` (items every run has), `_outcomes`
+(ForceBench, factuality), `_item_outcomes` (items datasets), `_parts` (ablation, kappa,
+confusions, MVR-FS points), `_build` (`compare_runs`), `_frames`, `_model`.
+"""
+
+from assay.compare._build import METRIC_ORDER, compare_runs
+from assay.compare._frames import report_frames
 from assay.compare._model import (
     AblationCell,
     AblationRow,
@@ -12,6 +21,7 @@ from assay.compare._model import (
 )
 
 __all__ = [
+    "METRIC_ORDER",
     "AblationCell",
     "AblationRow",
     "ComparedRun",
@@ -19,4 +29,6 @@ __all__ = [
     "ConfusionTable",
     "ForcePoint",
     "KappaMatrix",
+    "compare_runs",
+    "report_frames",
 ]

@@ -1,0 +1,182 @@
+"""`compare_runs`: judges of one or more run directories compared on the same items."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.compare._item_outcomes import (
+    LabelTable,
+    categorical_outcomes,
+    label_table,
+    numeric_outcomes,
+    pairwise_outcomes,
+)
+from assay.compare._load import LoadedRun, load_run
+from assay.compare._model import ComparedRun, ComparisonReport
+from assay.compare._outcomes import factuality_outcomes, force_outcomes
+from assay.compare._parts import (
+    ablation_rows,
+    confusion_tables,
+    force_points,
+    kappa_table,
+)
+from assay.errors import AssayError
+from assay.metrics._paired_metrics import MetricOutcomes, compare_statistics
+from assay.metrics._record_fields import ProducerMeta
+
+METRIC_ORDER = (
+    "mvr",
+    "fs",
+    "accuracy",
+    "balanced_accuracy",
+    "macro_f1",
+    "cohen_kappa",
+    "mae",
+    "pearson",
+    "spearman",
+    "position_consistency",
+    "factuality_macro",
+    "factuality_micro",
+)
+"""Every metric `assay compare` knows, in display order."""
+
+MAJORITY_RULE = (
+    "majority vote of the samples #0, #1, ...: the modal label of the ok samples (a tie "
+    "goes to the label first in sorted order; a pairwise tie is 'tie'), the median score"
+)
+
+
+class _Names:
+    """Judge ids as shown: prefixed with `<run name>/` when several runs use the id."""
+
+    def __init__(self, runs: Sequence[LoadedRun], notes: list[str]) -> None:
+        uses = Counter(j for run in runs for j in run.producers())
+        self.shared = {j for j, n in uses.items() if n > 1}
+        if self.shared:
+            notes.append(
+                f"judge ids used by several runs are prefixed with the run name: "
+                f"{', '.join(sorted(self.shared))}"
+            )
+
+    def __call__(self, run: LoadedRun, judge: str) -> str:
+        return f"{run.name}/{judge}" if judge in self.shared else judge
+
+
+def _unique_run_names(runs: Sequence[LoadedRun]) -> None:
+    """Runs with the same manifest name are named by their directory (or its path)."""
+    for pick in (lambda r: r.run_dir.name, lambda r: str(r.run_dir)):
+        counts = Counter(r.name for r in runs)
+        for run in runs:
+            if counts[run.name] > 1:
+                run.name = pick(run)
+
+
+def _outcomes(
+    runs: Sequence[LoadedRun], names: _Names, strict: bool, notes: list[str]
+) -> tuple[list[MetricOutcomes], LabelTable | None]:
+    metrics = force_outcomes(runs, names, strict=strict, notes=notes)
+    table = label_table(runs, names, strict=strict, notes=notes)
+    if table is not None:
+        metrics += categorical_outcomes(table) + numeric_outcomes(table)
+    metrics += pairwise_outcomes(runs, names, strict=strict, notes=notes)
+    metrics += factuality_outcomes(runs, names, strict=strict, notes=notes)
+    metrics.sort(key=lambda m: METRIC_ORDER.index(m.name))
+    return metrics, table
+
+
+def _select(metrics: list[MetricOutcomes], wanted: Sequence[str] | None) -> list[MetricOutcomes]:
+    available = list(dict.fromkeys(m.name for m in metrics))
+    if wanted:
+        unknown = [w for w in wanted if w not in available]
+        if unknown:
+            raise AssayError(
+                f"--metric {', '.join(unknown)}: not in these runs; "
+                f"available: {', '.join(available) or 'none'}"
+            )
+        metrics = [m for m in metrics if m.name in wanted]
+    if not any(len(m.statistics) >= 2 for m in metrics):
+        shown = ", ".join(available) or "none"
+        raise AssayError(
+            f"no comparable metric: no metric has two judges to compare (metrics: {shown}); "
+            "pass runs with two or more judges on the same items"
+        )
+    return metrics
+
+
+def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise AssayError(f"--n-boot must be a positive integer, got {n_boot!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise AssayError(f"--seed must be a non-negative integer, got {seed!r}")
+    if not 0.0 < confidence < 1.0:
+        raise AssayError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+
+
+def _producers(runs: Sequence[LoadedRun], names: _Names) -> list[tuple[str, str, ProducerMeta]]:
+    out = []
+    for run in runs:
+        meta: dict[str, ProducerMeta] = {}
+        for part in (run.facts and run.facts.meta, run.items and run.items.meta):
+            meta.update(part or {})
+        meta.update(run.force.meta if run.force else {})
+        out += [(names(run, j), run.name, meta.get(j, ProducerMeta())) for j in run.producers()]
+    return out
+
+
+def _compared(run: LoadedRun, names: _Names) -> ComparedRun:
+    judges = [names(run, j) for j in run.producers()]
+    return ComparedRun(run_dir=str(run.run_dir), name=run.name, judges=judges)
+
+
+def compare_runs(
+    run_dirs: Sequence[str | Path],
+    *,
+    reference: str | None = None,
+    strict: bool = False,
+    metrics: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> ComparisonReport:
+    """Compare the judges (and verifiers) of one or more runs on the items they share.
+
+    Each metric's judges are compared pairwise, or each against `reference` (a judge id
+    as shown in the report), with a paired bootstrap CI of the difference (items
+    resampled jointly, one draw for all judges), McNemar's exact test for 0/1 outcomes
+    and a bootstrap p otherwise, Holm-adjusted across every comparison. Runs whose item
+    sets differ are compared on the intersection (a note says so); `strict=True` refuses.
+    """
+    _check_settings(n_boot, seed, confidence)
+    if not run_dirs:
+        raise AssayError("give at least one run directory")
+    runs = [load_run(d) for d in run_dirs]
+    _unique_run_names(runs)
+    notes: list[str] = []
+    names = _Names(runs, notes)
+    outcomes, table = _outcomes(runs, names, strict, notes)
+    outcomes = _select(outcomes, metrics)
+    producers = _producers(runs, names)
+    judges = [j for j, _, _ in producers]
+    if reference is not None and reference not in judges:
+        shown = ", ".join(judges)
+        raise AssayError(f"--reference {reference!r} is not a judge here; judges: {shown}")
+    notes += [f"{names(r, j)}: {MAJORITY_RULE}" for r in runs for j in r.majority]
+    result = compare_statistics(
+        outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
+    )
+    return ComparisonReport(
+        runs=[_compared(r, names) for r in runs],
+        reference=reference,
+        metrics=list(dict.fromkeys(m.name for m in outcomes)),
+        comparisons=result.comparisons,
+        ablation=ablation_rows(producers, result.estimates, result.comparisons, reference),
+        kappa=kappa_table(table) if table is not None else None,
+        confusions=confusion_tables(table) if table is not None else [],
+        force=force_points(result.estimates),
+        notes=notes + result.notes,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+    )

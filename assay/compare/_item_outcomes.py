@@ -1,0 +1,203 @@
+"""Per-item outcomes of judges on items datasets (items.jsonl + item_judgments.jsonl).
+
+A judgment that is not ok, or missing, has no label, score or preference: it is a
+failure, and failures count against the judge as in ForceBench (a failed pair is a
+violation):
+
+- `accuracy` (items with a gold label): 1 when the label equals the gold label, else 0
+  (a failure is 0), McNemar's test. Labels are compared as exact strings.
+- `balanced_accuracy`, `macro_f1`, `cohen_kappa` (same items): from the confusion matrix
+  of labels against gold, a failure being the pseudo-label `(failed)` that matches no
+  gold label (scikit-learn's definitions on that label set).
+- `mae`, `pearson`, `spearman` (items with a gold score): over the items the judge scored
+  (a failure has no score and is left out; `n` says how many items remain).
+- pairwise items, each judged in both orders (`ab`, `ba`): `accuracy` per item is the
+  share of its two verdicts (un-swapped preferences) equal to the gold preference (0,
+  0.5 or 1: bootstrap p); `position_consistency` is 1 when both orders gave the same
+  preference (a failure in either order is inconsistent), McNemar's test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from assay.compare._load import Gold, ItemKey, LoadedRun, VoteKey
+from assay.compare._universe import Common, DisplayId, common_keys, merge_gold
+from assay.metrics._majority import Vote
+from assay.metrics._paired_metrics import MetricOutcomes
+from assay.metrics._paired_stats import (
+    PairedStatistic,
+    confusion_statistic,
+    mean_of,
+    pearson_of,
+    spearman_of,
+)
+
+FAILED = "(failed)"
+"""The label of a failed or missing judgment in confusion matrices."""
+CATEGORICAL = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa")
+NUMERIC = ("mae", "pearson", "spearman")
+Labels = list[str | None]
+
+
+@dataclass
+class LabelTable:
+    """Single-response items compared: gold, each judge's labels (None: failed or
+    missing) and each human rater's labels, in `keys` order."""
+
+    keys: list[ItemKey]
+    gold: list[Gold]
+    judges: dict[str, Labels] = field(default_factory=dict)
+    scores: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+
+    def raters(self) -> dict[str, Labels]:
+        names = sorted({name for g in self.gold for name, _ in g.ratings})
+        return {n: [dict(g.ratings).get(n) for g in self.gold] for n in names}
+
+
+def _judges_of(run: LoadedRun, pairwise: bool) -> list[str]:
+    assert run.items is not None
+    return [
+        j
+        for j in sorted(run.items.votes)
+        if any(bool(k[2]) == pairwise for k in run.items.votes[j])
+    ]
+
+
+def _common(
+    runs: Sequence[LoadedRun], pairwise: bool, strict: bool, notes: list[str]
+) -> tuple[Common[ItemKey], dict[ItemKey, Gold]]:
+    kind = "pairwise items" if pairwise else "items"
+    golds = []
+    for run in runs:
+        assert run.items is not None
+        golds.append((run, {k: g for k, g in run.items.gold.items() if g.pairwise == pairwise}))
+    common = common_keys(kind, [(r, set(g)) for r, g in golds], strict=strict, notes=notes)
+    return common, merge_gold(kind[:-1], golds)
+
+
+def label_table(
+    runs: Sequence[LoadedRun], display: DisplayId, *, strict: bool, notes: list[str]
+) -> LabelTable | None:
+    """Labels and scores of every single-response judge on the items all runs share."""
+    with_items = [r for r in runs if r.items is not None and _judges_of(r, False)]
+    if not with_items:
+        return None
+    common, gold = _common(with_items, False, strict, notes)
+    table = LabelTable(keys=common.keys, gold=[gold[k] for k in common.keys])
+    for run in with_items:
+        assert run.items is not None
+        for judge in _judges_of(run, False):
+            votes = run.items.votes[judge]
+            got = [votes.get((d, i, "")) for d, i in common.keys]
+            table.judges[display(run, judge)] = [v.label if v and v.ok else None for v in got]
+            table.scores[display(run, judge)] = np.array(
+                [v.score if v and v.ok and v.score is not None else np.nan for v in got]
+            )
+    return table
+
+
+def _codes(labels: Sequence[str | None], index: dict[str, int]) -> NDArray[np.int64]:
+    failed = index.get(FAILED, 0)
+    return np.array([failed if v is None else index[v] for v in labels], dtype=np.int64)
+
+
+def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
+    """`accuracy`, `balanced_accuracy`, `macro_f1`, `cohen_kappa` vs gold labels."""
+    has_gold = np.array([g.label is not None for g in table.gold], dtype=bool)
+    judges = {j: v for j, v in table.judges.items() if any(x is not None for x in v)}
+    if not has_gold.any() or not judges:
+        return []
+    gold_labels = [g.label for g in table.gold]
+    seen = {x for v in judges.values() for x, g in zip(v, has_gold, strict=True) if g}
+    labels = sorted({str(x) for x in gold_labels if x is not None} | {str(x) for x in seen if x})
+    if None in seen:
+        labels.append(FAILED)
+    index = {label: i for i, label in enumerate(labels)}
+    gold = _codes([x if x is not None else labels[0] for x in gold_labels], index)
+    stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in CATEGORICAL}
+    correct: dict[str, NDArray[np.float64]] = {}
+    for j, predicted in judges.items():
+        pred = _codes(predicted, index)
+        correct[j] = ((pred == gold) & has_gold & _labelled(predicted)).astype(np.float64)
+        stats["accuracy"][j] = mean_of(correct[j], ("correct", j))
+        for name in CATEGORICAL[1:]:
+            stats[name][j] = confusion_statistic(name, gold, pred, len(labels), ("labels", j))
+    defined = {j: has_gold for j in judges}
+    return [
+        MetricOutcomes(name, stats[name], defined, correct if name == "accuracy" else None)
+        for name in CATEGORICAL
+    ]
+
+
+def _labelled(labels: Labels) -> NDArray[np.bool_]:
+    return np.array([x is not None for x in labels], dtype=bool)
+
+
+def numeric_outcomes(table: LabelTable) -> list[MetricOutcomes]:
+    """`mae`, `pearson`, `spearman` of scores vs gold scores, over the items scored."""
+    gold = np.array([np.nan if g.score is None else g.score for g in table.gold])
+    judges = {j: s for j, s in table.scores.items() if (~np.isnan(s) & ~np.isnan(gold)).any()}
+    if not judges:
+        return []
+    defined = {j: ~np.isnan(s) & ~np.isnan(gold) for j, s in judges.items()}
+    error = {j: np.nan_to_num(np.abs(s - gold)) for j, s in judges.items()}
+    return [
+        MetricOutcomes("mae", {j: mean_of(e, ("error", j)) for j, e in error.items()}, defined),
+        MetricOutcomes("pearson", {j: pearson_of(s, gold) for j, s in judges.items()}, defined),
+        MetricOutcomes("spearman", {j: spearman_of(s, gold) for j, s in judges.items()}, defined),
+    ]
+
+
+def pairwise_outcomes(
+    runs: Sequence[LoadedRun], display: DisplayId, *, strict: bool, notes: list[str]
+) -> list[MetricOutcomes]:
+    """`accuracy` vs gold preference and `position_consistency` of pairwise judges."""
+    with_pairwise = [r for r in runs if r.items is not None and _judges_of(r, True)]
+    if not with_pairwise:
+        return []
+    common, gold = _common(with_pairwise, True, strict, notes)
+    wanted = [gold[k].preference for k in common.keys]
+    has_gold = np.array([g is not None for g in wanted], dtype=bool)
+    hits: dict[str, NDArray[np.float64]] = {}
+    consistent: dict[str, NDArray[np.float64]] = {}
+    for run in with_pairwise:
+        assert run.items is not None
+        for judge in _judges_of(run, True):
+            j = display(run, judge)
+            hits[j], consistent[j] = _pairwise_columns(run.items.votes[judge], common, wanted)
+    everywhere = {j: np.ones(len(common), dtype=bool) for j in consistent}
+    metrics = [
+        MetricOutcomes(
+            "position_consistency",
+            {j: mean_of(c, ("consistent", j)) for j, c in consistent.items()},
+            everywhere,
+            binary=consistent,
+            universe="pairwise item",
+        )
+    ]
+    if has_gold.any():
+        accuracy = {j: mean_of(h, ("hits", j)) for j, h in hits.items()}
+        defined = {j: has_gold for j in hits}
+        metrics.insert(0, MetricOutcomes("accuracy", accuracy, defined, universe="pairwise item"))
+    return metrics
+
+
+def _preference(vote: Vote | None) -> str | None:
+    return vote.preference if vote is not None and vote.ok else None
+
+
+def _pairwise_columns(
+    votes: dict[VoteKey, Vote], common: Common[ItemKey], wanted: Sequence[str | None]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per item: share of the two verdicts equal to gold; 1 if both orders agree."""
+    ab = [_preference(votes.get((d, i, "ab"))) for d, i in common.keys]
+    ba = [_preference(votes.get((d, i, "ba"))) for d, i in common.keys]
+    rows = zip(ab, ba, wanted, strict=True)
+    hits = [((a == g) + (b == g)) / 2 if g is not None else 0.0 for a, b, g in rows]
+    consistent = [a is not None and a == b for a, b in zip(ab, ba, strict=True)]
+    return np.array(hits, dtype=np.float64), np.array(consistent, dtype=np.float64)

@@ -1,0 +1,198 @@
+"""One run directory read into what a comparison needs, and nothing more.
+
+Records are read through `assay.core.rundir` (torn last lines skipped, corrupt lines an
+error naming file and line, last record per key wins). Item judgments are validated into
+a slim model holding only the fields compared: a run of 100,000 items x 4 judges then
+takes ~120 MB instead of ~1.5 GB of full records. Judges sampled several times (`#k`
+ids) gain their majority-vote judge `<base>#majority` here, before anything is scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from assay.core.outcomes import Status
+from assay.core.records import ClaimRecord, ItemRecord, VerificationRecord
+from assay.core.rundir import (
+    CLAIMS_FILE,
+    ITEM_JUDGMENTS_FILE,
+    ITEMS_FILE,
+    JUDGMENTS_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+    latest,
+    latest_records,
+)
+from assay.errors import RunError
+from assay.metrics._claim_universe import ClaimUniverse, claim_universe
+from assay.metrics._force_pairs import judged_pairs, pair_frame
+from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
+from assay.metrics._record_fields import ProducerMeta
+
+ItemKey = tuple[str, str]
+"""(dataset, item_id)"""
+VoteKey = tuple[str, str, str]
+"""(dataset, item_id, order or "")"""
+
+
+class _ItemVoteFields(BaseModel):
+    """The fields of an `ItemJudgmentRecord` a comparison reads (same validation)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    item_id: str
+    judge_id: str
+    order: Literal["ab", "ba"] | None = None
+    status: Status
+    label: str | None = None
+    score: float | None = None
+    preference: Literal["A", "B", "tie"] | None = None
+    model: str | None = None
+    prompt_id: str | None = None
+    prompt_version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    """An item's gold (items.jsonl) and its human raters' labels."""
+
+    pairwise: bool = False
+    label: str | None = None
+    score: float | None = None
+    preference: str | None = None
+    ratings: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass
+class ItemData:
+    """Items with their gold, and each judge's vote per (item, order)."""
+
+    gold: dict[ItemKey, Gold]
+    votes: dict[str, dict[VoteKey, Vote]]
+    meta: dict[str, ProducerMeta]
+
+
+@dataclass
+class ForceData:
+    """The ForceBench pair table (a row per judge and pair) and each judge's provenance."""
+
+    pairs: pd.DataFrame
+    meta: dict[str, ProducerMeta]
+
+
+@dataclass
+class LoadedRun:
+    """What one run directory holds, per kind of item."""
+
+    run_dir: Path
+    name: str
+    force: ForceData | None = None
+    items: ItemData | None = None
+    facts: ClaimUniverse | None = None
+    majority: list[str] = field(default_factory=list)
+
+    def producers(self) -> list[str]:
+        """Judge and verifier ids in display order (runs list them sorted)."""
+        ids: list[str] = []
+        for part in (self.force and self.force.meta, self.items and self.items.meta):
+            ids += [j for j in sorted(part or {}) if j not in ids]
+        if self.facts is not None:
+            ids += [v for v in sorted(self.facts.verdicts) if v not in ids]
+        return ids
+
+
+def load_run(run_dir: str | Path) -> LoadedRun:
+    """Read `run_dir` (errors name the directory or the file and line)."""
+    from assay.runs._rundir import read_run_manifest
+
+    path = Path(run_dir)
+    manifest = read_run_manifest(path)
+    run = LoadedRun(run_dir=path, name=str(manifest.get("name") or path.name))
+    try:
+        run.force = _force(path, run.majority)
+        run.items = _items(path, run.majority)
+        run.facts = _facts(path)
+    except ValueError as exc:  # records that the metrics refuse (e.g. conflicting gold)
+        raise RunError(f"cannot compare: {exc}", file=path) from None
+    return run
+
+
+def _force(run_dir: Path, majority: list[str]) -> ForceData | None:
+    path = run_dir / JUDGMENTS_FILE
+    if not path.exists():
+        return None
+    records = list(latest_records(path).values())
+    if not records:
+        return None
+    voted = majority_records(records)
+    majority += sorted({r.judge_id for r in voted} - set(majority))
+    judged = judged_pairs([*records, *voted])
+    return ForceData(pairs=pair_frame(judged), meta=judged.judges)
+
+
+def _gold(record: ItemRecord) -> Gold:
+    return Gold(
+        pairwise=record.pairwise,
+        label=record.gold_label,
+        score=record.gold_score,
+        preference=record.gold_preference,
+        ratings=tuple(sorted(record.ratings.items())),
+    )
+
+
+def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
+    judged = run_dir / ITEM_JUDGMENTS_FILE
+    if not judged.exists():
+        return None
+    gold = {r.key: _gold(r) for r in iter_jsonl(run_dir / ITEMS_FILE, ItemRecord)}
+    votes: dict[str, dict[VoteKey, Vote]] = {}
+    meta: dict[str, ProducerMeta] = {}
+    for r in iter_jsonl(judged, _ItemVoteFields):
+        vote = Vote(r.status is Status.OK, r.label, r.score, r.preference)
+        votes.setdefault(r.judge_id, {})[(r.dataset, r.item_id, r.order or "")] = vote
+        meta.setdefault(r.judge_id, ProducerMeta()).absorb(r.model, r.prompt_id, r.prompt_version)
+        gold.setdefault((r.dataset, r.item_id), Gold(pairwise=r.order is not None))
+    if not votes:
+        return None
+    data = ItemData(gold=gold, votes=votes, meta=meta)
+    majority += _add_majority(data)
+    return data
+
+
+def _add_majority(data: ItemData) -> list[str]:
+    """`<base>#majority` votes for every judge with two or more `#k` samples."""
+    bases: dict[str, list[str]] = {}
+    for judge in sorted(data.votes):
+        base = sample_base(judge)
+        if base is not None:
+            bases.setdefault(base, []).append(judge)
+    added: list[str] = []
+    for base, samples in bases.items():
+        if len(samples) < 2:
+            continue
+        keys = sorted({k for s in samples for k in data.votes[s]})
+        voted = {
+            k: majority_of([data.votes[s][k] for s in samples if k in data.votes[s]]) for k in keys
+        }
+        judge = majority_id(base)
+        data.votes[judge] = voted
+        data.meta[judge] = data.meta[samples[0]]
+        added.append(judge)
+    return added
+
+
+def _facts(run_dir: Path) -> ClaimUniverse | None:
+    path = run_dir / VERIFICATIONS_FILE
+    if not path.exists():
+        return None
+    verifications = list(latest(path, VerificationRecord).values())
+    if not verifications:
+        return None
+    claims = list(latest(run_dir / CLAIMS_FILE, ClaimRecord).values())
+    return claim_universe(verifications, None, claims, with_gold=True)

@@ -1,0 +1,127 @@
+"""The report's tables beside the comparisons: ablation rows, kappa matrix, confusion
+matrices against gold, and the MVR-FS points."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from assay.compare._item_outcomes import FAILED, LabelTable
+from assay.compare._model import AblationCell, AblationRow, ConfusionTable, ForcePoint, KappaMatrix
+from assay.metrics import PairedComparison
+from assay.metrics._agreement_stats import confusion_stack
+from assay.metrics._paired_metrics import JudgeEstimate
+from assay.metrics._rater_agreement import kappa_matrix
+from assay.metrics._record_fields import ProducerMeta
+
+
+def _cell(estimate: JudgeEstimate, versus: PairedComparison | None) -> AblationCell:
+    fields = {}
+    if versus is not None:
+        fields = {
+            "diff": versus.diff,
+            "diff_ci_low": versus.ci_low,
+            "diff_ci_high": versus.ci_high,
+            "p_value": versus.p_value,
+            "p_holm": versus.p_holm,
+        }
+    return AblationCell(
+        value=estimate.value,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        n=estimate.n,
+        **fields,
+    )
+
+
+def ablation_rows(
+    producers: Sequence[tuple[str, str, ProducerMeta]],
+    estimates: Sequence[JudgeEstimate],
+    comparisons: Sequence[PairedComparison],
+    reference: str | None,
+) -> list[AblationRow]:
+    """One row per (judge, run, provenance); cells per metric, Δ against `reference`."""
+    against = {(c.metric, c.judge_a): c for c in comparisons if c.judge_b == reference}
+    cells: dict[str, dict[str, AblationCell]] = {}
+    for e in estimates:
+        versus = against.get((e.metric, e.judge)) if reference is not None else None
+        cells.setdefault(e.judge, {})[e.metric] = _cell(e, versus)
+    return [
+        AblationRow(
+            judge=judge,
+            run=run,
+            model=meta.model,
+            prompt=meta.prompt_id,
+            prompt_version=meta.prompt_version,
+            reference=judge == reference,
+            metrics=cells.get(judge, {}),
+        )
+        for judge, run, meta in producers
+    ]
+
+
+def force_points(estimates: Sequence[JudgeEstimate]) -> list[ForcePoint]:
+    """MVR and FS of every judge that has both."""
+    by = {(e.metric, e.judge): e for e in estimates}
+    judges = [e.judge for e in estimates if e.metric == "mvr" and ("fs", e.judge) in by]
+    return [
+        ForcePoint(
+            judge=j,
+            mvr=by[("mvr", j)].value,
+            mvr_lo=by[("mvr", j)].ci_low,
+            mvr_hi=by[("mvr", j)].ci_high,
+            fs=by[("fs", j)].value,
+            fs_lo=by[("fs", j)].ci_low,
+            fs_hi=by[("fs", j)].ci_high,
+        )
+        for j in judges
+    ]
+
+
+def kappa_table(table: LabelTable) -> KappaMatrix | None:
+    """Cohen's kappa between every two of the judges and human raters (items both
+    labelled; a failed judgment is unlabelled here)."""
+    columns = dict(table.judges)
+    for name, labels in table.raters().items():
+        columns[name if name not in columns else f"rater:{name}"] = labels
+    if len(columns) < 2:
+        return None
+    frame = pd.DataFrame(columns, dtype=object)
+    matrix = kappa_matrix(frame)
+    present = frame.notna().to_numpy().astype(np.int64)
+    both = present.T @ present
+    return KappaMatrix(
+        raters=list(columns),
+        values=[[None if pd.isna(v) else float(v) for v in row] for row in matrix.to_numpy()],
+        n=both.tolist(),
+    )
+
+
+def confusion_tables(table: LabelTable) -> list[ConfusionTable]:
+    """Each judge's labels against gold labels, per dataset; failed judgments are the
+    column `(failed)`."""
+    out: list[ConfusionTable] = []
+    datasets = sorted({d for d, _ in table.keys})
+    for judge, predicted in table.judges.items():
+        for dataset in datasets:
+            rows = [
+                (g.label, p if p is not None else FAILED)
+                for (d, _), g, p in zip(table.keys, table.gold, predicted, strict=True)
+                if d == dataset and g.label is not None
+            ]
+            if rows:
+                out.append(_confusion(judge, dataset, rows))
+    return out
+
+
+def _confusion(judge: str, dataset: str, rows: Sequence[tuple[str, str]]) -> ConfusionTable:
+    labels = sorted({x for row in rows for x in row} - {FAILED})
+    if any(p == FAILED for _, p in rows):
+        labels.append(FAILED)
+    index = {label: i for i, label in enumerate(labels)}
+    gold = np.array([index[g] for g, _ in rows], dtype=np.int64)
+    pred = np.array([index[p] for _, p in rows], dtype=np.int64)
+    counts = confusion_stack(pred, gold, len(labels))[0].astype(np.int64)
+    return ConfusionTable(judge=judge, dataset=dataset, labels=labels, counts=counts.tolist())
