@@ -287,6 +287,15 @@ def test_a_spec_without_the_package_is_one_line_naming_the_extra(
     assert server.stats.total == 0
 
 
+def test_tools_mode_without_litellms_mcp_extra_is_refused(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if not installed
+    with pytest.raises(ModelConfigError, match="mcp extra"):
+        _judge(server)
+    assert _judge(server, instructor_mode="json").client.describe()["instructor_mode"] == "json"
+
+
 def test_instructor_settings_without_instructor_are_refused() -> None:
     with pytest.raises(ModelConfigError, match="max_reasks = 2 needs structured_output"):
         ModelConfig(model="openai/x", max_reasks=2)

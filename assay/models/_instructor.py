@@ -8,9 +8,9 @@ assay's layers stay where they are:
 - every HTTP completion of the loop goes through assay's `Retrier` on its own (a 429 on
   a re-ask retries that request, it does not restart the loop); the `Model`'s outer retry
   then only sees final errors;
-- instructor's hooks report each completion and each failed validation; the response
-  carries their count (`requests`, which the `Model` adds to the result's attempts) and
-  their summed tokens and cost;
+- instructor's `completion:response` hook reports each completion; the response carries
+  the count of requests (`requests`, which the `Model` adds to the result's attempts)
+  and the summed tokens and cost of every completion;
 - the last completion's text (for tools mode, the function-call arguments) is the
   response content: what the judge parses, the record keeps as `raw_output`, the cache
   stores under a key naming mode, re-ask budget and instructor version, and
@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
+from importlib.util import find_spec
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -45,14 +46,22 @@ INSTALL_HINT = "pip install 'assay[instructor]'"
 _MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON"}
 
 
-def instructor_module() -> Any:
-    """Import instructor on first use; its absence is one line naming the extra."""
+def instructor_module(mode: str = "tools") -> Any:
+    """Import instructor on first use; a missing package is one line naming the extra.
+    Tools mode also needs litellm's `mcp` extra: without it the pinned litellm fails every
+    `tools=` call before sending it (as a connection error, which would read as an
+    unreachable server)."""
     try:
         import instructor
     except ImportError:
         raise ModelConfigError(
             f'structured_output = "instructor" needs the instructor package: {INSTALL_HINT}'
         ) from None
+    if mode == "tools" and find_spec("mcp") is None:
+        raise ModelConfigError(
+            'instructor_mode = "tools" needs litellm\'s mcp extra (litellm cannot send '
+            f'tools without it): {INSTALL_HINT}, or instructor_mode = "json"'
+        )
     return instructor
 
 
@@ -73,26 +82,22 @@ class InstructorResponse(RawResponse):
 
 @dataclass
 class _Loop:
-    """What one instructor loop sent and got back, fed by its hooks and completions."""
+    """What one instructor loop sent (counted by its completion function) and got back
+    (reported by instructor's `completion:response` hook)."""
 
     requests: int = 0
     answers: list[RawResponse] = field(default_factory=list)
-    validation_errors: list[str] = field(default_factory=list)
 
     def hooks(self) -> Any:
-        """instructor hooks for this loop only (a client serves many loops at once)."""
+        """Per-call hooks: many loops may run at once."""
         from instructor.core.hooks import Hooks
 
         hooks = Hooks()
         hooks.on("completion:response", self.on_response)
-        hooks.on("parse:error", self.on_parse_error)
         return hooks
 
     def on_response(self, response: Any) -> None:
         self.answers.append(answer_of(response))
-
-    def on_parse_error(self, error: Exception, **_: Any) -> None:
-        self.validation_errors.append(str(error))
 
     def result(self) -> InstructorResponse:
         """The last answer, with every answer's tokens and cost and every request."""
@@ -100,7 +105,7 @@ class _Loop:
         return InstructorResponse(
             **last.model_dump(exclude={"usage"}),
             usage=summed_usage([a.usage for a in self.answers]),
-            requests=max(self.requests, len(self.answers)),
+            requests=self.requests,
         )
 
 
@@ -143,24 +148,22 @@ class InstructorTransport(LiteLLMTransport):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
-        self._instructor = instructor_module()
+        self._instructor = instructor_module(config.instructor_mode)
         self._mode = getattr(self._instructor.Mode, _MODES[config.instructor_mode])
         self._retrier = Retrier(config.retry)
-
-    def identity(self) -> dict[str, Any]:
-        """What decides instructor's requests: the manifest and the cache key carry it."""
-        return {
-            "instructor_mode": self.config.instructor_mode,
-            "max_reasks": self.config.max_reasks,
+        # what decides instructor's requests: the manifest and the cache key carry it
+        self.identity: dict[str, Any] = {
+            "instructor_mode": config.instructor_mode,
+            "max_reasks": config.max_reasks,
             "instructor_version": version("instructor"),
         }
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self.identity()}
+        return {**super().describe(), **self.identity}
 
     def cache_key(self, request: ChatRequest) -> str:
         parts = cache_key_parts(self.config, request, structured_mode="instructor")
-        parts["instructor"] = self.identity()
+        parts["instructor"] = self.identity
         return hash_parts(parts)
 
     async def send(self, request: ChatRequest) -> InstructorResponse:
