@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from assay.cli import app
 from assay.report import check_records, render_html_report
+from assay.report._formats import RunReport, run_comparison
 from assay.runs import MANIFEST_FILE, METRICS_FILE, Runner, RunOptions, load_spec, read_json
 
 DEMO_SPEC = Path(__file__).parents[1] / "examples/forcebench-demo.toml"
@@ -535,7 +536,12 @@ def test_cli_writes_html_for_factuality_runs(
     assert "factuality" in found
     assert ("summary" in found) == (which == "both")
     manifest, metrics = load_all(run_dir)
-    assert page == render_html_report(manifest, metrics, None, check_records(run_dir, metrics))
+    comparison = run_comparison(RunReport(run_dir, manifest, metrics))
+    assert ("comparison" in found) == (comparison is not None) == (which == "both")
+    expected = render_html_report(
+        manifest, metrics, None, check_records(run_dir, metrics), comparison=comparison
+    )
+    assert page == expected
 
 
 # --------------------------------------------------------------------------- datasets

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import pandas as pd
+from markupsafe import Markup
 
 from assay._table import render_markdown, render_plain
+from assay.compare import compare_runs
 from assay.core.registry import REPORT_FORMATS
 from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
+from assay.report._compare_html import comparison_section
 from assay.report._digests import RecordsCheck, check_records
 from assay.report._export import tidy_csv
 from assay.report._html import render_html_report
@@ -112,8 +115,26 @@ class HtmlFormat:
 
     def __call__(self, report: RunReport) -> str:
         return render_html_report(
-            report.manifest, report.metrics, _judgment_statuses(report), report.records
+            report.manifest,
+            report.metrics,
+            _judgment_statuses(report),
+            report.records,
+            comparison=run_comparison(report),
         )
+
+
+def run_comparison(report: RunReport) -> Markup | None:
+    """The comparison page of a run with two or more judges (or verifiers), on the
+    run's own bootstrap settings; None when there is nothing to compare."""
+    spec = report.manifest.get("spec") or {}
+    n_boot = int(spec.get("bootstrap", 1000) or 1000)
+    try:
+        compared = compare_runs([report.run_dir], n_boot=n_boot, seed=int(spec.get("seed", 0)))
+    except AssayError:  # one judge, or no metric two judges share
+        return None
+    if not compared.comparisons:
+        return None
+    return comparison_section(compared, title="Judges compared")
 
 
 REPORT_FORMATS.add("html", HtmlFormat(), description=HtmlFormat.__doc__ or "")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from assay._table import Grid
 from assay._version import __version__
@@ -140,6 +141,8 @@ def render_html_report(
     metrics: Mapping[str, Any] | pd.DataFrame,
     records: pd.DataFrame | None = None,
     records_check: RecordsCheck | None = None,
+    *,
+    comparison: Markup | None = None,
 ) -> str:
     """One self-contained HTML page for a run: header, tables, inline SVG charts.
 
@@ -150,6 +153,7 @@ def render_html_report(
     ``status``) and then supply the status counts instead of the manifest's stats — use it
     for runs whose manifest may lag behind ``judgments.jsonl``. ``records_check`` adds the
     record files' digests, and a stale warning when they changed since the metrics.
+    ``comparison`` is the judges-compared section (`comparison_section`), if any.
     """
     page = build_page(manifest, metrics, records=records, records_check=records_check)
     return (
@@ -157,6 +161,7 @@ def render_html_report(
         .get_template("report.html.j2")
         .render(
             page=page,
+            comparison=comparison,
             legends={
                 "mvr": MVR_LEGEND,
                 "fs": FS_LEGEND,
