@@ -39,6 +39,11 @@ HEADINGS = [  # every h2/h3 of a run with both pipelines, in page order
     "Judgment statuses",
     "Factuality",
     "Scores per verifier",
+    "Judges compared",  # the comparison section: the run has several judges
+    "Ablation",
+    "Paired differences",
+    "ForceBench: MVR against FS",
+    "All comparisons",
     "Reproducibility",
     "ForceBench judges",
     "Factuality pipeline",
