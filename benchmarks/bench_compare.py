@@ -1,29 +1,39 @@
-"""Paired comparison at scale: 100,000 synthetic judgments x 4 judges, 1,000 resamples.
+"""Judge comparison at scale: 100,000 synthetic items x 4 judges, 1,000 paired resamples.
 
-Builds a long `(item_id, judge, value)` frame of per-item 0/1 outcomes (each judge right
-with its own probability, correlated through a shared item difficulty) and, with
-`--scores`, a second metric of real-valued per-item scores; then runs
-`assay.metrics.paired_compare` over all 6 judge pairs (McNemar for the 0/1 metric,
-bootstrap p for scores, Holm across all). Prints wall time and peak RSS beside the
-targets (<= 10 s, <= 1 GB).
+Default: writes a synthetic items run directory (manifest.json, items.jsonl with gold
+labels, item_judgments.jsonl: 4 judges = 2 models x 2 prompt versions, each right with
+its own probability through a shared item difficulty, ~2% failed judgments), then, in a
+fresh process, times `assay.compare.compare_runs` on it (reading the records included,
+imports excluded) and reports that process's peak RSS; then the whole CLI command
+`assay compare RUN -f json -o FILE` in another process. `--scores` adds gold scores and
+judge scores (MAE, Pearson, Spearman compared too). Targets: <= 10 s, <= 1 GB.
 
-    python benchmarks/bench_compare.py [--items 100000] [--judges 4] [--n-boot 1000] [--scores]
+`--library` runs the earlier, library-level measurement instead: `paired_compare` on
+in-memory outcome frames (no run directory).
+
+    python benchmarks/bench_compare.py [--items 100000] [--judges 4] [--n-boot 1000]
+        [--scores] [--library] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from assay.metrics import paired_compare
-
 TARGET_S = 10.0
 TARGET_RSS_MB = 1024.0
+LABELS = ("supported", "partially_supported", "unsupported")
 
 
 def synthetic_outcomes(items: int, judges: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -42,19 +52,109 @@ def synthetic_outcomes(items: int, judges: int, seed: int) -> tuple[pd.DataFrame
     return long(correct), long(logits)
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process (ru_maxrss: KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    """Peak resident set size (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(who).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--judges", type=int, default=4)
-    parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--scores", action="store_true", help="also compare a score metric")
-    args = parser.parse_args()
+def _judge_ids(judges: int) -> list[tuple[str, str, int]]:
+    """(judge id, model, prompt version): models x prompt versions, as a spec makes them."""
+    out = []
+    for j in range(judges):
+        model, version = f"openai/model-{'ab'[j // 2 % 2]}{j // 4 or ''}", j % 2 + 1
+        out.append((f"{model}::judge@{version}", model, version))
+    return out
+
+
+def write_items_run(run_dir: Path, items: int, judges: int, *, scores: bool, seed: int) -> None:
+    """A run directory as the items stage writes it (only the fields compare reads vary)."""
+    rng = np.random.default_rng(seed)
+    run_dir.mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(json.dumps({"name": "bench-compare"}))
+    gold = rng.integers(0, len(LABELS), items)
+    gold_score = gold / 2 + rng.normal(0, 0.1, items)
+    difficulty = rng.normal(0.0, 1.0, items)
+    with (run_dir / "items.jsonl").open("w") as fh:
+        for i in range(items):
+            row = {"dataset": "bench", "item_id": f"item-{i}", "gold_label": LABELS[gold[i]]}
+            if scores:
+                row["gold_score"] = round(float(gold_score[i]), 4)
+            fh.write(json.dumps(row) + "\n")
+    with (run_dir / "item_judgments.jsonl").open("w") as fh:
+        for j, (judge_id, model, version) in enumerate(_judge_ids(judges)):
+            skill = 0.5 + j / max(judges, 1)
+            right = rng.random(items) < 1 / (1 + np.exp(difficulty - skill))
+            label = np.where(right, gold, rng.integers(0, len(LABELS), items))
+            failed = rng.random(items) < 0.02
+            noise = rng.normal(0, 0.4 - 0.05 * j, items)
+            for i in range(items):
+                row = {"dataset": "bench", "item_id": f"item-{i}", "judge_id": judge_id,
+                       "model": model, "prompt_id": "judge", "prompt_version": version,
+                       "status": "parse_error" if failed[i] else "ok",
+                       "label": None if failed[i] else LABELS[label[i]]}  # fmt: skip
+                if scores and not failed[i]:
+                    row["raw_score"] = round(float(label[i] / 2 + noise[i]), 4)
+                fh.write(json.dumps(row) + "\n")
+
+
+def measure_compare(run_dir: Path, n_boot: int) -> None:
+    """Child process: import, then time `compare_runs` alone; print one JSON line."""
+    from assay.compare import compare_runs
+
+    start = time.perf_counter()
+    report = compare_runs([run_dir], n_boot=n_boot, seed=0)
+    wall = time.perf_counter() - start
+    rows = [c.model_dump() for c in report.comparisons]
+    print(json.dumps({"wall_s": wall, "rss_mb": peak_rss_mb(), "comparisons": rows}))
+
+
+def _child(args: list[str]) -> tuple[str, float, float]:
+    """(stdout, wall seconds, peak RSS in MB) of one child process (`os.wait4`: its own
+    rusage, not the maximum over every child so far)."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, stdout=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if status != 0:
+            raise SystemExit(f"{' '.join(args)} failed (wait status {status})")
+        out.seek(0)
+        text = out.read()
+    peak = usage.ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
+    return text, wall, peak
+
+
+def run_dirs_benchmark(args: argparse.Namespace) -> None:
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-compare-"))
+    run_dir = work / "run"
+    try:
+        start = time.perf_counter()
+        write_items_run(run_dir, args.items, args.judges, scores=args.scores, seed=0)
+        size = sum(p.stat().st_size for p in run_dir.iterdir()) / 1e6
+        print(f"wrote {run_dir} ({size:.0f} MB) in {time.perf_counter() - start:.1f} s")
+        me = [sys.executable, __file__, "--measure", str(run_dir), "--n-boot", str(args.n_boot)]
+        text, _, rss = _child(me)
+        measured = json.loads(text.strip().splitlines()[-1])
+        frame = pd.DataFrame(measured["comparisons"])
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        cli = [sys.executable, "-m", "assay", "compare", str(run_dir), "-f", "json",
+               "--n-boot", str(args.n_boot), "-o", str(work / "comparisons.json")]  # fmt: skip
+        _, cli_wall, cli_rss = _child(cli)
+        print(
+            f"\n{args.items:,} items x {args.judges} judges ({args.items * args.judges:,} "
+            f"judgments), {len(frame)} comparisons, {args.n_boot:,} paired resamples"
+        )
+        print(f"compare_runs wall  {measured['wall_s']:6.2f} s   (target <= {TARGET_S:.0f} s)")
+        print(f"compare_runs RSS   {rss:6.0f} MB  (peak of its process; target <= 1024 MB)")
+        print(f"assay compare CLI  {cli_wall:6.2f} s, {cli_rss:.0f} MB peak (start-up included)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def library_benchmark(args: argparse.Namespace) -> None:
+    from assay.metrics import paired_compare
 
     correct, scores = synthetic_outcomes(args.items, args.judges, seed=0)
     metrics = {"accuracy": correct, **({"score": scores} if args.scores else {})}
@@ -62,8 +162,6 @@ def main() -> None:
     start = time.perf_counter()
     report = paired_compare(metrics, n_boot=args.n_boot, seed=0)
     wall = time.perf_counter() - start
-    rss = peak_rss_mb()
-
     print(report.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(
         f"\n{args.items:,} items x {args.judges} judges, {len(metrics)} metric(s), "
@@ -71,9 +169,27 @@ def main() -> None:
     )
     print(f"wall time  {wall:6.2f} s   (target <= {TARGET_S:.0f} s)")
     print(
-        f"peak RSS   {rss:6.0f} MB  (target <= {TARGET_RSS_MB:.0f} MB; "
+        f"peak RSS   {peak_rss_mb():6.0f} MB  (target <= {TARGET_RSS_MB:.0f} MB; "
         f"{rss_before:.0f} MB before comparing, synthetic frames included)"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--judges", type=int, default=4)
+    parser.add_argument("--n-boot", type=int, default=1000)
+    parser.add_argument("--scores", action="store_true", help="also compare scores")
+    parser.add_argument("--library", action="store_true", help="paired_compare on frames")
+    parser.add_argument("--keep", help="write the run directory here and keep it")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure_compare(Path(args.measure), args.n_boot)
+    elif args.library:
+        library_benchmark(args)
+    else:
+        run_dirs_benchmark(args)
 
 
 if __name__ == "__main__":

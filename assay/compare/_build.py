@@ -33,6 +33,7 @@ METRIC_ORDER = (
     "balanced_accuracy",
     "macro_f1",
     "cohen_kappa",
+    "quadratic_kappa",
     "mae",
     "pearson",
     "spearman",

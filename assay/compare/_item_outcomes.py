@@ -1,25 +1,25 @@
 """Per-item outcomes of judges on items datasets (items.jsonl + item_judgments.jsonl).
 
-A judgment that is not ok, or missing, has no label, score or preference: it is a
-failure, and failures count against the judge as in ForceBench (a failed pair is a
-violation):
+The conventions of the run's items metrics (`_item_metrics`): a judgment that is not ok
+(or missing) gives no verdict and the item is left out for that judge; a comparison of
+two judges is over the items both gave a verdict on (`n`).
 
-- `accuracy` (items with a gold label): 1 when the label equals the gold label, else 0
-  (a failure is 0), McNemar's test. Labels are compared as exact strings.
-- `balanced_accuracy`, `macro_f1`, `cohen_kappa` (same items): from the confusion matrix
-  of labels against gold, a failure being the pseudo-label `(failed)` that matches no
-  gold label (scikit-learn's definitions on that label set).
-- `mae`, `pearson`, `spearman` (items with a gold score): over the items the judge scored
-  (a failure has no score and is left out; `n` says how many items remain).
-- pairwise items, each judged in both orders (`ab`, `ba`): `accuracy` per item is the
-  share of its two verdicts (un-swapped preferences) equal to the gold preference (0,
-  0.5 or 1: bootstrap p); `position_consistency` is 1 when both orders gave the same
-  preference (a failure in either order is inconsistent), McNemar's test.
+- `accuracy` (items with a gold label): 1 when the label equals the gold label, else 0;
+  McNemar's test.
+- `balanced_accuracy`, `macro_f1`, `cohen_kappa` and, when every label is an integer
+  (ordinal), `quadratic_kappa`: from the confusion matrix of labels against gold
+  (scikit-learn's definitions).
+- `mae`, `pearson`, `spearman` (items with a gold score): the judge's raw score on the
+  prompt's scale (else its score) against the gold score.
+- pairwise items, judged in both orders (`ab`, `ba`), over the items with a verdict in
+  both: `accuracy` per item is the share of its two verdicts (preferences mapped back to
+  A/B) equal to the gold preference (0, 0.5 or 1: bootstrap p); `position_consistency`
+  is 1 when both orders gave the same preference, McNemar's test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from assay.compare._load import Gold, ItemKey, LoadedRun, VoteKey
 from assay.compare._universe import Common, DisplayId, common_keys, merge_gold
+from assay.metrics._item_metrics import _ordinal
 from assay.metrics._majority import Vote
 from assay.metrics._paired_metrics import MetricOutcomes
 from assay.metrics._paired_stats import (
@@ -37,9 +38,7 @@ from assay.metrics._paired_stats import (
     spearman_of,
 )
 
-FAILED = "(failed)"
-"""The label of a failed or missing judgment in confusion matrices."""
-CATEGORICAL = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa")
+CATEGORICAL = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "quadratic_kappa")
 NUMERIC = ("mae", "pearson", "spearman")
 Labels = list[str | None]
 
@@ -101,36 +100,43 @@ def label_table(
     return table
 
 
+def label_order(labels: Iterable[str]) -> tuple[list[str], bool]:
+    """(labels in order, ordinal?): integer labels ("1".."5") in numeric order are
+    ordinal (the run metrics' rule), others are sorted as strings."""
+    seen = set(labels)
+    order = _ordinal(seen)
+    return (order, True) if order is not None else (sorted(seen), False)
+
+
 def _codes(labels: Sequence[str | None], index: dict[str, int]) -> NDArray[np.int64]:
-    failed = index.get(FAILED, 0)
-    return np.array([failed if v is None else index[v] for v in labels], dtype=np.int64)
+    """Label codes; 0 for a missing label (such items are never in `defined`)."""
+    return np.array([0 if v is None else index[v] for v in labels], dtype=np.int64)
 
 
 def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
-    """`accuracy`, `balanced_accuracy`, `macro_f1`, `cohen_kappa` vs gold labels."""
-    has_gold = np.array([g.label is not None for g in table.gold], dtype=bool)
-    judges = {j: v for j, v in table.judges.items() if any(x is not None for x in v)}
-    if not has_gold.any() or not judges:
-        return []
+    """`accuracy`, `balanced_accuracy`, `macro_f1`, `cohen_kappa` (and `quadratic_kappa`
+    for integer labels) against gold labels, per judge over the items it labelled."""
     gold_labels = [g.label for g in table.gold]
-    seen = {x for v in judges.values() for x, g in zip(v, has_gold, strict=True) if g}
-    labels = sorted({str(x) for x in gold_labels if x is not None} | {str(x) for x in seen if x})
-    if None in seen:
-        labels.append(FAILED)
+    has_gold = np.array([x is not None for x in gold_labels], dtype=bool)
+    defined = {j: has_gold & _labelled(v) for j, v in table.judges.items()}
+    defined = {j: mask for j, mask in defined.items() if mask.any()}
+    if not defined:
+        return []
+    seen = {x for j in defined for x in table.judges[j] if x is not None}
+    labels, ordinal = label_order(seen | {x for x in gold_labels if x is not None})
+    names = CATEGORICAL if ordinal else CATEGORICAL[:-1]
     index = {label: i for i, label in enumerate(labels)}
-    gold = _codes([x if x is not None else labels[0] for x in gold_labels], index)
-    stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in CATEGORICAL}
+    gold = _codes(gold_labels, index)
+    stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in names}
     correct: dict[str, NDArray[np.float64]] = {}
-    for j, predicted in judges.items():
-        pred = _codes(predicted, index)
-        correct[j] = ((pred == gold) & has_gold & _labelled(predicted)).astype(np.float64)
-        stats["accuracy"][j] = mean_of(correct[j], ("correct", j))
-        for name in CATEGORICAL[1:]:
+    for j in defined:
+        pred = _codes(table.judges[j], index)
+        correct[j] = ((pred == gold) & defined[j]).astype(np.float64)
+        for name in names:  # accuracy too: one confusion table a judge serves them all
             stats[name][j] = confusion_statistic(name, gold, pred, len(labels), ("labels", j))
-    defined = {j: has_gold for j in judges}
     return [
         MetricOutcomes(name, stats[name], defined, correct if name == "accuracy" else None)
-        for name in CATEGORICAL
+        for name in names
     ]
 
 
@@ -148,8 +154,14 @@ def numeric_outcomes(table: LabelTable) -> list[MetricOutcomes]:
     error = {j: np.nan_to_num(np.abs(s - gold)) for j, s in judges.items()}
     return [
         MetricOutcomes("mae", {j: mean_of(e, ("error", j)) for j, e in error.items()}, defined),
-        MetricOutcomes("pearson", {j: pearson_of(s, gold) for j, s in judges.items()}, defined),
-        MetricOutcomes("spearman", {j: spearman_of(s, gold) for j, s in judges.items()}, defined),
+        MetricOutcomes(
+            "pearson", {j: pearson_of(s, gold, ("pearson", j)) for j, s in judges.items()}, defined
+        ),
+        MetricOutcomes(
+            "spearman",
+            {j: spearman_of(s, gold, ("spearman", j)) for j, s in judges.items()},
+            defined,
+        ),
     ]
 
 
@@ -165,25 +177,28 @@ def pairwise_outcomes(
     has_gold = np.array([g is not None for g in wanted], dtype=bool)
     hits: dict[str, NDArray[np.float64]] = {}
     consistent: dict[str, NDArray[np.float64]] = {}
+    both: dict[str, NDArray[np.bool_]] = {}
     for run in with_pairwise:
         assert run.items is not None
         for judge in _judges_of(run, True):
             j = display(run, judge)
-            hits[j], consistent[j] = _pairwise_columns(run.items.votes[judge], common, wanted)
-    everywhere = {j: np.ones(len(common), dtype=bool) for j in consistent}
+            hits[j], consistent[j], both[j] = _pairwise_columns(
+                run.items.votes[judge], common, wanted
+            )
+    universe = "pairwise item"
     metrics = [
         MetricOutcomes(
             "position_consistency",
             {j: mean_of(c, ("consistent", j)) for j, c in consistent.items()},
-            everywhere,
+            both,
             binary=consistent,
-            universe="pairwise item",
+            universe=universe,
         )
     ]
     if has_gold.any():
         accuracy = {j: mean_of(h, ("hits", j)) for j, h in hits.items()}
-        defined = {j: has_gold for j in hits}
-        metrics.insert(0, MetricOutcomes("accuracy", accuracy, defined, universe="pairwise item"))
+        defined = {j: has_gold & both[j] for j in hits}
+        metrics.insert(0, MetricOutcomes("accuracy", accuracy, defined, universe=universe))
     return metrics
 
 
@@ -193,11 +208,17 @@ def _preference(vote: Vote | None) -> str | None:
 
 def _pairwise_columns(
     votes: dict[VoteKey, Vote], common: Common[ItemKey], wanted: Sequence[str | None]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per item: share of the two verdicts equal to gold; 1 if both orders agree."""
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Per item: share of the two verdicts equal to gold, 1 if both orders agree, and
+    whether both orders have a verdict."""
     ab = [_preference(votes.get((d, i, "ab"))) for d, i in common.keys]
     ba = [_preference(votes.get((d, i, "ba"))) for d, i in common.keys]
     rows = zip(ab, ba, wanted, strict=True)
     hits = [((a == g) + (b == g)) / 2 if g is not None else 0.0 for a, b, g in rows]
-    consistent = [a is not None and a == b for a, b in zip(ab, ba, strict=True)]
-    return np.array(hits, dtype=np.float64), np.array(consistent, dtype=np.float64)
+    consistent = [a == b for a, b in zip(ab, ba, strict=True)]
+    both = [a is not None and b is not None for a, b in zip(ab, ba, strict=True)]
+    return (
+        np.array(hits, dtype=np.float64),
+        np.array(consistent, dtype=np.float64),
+        np.array(both, dtype=bool),
+    )

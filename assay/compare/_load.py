@@ -5,11 +5,16 @@ error naming file and line, last record per key wins). Item judgments are valida
 a slim model holding only the fields compared: a run of 100,000 items x 4 judges then
 takes ~120 MB instead of ~1.5 GB of full records. Judges sampled several times (`#k`
 ids) gain their majority-vote judge `<base>#majority` here, before anything is scored.
+
+As in the run's items metrics (`_item_metrics`): labels, gold labels and raters' labels
+are compared after the same case/separator normalisation, and a judge's numeric value is
+its `raw_score` (on the prompt's declared scale) when it has one, else its score.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -31,8 +36,12 @@ from assay.core.rundir import (
 from assay.errors import RunError
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
+from assay.metrics._item_metrics import _norm
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
 from assay.metrics._record_fields import ProducerMeta
+
+normalise_label = lru_cache(maxsize=4096)(_norm)
+"""The run metrics' label normalisation, cached: a run repeats a handful of labels."""
 
 ItemKey = tuple[str, str]
 """(dataset, item_id)"""
@@ -52,6 +61,7 @@ class _ItemVoteFields(BaseModel):
     status: Status
     label: str | None = None
     score: float | None = None
+    raw_score: float | None = None
     preference: Literal["A", "B", "tie"] | None = None
     model: str | None = None
     prompt_id: str | None = None
@@ -139,10 +149,10 @@ def _force(run_dir: Path, majority: list[str]) -> ForceData | None:
 def _gold(record: ItemRecord) -> Gold:
     return Gold(
         pairwise=record.pairwise,
-        label=record.gold_label,
+        label=normalise_label(record.gold_label),
         score=record.gold_score,
         preference=record.gold_preference,
-        ratings=tuple(sorted(record.ratings.items())),
+        ratings=tuple(sorted((k, normalise_label(v)) for k, v in record.ratings.items())),
     )
 
 
@@ -154,10 +164,19 @@ def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
     votes: dict[str, dict[VoteKey, Vote]] = {}
     meta: dict[str, ProducerMeta] = {}
     for r in iter_jsonl(judged, _ItemVoteFields):
-        vote = Vote(r.status is Status.OK, r.label, r.score, r.preference)
-        votes.setdefault(r.judge_id, {})[(r.dataset, r.item_id, r.order or "")] = vote
-        meta.setdefault(r.judge_id, ProducerMeta()).absorb(r.model, r.prompt_id, r.prompt_version)
-        gold.setdefault((r.dataset, r.item_id), Gold(pairwise=r.order is not None))
+        per_judge = votes.get(r.judge_id)
+        if per_judge is None:
+            per_judge = votes[r.judge_id] = {}
+            meta[r.judge_id] = ProducerMeta()
+        if r.model is not None or r.prompt_id is not None or r.prompt_version is not None:
+            meta[r.judge_id].absorb(r.model, r.prompt_id, r.prompt_version)
+        score = r.raw_score if r.raw_score is not None else r.score
+        ok = r.status is Status.OK
+        per_judge[(r.dataset, r.item_id, r.order or "")] = Vote(
+            ok, normalise_label(r.label), score, r.preference
+        )
+        if (r.dataset, r.item_id) not in gold:
+            gold[(r.dataset, r.item_id)] = Gold(pairwise=r.order is not None)
     if not votes:
         return None
     data = ItemData(gold=gold, votes=votes, meta=meta)

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from assay.compare._item_outcomes import FAILED, LabelTable
+from assay.compare._item_outcomes import LabelTable, label_order
 from assay.compare._model import AblationCell, AblationRow, ConfusionTable, ForcePoint, KappaMatrix
 from assay.metrics import PairedComparison
 from assay.metrics._agreement_stats import confusion_stack
+from assay.metrics._majority import sample_base
 from assay.metrics._paired_metrics import JudgeEstimate
 from assay.metrics._rater_agreement import kappa_matrix
 from assay.metrics._record_fields import ProducerMeta
@@ -81,35 +82,36 @@ def force_points(estimates: Sequence[JudgeEstimate]) -> list[ForcePoint]:
 
 
 def kappa_table(table: LabelTable) -> KappaMatrix | None:
-    """Cohen's kappa between every two of the judges and human raters (items both
-    labelled; a failed judgment is unlabelled here)."""
-    columns = dict(table.judges)
+    """Cohen's kappa between every two of the judges and human raters, over the items
+    both labelled. Samples `#k` of a judge with a majority vote are left out (the vote
+    stands for them), as in the run's items metrics."""
+    voted = {j.removesuffix("#majority") for j in table.judges if j.endswith("#majority")}
+    columns = {j: v for j, v in table.judges.items() if sample_base(j) not in voted}
     for name, labels in table.raters().items():
         columns[name if name not in columns else f"rater:{name}"] = labels
     if len(columns) < 2:
         return None
     frame = pd.DataFrame(columns, dtype=object)
-    matrix = kappa_matrix(frame)
+    order, _ = label_order(v for v in frame.stack().tolist() if v is not None)
+    matrix = kappa_matrix(frame, order=order)
     present = frame.notna().to_numpy().astype(np.int64)
-    both = present.T @ present
     return KappaMatrix(
         raters=list(columns),
         values=[[None if pd.isna(v) else float(v) for v in row] for row in matrix.to_numpy()],
-        n=both.tolist(),
+        n=(present.T @ present).tolist(),
     )
 
 
 def confusion_tables(table: LabelTable) -> list[ConfusionTable]:
-    """Each judge's labels against gold labels, per dataset; failed judgments are the
-    column `(failed)`."""
+    """Each judge's labels against gold labels, per dataset, over the items it labelled."""
     out: list[ConfusionTable] = []
     datasets = sorted({d for d, _ in table.keys})
     for judge, predicted in table.judges.items():
         for dataset in datasets:
             rows = [
-                (g.label, p if p is not None else FAILED)
+                (g.label, p)
                 for (d, _), g, p in zip(table.keys, table.gold, predicted, strict=True)
-                if d == dataset and g.label is not None
+                if d == dataset and g.label is not None and p is not None
             ]
             if rows:
                 out.append(_confusion(judge, dataset, rows))
@@ -117,9 +119,7 @@ def confusion_tables(table: LabelTable) -> list[ConfusionTable]:
 
 
 def _confusion(judge: str, dataset: str, rows: Sequence[tuple[str, str]]) -> ConfusionTable:
-    labels = sorted({x for row in rows for x in row} - {FAILED})
-    if any(p == FAILED for _, p in rows):
-        labels.append(FAILED)
+    labels, _ = label_order(x for row in rows for x in row)
     index = {label: i for i, label in enumerate(labels)}
     gold = np.array([index[g] for g, _ in rows], dtype=np.int64)
     pred = np.array([index[p] for _, p in rows], dtype=np.int64)

@@ -6,15 +6,17 @@ McNemar's test reads. Output: `PairedComparison` rows (as `paired_compare` makes
 `diff = value_a - value_b`, percentile CI of the resampled differences, exact McNemar
 or bootstrap p, Holm across every row) and each judge's own estimate with its CI.
 
-Evaluations on the same item set share one resampling: all metrics and judges whose
-items coincide (the usual case: every judge on every item) are drawn together, so the CI
-of a difference and the judges' own CIs come from the very same resampled items.
+One draw of the metric's items serves every evaluation over them: each judge's own
+estimate on the items it has, each pair on the items both have (in a resample: the
+drawn items in that subset). So the CI of a difference and the judges' own CIs come from
+the very same resampled items. Metrics are identified by position: two may share a name
+(balanced accuracy of item judges and of claim verifiers) but never a judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,13 +30,9 @@ from assay.metrics._paired import (
     holm,
     mcnemar_exact,
 )
-from assay.metrics._paired_stats import Floats, PairedStatistic, resample_statistics
+from assay.metrics._paired_stats import Cell, Floats, PairedStatistic, resample_statistics
 from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import percentile_interval
-
-_Cell = tuple[int, str]
-"""(position of the metric in the input, judge): two metrics may share a name (balanced
-accuracy of item judges and of claim verifiers) but never a judge."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ class MetricOutcomes:
     statistics: Mapping[str, PairedStatistic]
     defined: Mapping[str, NDArray[np.bool_]]
     binary: Mapping[str, Floats] | None = None
-    universe: str = "items"
+    universe: str = "item"
 
 
 class JudgeEstimate(BaseModel):
@@ -72,66 +70,71 @@ class StatisticsComparison(BaseModel):
     notes: list[str]
 
 
-@dataclass
-class _Group:
-    """Evaluations that share one item set, hence one resampling."""
+_Evaluation = tuple[int, str, bytes]
+"""(metric position, judge, mask): one statistic on one item subset."""
 
-    mask: NDArray[np.bool_]
-    cells: set[_Cell] = field(default_factory=set)
-    points: dict[_Cell, float] = field(default_factory=dict)
-    values: dict[_Cell, Floats] = field(default_factory=dict)
+
+class _Plan:
+    """Every evaluation needed, drawn together per item count (one draw for all)."""
+
+    def __init__(self, metrics: Sequence[MetricOutcomes]) -> None:
+        self.metrics = metrics
+        self.masks: dict[bytes, NDArray[np.bool_]] = {}
+        self.needed: dict[_Evaluation, None] = {}
+        self.points: dict[_Evaluation, float] = {}
+        self.values: dict[_Evaluation, Floats] = {}
+
+    def need(self, metric: int, judges: Sequence[str], mask: NDArray[np.bool_]) -> bytes:
+        key = mask.tobytes()
+        self.masks.setdefault(key, mask)
+        for judge in judges:
+            self.needed[(metric, judge, key)] = None
+        return key
+
+    def run(self, boot: BootSettings) -> None:
+        by_size: dict[int, dict[_Evaluation, Cell]] = {}
+        for e in self.needed:
+            mask = self.masks[e[2]]
+            if mask.any():
+                cell = (self.metrics[e[0]].statistics[e[1]], mask)
+                by_size.setdefault(len(mask), {})[e] = cell
+        for n, cells in by_size.items():
+            points, values = resample_statistics(cells, n, boot)
+            self.points.update(points)
+            self.values.update(values)
 
 
 def _finite(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
-class _Plan:
-    """Which (metric, judge) cells each item set needs."""
-
-    def __init__(self) -> None:
-        self.groups: dict[bytes, _Group] = {}
-
-    def need(self, mask: NDArray[np.bool_], cells: Sequence[_Cell]) -> bytes:
-        key = mask.tobytes()
-        self.groups.setdefault(key, _Group(mask)).cells.update(cells)
-        return key
-
-    def run(self, metrics: Sequence[MetricOutcomes], boot: BootSettings) -> None:
-        for group in self.groups.values():
-            if not group.mask.any():
-                continue
-            stats = {(i, j): metrics[i].statistics[j].restrict(group.mask) for i, j in group.cells}
-            group.points, group.values = resample_statistics(stats, int(group.mask.sum()), boot)
-
-
-def _estimate(m: MetricOutcomes, cell: _Cell, group: _Group, confidence: float) -> JudgeEstimate:
-    n, judge = int(group.mask.sum()), cell[1]
+def _estimate(plan: _Plan, e: _Evaluation, confidence: float) -> JudgeEstimate:
+    m, judge, n = plan.metrics[e[0]], e[1], int(plan.masks[e[2]].sum())
     if n == 0:
         return JudgeEstimate(metric=m.name, judge=judge, n=0, value=None, ci_low=None, ci_high=None)
-    interval = percentile_interval(group.values[cell], confidence)
+    interval = percentile_interval(plan.values[e], confidence)
     return JudgeEstimate(
         metric=m.name,
         judge=judge,
         n=n,
-        value=_finite(group.points[cell]),
+        value=_finite(plan.points[e]),
         ci_low=None if interval is None else interval[0],
         ci_high=None if interval is None else interval[1],
     )
 
 
 def _comparison(
-    m: MetricOutcomes, cells: tuple[_Cell, _Cell], group: _Group, confidence: float
+    plan: _Plan, metric: int, a: str, b: str, key: bytes, confidence: float
 ) -> PairedComparison | str:
     """The row for one pair of judges, or why there is none."""
-    (_, a), (_, b) = cells
+    m, mask = plan.metrics[metric], plan.masks[key]
     what = f"{m.name}: {a} vs {b}"
-    if not group.mask.any():
+    if not mask.any():
         return f"{what} not compared: no {m.universe} has an outcome for both"
-    value_a, value_b = group.points[cells[0]], group.points[cells[1]]
+    value_a, value_b = plan.points[(metric, a, key)], plan.points[(metric, b, key)]
     if not (np.isfinite(value_a) and np.isfinite(value_b)):
-        return f"{what} not compared: the statistic is undefined on their common {m.universe}"
-    diffs = group.values[cells[0]] - group.values[cells[1]]
+        return f"{what} not compared: the statistic is undefined on their common {m.universe}s"
+    diffs = plan.values[(metric, a, key)] - plan.values[(metric, b, key)]
     diffs = diffs[np.isfinite(diffs)]
     interval = percentile_interval(diffs, confidence)
     if interval is None:
@@ -140,9 +143,9 @@ def _comparison(
     p_value = bootstrap_p_value(diffs)
     if m.binary is not None:
         test = "mcnemar-exact"
-        p_value = mcnemar_exact(m.binary[a][group.mask], m.binary[b][group.mask])
+        p_value = mcnemar_exact(m.binary[a][mask], m.binary[b][mask])
     return PairedComparison(
-        metric=m.name, judge_a=a, judge_b=b, n=int(group.mask.sum()),
+        metric=m.name, judge_a=a, judge_b=b, n=int(mask.sum()),
         value_a=value_a, value_b=value_b, diff=value_a - value_b,
         ci_low=interval[0], ci_high=interval[1], test=test, p_value=p_value, p_holm=p_value,
     )  # fmt: skip
@@ -172,29 +175,26 @@ def compare_statistics(
     boot = BootSettings(n_boot=n_boot, seed=seed, confidence=confidence)
     if boot.n_boot == 0:
         raise ValueError("paired comparisons need n_boot >= 1")
-    plan, notes = _Plan(), []
-    own: dict[_Cell, bytes] = {}
-    pairs: list[tuple[int, tuple[_Cell, _Cell], bytes]] = []
+    plan, notes = _Plan(metrics), []
+    own: list[_Evaluation] = []
+    pairs: list[tuple[int, str, str, bytes]] = []
     for i, m in enumerate(metrics):
         for j in m.statistics:
-            own[(i, j)] = plan.need(m.defined[j], [(i, j)])
+            own.append((i, j, plan.need(i, [j], m.defined[j])))
         metric_pairs, note = _metric_pairs(m, reference)
         notes += [note] if note else []
         for a, b in metric_pairs:
-            cells = ((i, a), (i, b))
-            pairs.append((i, cells, plan.need(m.defined[a] & m.defined[b], cells)))
-    plan.run(metrics, boot)
+            pairs.append((i, a, b, plan.need(i, [a, b], m.defined[a] & m.defined[b])))
+    plan.run(boot)
     rows: list[PairedComparison] = []
-    for position, compared, key in pairs:
-        row = _comparison(metrics[position], compared, plan.groups[key], confidence)
+    for i, a, b, key in pairs:
+        row = _comparison(plan, i, a, b, key, confidence)
         if isinstance(row, str):
             notes.append(row)
         else:
             rows.append(row)
     adjusted = iter(holm([r.p_value for r in rows]))
-    estimates = [
-        _estimate(metrics[cell[0]], cell, plan.groups[key], confidence) for cell, key in own.items()
-    ]
+    estimates = [_estimate(plan, e, confidence) for e in own]
     return StatisticsComparison(
         comparisons=[r.model_copy(update={"p_holm": next(adjusted)}) for r in rows],
         estimates=estimates,

@@ -1,26 +1,32 @@
 """Paired bootstrap of per-item statistics that are not plain means, all judges at once.
 
-Every statistic of a comparison is evaluated on the *same* resampled items: the row draws
-of `_resampling.index_chunks` (so a mean gets exactly the resamples `paired_compare` and
-`bootstrap_mean_cis` give it for the same seed and item count). Two kinds of statistic:
+One draw serves every statistic over the same `n` items: the row draws of
+`_resampling.index_chunks` (for a mean over all `n` items exactly the resamples that
+`paired_compare` and `bootstrap_mean_cis` use with the same seed). Each statistic is
+evaluated on a *subset* of the items, its mask (a judge's scored items, or the items two
+judges share): in a resample, the drawn items inside the mask. So every judge and every
+pair of judges is evaluated on the very same resampled items.
 
-- `SumStatistic`: `finish(sum_i w_i * features_i)` where `w_i` is how often item i was
-  drawn. Means, ratios of sums (factuality micro) and everything computed from a
-  confusion matrix (accuracy, balanced accuracy, macro-F1, Cohen's kappa) are of this
-  kind. A chunk of resamples becomes one `(b, n)` matrix of draw counts and every
-  statistic's sums come from one sparse product with the features of all of them.
-- `IndexStatistic`: recomputed from the drawn items' columns, a whole chunk at once
-  (Pearson's r; Spearman's rho from resampled value counts, no per-resample sort).
+Two kinds of statistic:
 
-No Python loop runs over resamples or items. Point values are the same functions on
-the items as they are (one "resample" drawing every item once); tests check them against
-scikit-learn and scipy.
+- `SumStatistic`: `finish(sum over drawn items in the mask of features_i)`. Means, ratios
+  of sums (factuality micro), everything computed from a confusion matrix (accuracy,
+  balanced accuracy, macro-F1, Cohen's kappa), Pearson's r (from centred moments) and
+  Spearman's rho of few distinct values (from the joint table of value codes). A chunk of
+  resamples becomes one `(b, n)` matrix of draw counts; the items are split into classes
+  by which masks hold them, every feature column is split by class (same non-zeros), and
+  one sparse product gives the sums of every statistic on every mask.
+- `IndexStatistic`: recomputed from the drawn items' values, a chunk at once (Spearman's
+  rho of many distinct values: ranks from resampled value counts, no per-resample sort).
+
+No Python loop runs over resamples or items. Point values are the same functions on the
+items as they are; tests check them against scikit-learn and scipy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
@@ -30,38 +36,37 @@ from scipy import sparse
 from assay.metrics._agreement_stats import confusion_statistics
 from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import index_chunks
-from assay.metrics._score_agreement import batched_pearson, resampled_ranks
 
 Floats: TypeAlias = NDArray[np.float64]
+Mask: TypeAlias = NDArray[np.bool_]
 Finish: TypeAlias = Callable[[Floats], Floats]
-"""`(b, m)` weighted feature sums -> `(b,)` statistic values (NaN where undefined)."""
+"""`(b, m)` feature sums -> `(b,)` statistic values (NaN where undefined)."""
 
 _Key = TypeVar("_Key", bound=Hashable)
+MAX_CLASSES = 256
+"""More mask classes than this: each (statistic, mask) gets its own masked features."""
+MAX_JOINT_CODES = 4096
+"""Spearman from the joint value table up to this many (score, gold) value pairs."""
 
 
 @dataclass(frozen=True, eq=False)
 class SumStatistic:
-    """A statistic of weighted per-item feature sums. Statistics of one `family` share
-    their `features` (an `(n, m)` array or scipy sparse matrix): summed once a chunk."""
+    """A statistic of per-item feature sums. Statistics of one `family` share their
+    `features` (an `(n, m)` array or scipy sparse matrix): summed once a chunk."""
 
     family: Hashable
     features: Any
     finish: Finish
 
-    def restrict(self, mask: NDArray[np.bool_]) -> SumStatistic:
-        return replace(self, features=self.features[mask])
-
 
 @dataclass(frozen=True, eq=False)
 class IndexStatistic:
-    """A statistic recomputed from drawn items: `batched(idx, *columns) -> (b,)` where
-    `idx` is `(b, n)` item indices and `columns` the items' values."""
+    """A statistic recomputed from drawn items: `batched(idx, inside, *columns) -> (b,)`
+    with `idx` the `(b, n)` drawn item indices and `inside` the mask (items outside it
+    do not count)."""
 
     columns: tuple[NDArray[Any], ...]
     batched: Callable[..., Floats]
-
-    def restrict(self, mask: NDArray[np.bool_]) -> IndexStatistic:
-        return replace(self, columns=tuple(c[mask] for c in self.columns))
 
 
 PairedStatistic: TypeAlias = SumStatistic | IndexStatistic
@@ -85,11 +90,10 @@ def mean_of(values: NDArray[Any], family: Hashable) -> SumStatistic:
     return ratio_of(values, np.ones(len(values)), family)
 
 
-def confusion_features(gold: NDArray[np.int64], pred: NDArray[np.int64], k: int) -> Any:
-    """One-hot `(n, k*k)` sparse rows, item i at column `gold_i * k + pred_i`."""
-    n = len(gold)
-    cells = gold.astype(np.int64) * k + pred.astype(np.int64)
-    return sparse.csr_matrix((np.ones(n), (np.arange(n), cells)), shape=(n, k * k))
+def one_hot(codes: NDArray[np.int64], width: int) -> Any:
+    """`(n, width)` sparse rows with a single 1 at column `codes[i]`."""
+    n = len(codes)
+    return sparse.csr_matrix((np.ones(n), (np.arange(n), codes)), shape=(n, width))
 
 
 def confusion_statistic(
@@ -101,7 +105,7 @@ def confusion_statistic(
     def finish(sums: Floats) -> Floats:
         return confusion_statistics(sums.reshape(-1, k, k))[name]
 
-    return SumStatistic(family, confusion_features(gold, pred, k), finish)
+    return SumStatistic(family, one_hot(gold * k + pred, k * k), finish)
 
 
 def _binary_balanced(sums: Floats) -> Floats:
@@ -112,98 +116,230 @@ def _binary_balanced(sums: Floats) -> Floats:
     return np.where((tp + fn > 0) & (tn + fp > 0), value, np.nan)
 
 
-def binary_balanced_accuracy(
-    gold: NDArray[np.bool_], pred: NDArray[np.bool_], family: Hashable
-) -> SumStatistic:
+def binary_balanced_accuracy(gold: Mask, pred: Mask, family: Hashable) -> SumStatistic:
     """Balanced accuracy of binary predictions, undefined (NaN) unless the gold holds
     both classes: the definition of the verifier gold metrics (`gold_metrics`)."""
-    features = confusion_features(gold.astype(np.int64), pred.astype(np.int64), 2)
-    return SumStatistic(family, features, _binary_balanced)
+    codes = gold.astype(np.int64) * 2 + pred.astype(np.int64)
+    return SumStatistic(family, one_hot(codes, 4), _binary_balanced)
 
 
-def _pearson(idx: NDArray[np.int64], s: Floats, g: Floats) -> Floats:
-    return batched_pearson(s[idx], g[idx])
+def _correlation(
+    n: Floats, sx: Floats, sy: Floats, sxx: Floats, syy: Floats, sxy: Floats
+) -> Floats:
+    """Pearson's r from sums (count, x, y, x², y², xy); NaN where a side is constant."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = sxy - sx * sy / n
+        var_x, var_y = sxx - sx * sx / n, syy - sy * sy / n
+        r = cov / np.sqrt(var_x * var_y)
+    scale = np.maximum(sxx, syy) * 1e-12
+    return np.where((var_x > scale) & (var_y > scale), np.clip(r, -1.0, 1.0), np.nan)
 
 
-def _spearman(idx: NDArray[np.int64], s: Floats, g: Floats) -> Floats:
-    s_codes = np.unique(s, return_inverse=True)[1].astype(np.int64).ravel()
-    g_codes = np.unique(g, return_inverse=True)[1].astype(np.int64).ravel()
-    return batched_pearson(resampled_ranks(s_codes, idx), resampled_ranks(g_codes, idx))
+def _pearson_finish(sums: Floats) -> Floats:
+    return _correlation(*(sums[:, i] for i in range(6)))
 
 
-def pearson_of(scores: Floats, gold: Floats) -> IndexStatistic:
-    return IndexStatistic((scores, gold), _pearson)
+def pearson_of(scores: Floats, gold: Floats, family: Hashable) -> SumStatistic:
+    """Pearson's r from centred moments (NaN inputs are outside every mask: zeroed)."""
+    x = np.nan_to_num(scores - np.nanmean(scores)) if len(scores) else scores
+    y = np.nan_to_num(gold - np.nanmean(gold)) if len(gold) else gold
+    features = np.column_stack([np.ones(len(x)), x, y, x * x, y * y, x * y])
+    return SumStatistic(family, features, _pearson_finish)
 
 
-def spearman_of(scores: Floats, gold: Floats) -> IndexStatistic:
-    return IndexStatistic((scores, gold), _spearman)
+def _mean_ranks(counts: Floats) -> Floats:
+    """Average 1-based rank of each value code from its count (ties share their mean)."""
+    return np.cumsum(counts, axis=-1) - (counts - 1.0) / 2.0
 
 
-class _Sums:
-    """Every sum statistic's feature columns stacked into one sparse matrix."""
+def _spearman_finish(kx: int, ky: int) -> Finish:
+    def finish(sums: Floats) -> Floats:
+        table = sums.reshape(-1, kx, ky)
+        nx, ny = table.sum(axis=2), table.sum(axis=1)
+        total = nx.sum(axis=1, keepdims=True)
+        centre = (total + 1.0) / 2.0
+        rx, ry = _mean_ranks(nx) - centre, _mean_ranks(ny) - centre
+        cov = np.einsum("bc,bcd,bd->b", rx, table, ry)
+        var_x, var_y = (nx * rx * rx).sum(axis=1), (ny * ry * ry).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = cov / np.sqrt(var_x * var_y)
+        return np.where((var_x > 0) & (var_y > 0), np.clip(r, -1.0, 1.0), np.nan)
 
-    def __init__(self, statistics: Mapping[Any, PairedStatistic]) -> None:
-        blocks: dict[Hashable, Any] = {}
-        for stat in statistics.values():
-            if isinstance(stat, SumStatistic):
-                blocks.setdefault(stat.family, stat.features)
-        self.slices: dict[Hashable, slice] = {}
-        start = 0
-        for family, features in blocks.items():
-            self.slices[family] = slice(start, start + features.shape[1])
-            start += features.shape[1]
-        stacked = [sparse.csr_matrix(f) for f in blocks.values()]
-        self.transposed = sparse.hstack(stacked, format="csr").T.tocsr() if stacked else None
-
-    def of(self, weights: Floats) -> Floats | None:
-        """`(b, total columns)` weighted sums, one sparse product for every family."""
-        if self.transposed is None:
-            return None
-        return np.asarray(self.transposed @ weights.T).T
+    return finish
 
 
-def _draw_counts(idx: NDArray[np.int64], n: int) -> Floats:
+def _value_codes(values: Floats) -> tuple[NDArray[np.int64], int]:
+    """Codes of the values in sorted order (NaN, outside every mask, gets code 0)."""
+    present = ~np.isnan(values)
+    uniques, inverse = np.unique(values[present], return_inverse=True)
+    codes = np.zeros(len(values), dtype=np.int64)
+    codes[present] = inverse.ravel()
+    return codes, max(len(uniques), 1)
+
+
+def spearman_of(scores: Floats, gold: Floats, family: Hashable) -> PairedStatistic:
+    """Spearman's rho: from the joint table of value codes when the scores and the gold
+    take few distinct values (Likert scales), else from resampled ranks."""
+    cx, kx = _value_codes(scores)
+    cy, ky = _value_codes(gold)
+    if kx * ky <= MAX_JOINT_CODES:
+        return SumStatistic(family, one_hot(cx * ky + cy, kx * ky), _spearman_finish(kx, ky))
+    return IndexStatistic((cx, cy), _ranked_spearman)
+
+
+def _drawn_ranks(codes: NDArray[np.int64], idx: NDArray[np.int64], inside: Mask) -> Floats:
+    """Average ranks of the drawn items inside the mask, within each resample."""
+    k = int(codes.max(initial=0)) + 2  # the last code: items outside the mask
+    drawn = np.where(inside, codes, k - 1)[idx]
+    offsets = np.arange(len(idx))[:, np.newaxis] * k
+    counts = np.bincount((drawn + offsets).ravel(), minlength=len(idx) * k).reshape(-1, k)
+    ranks: Floats = np.take_along_axis(_mean_ranks(counts.astype(np.float64)), drawn, axis=1)
+    return ranks
+
+
+def _ranked_spearman(
+    idx: NDArray[np.int64], inside: Mask, cx: NDArray[np.int64], cy: NDArray[np.int64]
+) -> Floats:
+    w = inside[idx].astype(np.float64)
+    x, y = _drawn_ranks(cx, idx, inside) * w, _drawn_ranks(cy, idx, inside) * w
+    return _correlation(
+        w.sum(axis=1), x.sum(axis=1), y.sum(axis=1),
+        (x * x).sum(axis=1), (y * y).sum(axis=1), (x * y).sum(axis=1),
+    )  # fmt: skip
+
+
+def _draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.int64]:
     """`(b, n)`: how often each item was drawn in each resample of the chunk."""
     rows = np.arange(idx.shape[0], dtype=np.int64)[:, np.newaxis] * n
     counts = np.bincount((idx + rows).ravel(), minlength=idx.shape[0] * n)
-    return counts.reshape(idx.shape[0], n).astype(np.float64)
+    return counts.reshape(idx.shape[0], n)
+
+
+Cell: TypeAlias = tuple[PairedStatistic, Mask]
+"""A statistic and the items (mask over all `n`) it is evaluated on."""
+
+
+def _classes(masks: list[Mask], n: int) -> tuple[NDArray[np.int64], int]:
+    """Items grouped by which masks hold them: (class of each item, number of classes)."""
+    if not masks:
+        return np.zeros(n, dtype=np.int64), 1
+    member = np.column_stack(masks)
+    if member.shape[1] <= 62:
+        codes = member.astype(np.int64) @ (np.int64(1) << np.arange(member.shape[1]))
+        _, inverse = np.unique(codes, return_inverse=True)
+    else:
+        _, inverse = np.unique(member, axis=0, return_inverse=True)
+    classes = inverse.ravel().astype(np.int64)
+    return classes, int(classes.max(initial=0)) + 1
+
+
+def _split(features: Any, classes: NDArray[np.int64], n_classes: int) -> Any:
+    """`(n, n_classes * m)`: each row's columns moved to its class's block."""
+    coo = sparse.coo_matrix(features)
+    m = coo.shape[1]
+    columns = classes[coo.row] * m + coo.col
+    return sparse.csr_matrix((coo.data, (coo.row, columns)), shape=(coo.shape[0], n_classes * m))
+
+
+def _exact_in_float32(features: Any, n: int) -> bool:
+    """Integer features whose sums over any resample stay exact in float32 (one-hot,
+    0/1 outcomes, claim counts): summed at twice the speed of float64."""
+    data = sparse.csr_matrix(features).data
+    if data.size == 0:
+        return True
+    return bool(np.all(data == np.round(data))) and float(np.abs(data).max()) * n < 2**24
+
+
+class _Stack:
+    """Feature blocks stacked side by side, transposed for one product a chunk."""
+
+    def __init__(self, blocks: Mapping[Hashable, Any], dtype: type[np.floating[Any]]) -> None:
+        self.dtype = dtype
+        self.slices: dict[Hashable, slice] = {}
+        start = 0
+        for block, features in blocks.items():
+            self.slices[block] = slice(start, start + features.shape[1])
+            start += features.shape[1]
+        stacked = [sparse.csr_matrix(b, dtype=dtype) for b in blocks.values()]
+        self.transposed = sparse.hstack(stacked, format="csr").T.tocsr() if stacked else None
+
+    def totals(self, counts: NDArray[np.int64]) -> Floats | None:
+        if self.transposed is None:
+            return None
+        weights = np.ascontiguousarray(counts.T, dtype=self.dtype)
+        return np.asarray(self.transposed @ weights, dtype=np.float64).T
+
+
+class _Layout:
+    """Where each sum statistic finds its sums on its mask in the products' output."""
+
+    def __init__(self, cells: Mapping[Any, Cell], n: int) -> None:
+        sums = {k: c for k, c in cells.items() if isinstance(c[0], SumStatistic)}
+        masks = list({m.tobytes(): m for _, m in sums.values()}.values())
+        classes, self.n_classes = _classes(masks, n)
+        self.split = self.n_classes <= MAX_CLASSES
+        blocks: dict[Hashable, Any] = {}
+        self.block_of: dict[Any, Hashable] = {}
+        self.classes_in: dict[Any, Mask] = {}
+        for key, (stat, mask) in sums.items():
+            assert isinstance(stat, SumStatistic)
+            if self.split:
+                block = stat.family
+                if block not in blocks:
+                    blocks[block] = _split(stat.features, classes, self.n_classes)
+                self.classes_in[key] = np.bincount(classes[mask], minlength=self.n_classes) > 0
+            else:
+                block = (stat.family, mask.tobytes())
+                if block not in blocks:
+                    blocks[block] = sparse.csr_matrix(stat.features).multiply(mask[:, None])
+            self.block_of[key] = block
+        exact = {b: f for b, f in blocks.items() if _exact_in_float32(f, n)}
+        real = {b: f for b, f in blocks.items() if b not in exact}
+        self.stacks = (_Stack(exact, np.float32), _Stack(real, np.float64))
+
+    def totals(self, counts: NDArray[np.int64]) -> list[Floats | None]:
+        """Weighted sums of every block (`counts`: `(b, n)` draws of each item)."""
+        return [stack.totals(counts) for stack in self.stacks]
+
+    def sums_of(self, key: Any, totals: list[Floats | None]) -> Floats:
+        block = self.block_of[key]
+        for stack, values in zip(self.stacks, totals, strict=True):
+            if block in stack.slices:
+                assert values is not None
+                columns = values[:, stack.slices[block]]
+        if not self.split:
+            return columns
+        by_class = columns.reshape(len(columns), self.n_classes, -1)
+        picked: Floats = by_class[:, self.classes_in[key], :].sum(axis=1)
+        return picked
 
 
 def _evaluate(
-    statistics: Mapping[_Key, PairedStatistic],
-    sums: _Sums,
-    idx: NDArray[np.int64],
-    weights: Floats,
+    cells: Mapping[_Key, Cell], layout: _Layout, idx: NDArray[np.int64], counts: NDArray[np.int64]
 ) -> dict[_Key, Floats]:
-    totals = sums.of(weights)
+    totals = layout.totals(counts)
     out: dict[_Key, Floats] = {}
-    for key, stat in statistics.items():
+    for key, (stat, mask) in cells.items():
         if isinstance(stat, SumStatistic):
-            assert totals is not None
-            out[key] = stat.finish(totals[:, sums.slices[stat.family]])
+            out[key] = stat.finish(layout.sums_of(key, totals))
         else:
-            out[key] = stat.batched(idx, *stat.columns)
+            out[key] = stat.batched(idx, mask, *stat.columns)
     return out
 
 
 def resample_statistics(
-    statistics: Mapping[_Key, PairedStatistic], n: int, boot: BootSettings
+    cells: Mapping[_Key, Cell], n: int, boot: BootSettings
 ) -> tuple[dict[_Key, float], dict[_Key, Floats]]:
-    """(point value, `n_boot` resampled values) of every statistic, all on one draw.
-
-    Every statistic must be over the same `n` items (restrict them first). Values are
-    NaN where a statistic is undefined (a point value too).
-    """
+    """(point value, `n_boot` resampled values) of every statistic on its mask, all from
+    one draw of the `n` items. Values are NaN where a statistic is undefined."""
     if n < 1:
         raise ValueError("cannot resample an empty item set")
-    sums = _Sums(statistics)
+    layout = _Layout(cells, n)
     identity = np.arange(n, dtype=np.int64)[np.newaxis, :]
-    points = {
-        k: float(v[0]) for k, v in _evaluate(statistics, sums, identity, np.ones((1, n))).items()
-    }
-    values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in statistics}
+    whole = _evaluate(cells, layout, identity, np.ones((1, n), dtype=np.int64))
+    points = {k: float(v[0]) for k, v in whole.items()}
+    values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in cells}
     for start, idx in index_chunks(n, boot.n_boot, boot.seed):
-        weights = _draw_counts(idx, n)
-        for key, chunk in _evaluate(statistics, sums, idx, weights).items():
+        for key, chunk in _evaluate(cells, layout, idx, _draw_counts(idx, n)).items():
             values[key][start : start + len(idx)] = chunk
     return points, values
