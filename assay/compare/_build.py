@@ -56,9 +56,9 @@ class _Names:
         uses = Counter(j for run in runs for j in run.producers())
         self.shared = {j for j, n in uses.items() if n > 1}
         if self.shared:
+            shown = [self(run, j) for run in runs for j in run.producers() if j in self.shared]
             notes.append(
-                f"judge ids used by several runs are prefixed with the run name: "
-                f"{', '.join(sorted(self.shared))}"
+                f"judge ids used by several runs are prefixed with the run name: {', '.join(shown)}"
             )
 
     def __call__(self, run: LoadedRun, judge: str) -> str:
