@@ -17,7 +17,13 @@ from markupsafe import escape
 
 from assay.compare import ComparisonReport, ConfusionTable, ForcePoint
 from assay.metrics import paired_compare
-from assay.report._compare_charts import forest_chart, nice_ticks, p_text, signed
+from assay.report._compare_charts import (
+    forest_chart,
+    nice_ticks,
+    p_text,
+    shared_namespace,
+    signed,
+)
 from assay.report._compare_html import comparison_section, render_comparison_html
 from assay.report._values import wrap
 
@@ -311,3 +317,29 @@ def test_forest_axis_keeps_zero_inside_when_every_delta_is_positive() -> None:
     chart = forest_chart("accuracy", rows)
     zero = [t for t in chart.ticks if t.cls == "zero"]
     assert len(zero) == 1 and chart.label_w < zero[0].x < chart.label_w + chart.plot_w
+
+
+@pytest.mark.parametrize(
+    ("ids", "prefix"),
+    [
+        (["baseline:token-overlap", "baseline:entity-overlap"], "baseline:"),
+        (["run-a/gpt::p@1", "run-a/gpt::p@2"], "run-a/gpt::"),
+        (["gpt-4o::p@1", "gpt-4o-mini::p@1"], ""),
+        (["baseline:", "baseline:x"], ""),
+        (["a:x", "b:x"], ""),
+    ],
+)
+def test_shared_namespace(ids: list[str], prefix: str) -> None:
+    assert shared_namespace(ids) == prefix
+
+
+def test_all_pairs_rows_leave_out_the_shared_namespace() -> None:
+    frame = pd.DataFrame({f"baseline:{n}": [1.0, 0, 1, 0, 1, 1] for n in ("a", "b", "c")})
+    rows = paired_compare(frame, metric="accuracy", n_boot=20, seed=0).rows
+    chart = forest_chart("accuracy", rows)
+    assert [r.label for r in chart.rows] == ["a − b", "a − c", "b − c"]
+    assert chart.axis_title == "Δ accuracy = A − B (ids without “baseline:”)"
+    long_ids = [{"judge_a": "x" * 30, "judge_b": "y" * 29 + str(i)} for i in range(len(rows))]
+    long_rows = [r.model_copy(update=u) for r, u in zip(rows, long_ids, strict=True)]
+    label = forest_chart("accuracy", long_rows).rows[0].label
+    assert label == f"{'x' * 10}…{'x' * 9} − {'y' * 10}…{'y' * 8}0"

@@ -42,10 +42,8 @@ def signed(value: float | None) -> str:
 
 
 def p_text(value: float | None) -> str:
-    """p-values: three decimals, or scientific below 0.001 (never a bare 0.000)."""
-    if value is None or not math.isfinite(value):
-        return DASH
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+    """p-values to three significant digits, as the text formats write them (`1.11e-16`)."""
+    return DASH if value is None or not math.isfinite(value) else f"{value:.3g}"
 
 
 def is_significant(row: PairedComparison, alpha: float) -> bool:
@@ -76,16 +74,36 @@ def _forest_estimate(row: PairedComparison, level: str, sig: bool) -> Estimate:
     return Estimate(row.diff, row.ci_low, row.ci_high, tip, text, shape="dot" if sig else "ring")
 
 
+def shared_namespace(ids: Sequence[str]) -> str:
+    """The `ns:` or `ns/` every id starts with (`baseline:`), or "" when they differ."""
+    common = min(ids, default="")
+    for other in ids:
+        while not other.startswith(common):
+            common = common[:-1]
+    cut = max(common.rfind(":"), common.rfind("/"))
+    prefix = common[: cut + 1]
+    return prefix if all(len(i) > len(prefix) for i in ids) else ""
+
+
+def _pair_labels(rows: Sequence[PairedComparison]) -> tuple[list[str], str]:
+    """Row labels and the axis's `A − B` text: the judge alone against one shared B,
+    else `A − B` with a namespace every id shares left out and each side kept short."""
+    if len({r.judge_b for r in rows}) == 1:
+        return [r.judge_a for r in rows], f"judge − {rows[0].judge_b}"
+    prefix = shared_namespace([j for r in rows for j in (r.judge_a, r.judge_b)])
+    cut = len(prefix)
+    labels = [f"{clip(r.judge_a[cut:], 20)} − {clip(r.judge_b[cut:], 20)}" for r in rows]
+    return labels, f"A − B (ids without “{prefix}”)" if prefix else "A − B"
+
+
 def forest_chart(
     metric: str, rows: Sequence[PairedComparison], *, confidence: float = 0.95
 ) -> DotChart:
     """One metric's Δs, one row per comparison: filled dot when Holm-significant."""
     level, alpha = f"{confidence:.0%}", 1.0 - confidence
-    same_b = len({r.judge_b for r in rows}) == 1
     estimates = [_forest_estimate(r, level, is_significant(r, alpha)) for r in rows]
-    labels = [r.judge_a if same_b else f"{r.judge_a} − {r.judge_b}" for r in rows]
+    labels, against = _pair_labels(rows)
     domain, tick_values = _forest_axis(rows)
-    against = f"judge − {rows[0].judge_b}" if same_b and rows else "A − B"
     return dot_chart(
         [(name, [est]) for name, est in zip(labels, estimates, strict=True)],
         domain=domain,
@@ -154,7 +172,7 @@ def kappa_grid(matrix: KappaMatrix) -> KappaGrid:
     overhang = widest * math.cos(_ROTATE)
     return KappaGrid(
         aria="Cohen's kappa between every pair of judges and human raters",
-        width=label_w + max(grid_w + overhang, 360.0) + 12.0,
+        width=label_w + max(grid_w + overhang, 480.0) + 12.0,
         height=y_end + 52.0,
         label_w=label_w,
         top=top,
