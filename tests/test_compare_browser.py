@@ -4,6 +4,8 @@ Same browser set-up as test_report_browser.py (its `browser` fixture and loader)
 page must load over file:// with no console error and no request but the file itself,
 lay out the forest plots, κ heatmap, confusion tables and MVR–FS scatter at a visible
 size with one mark per row of the report, keep hostile ids as text and fit 1280 px.
+Pages: a report built from seeded statistics (every part), one with hostile ids, and
+`assay compare -f html` of two real runs (an items run with raters, a ForceBench run).
 Without the browser the tests skip, except in CI (`CI` set), where they fail.
 """
 
@@ -14,9 +16,9 @@ from typing import Any
 
 import pytest
 from _compare_reports import full_report
-from test_report_browser import WIDTH, Loaded, _open, browser  # noqa: F401 (fixture)
+from test_report_browser import ROOT, WIDTH, Loaded, _cli, _open, browser  # noqa: F401
 
-from assay.compare import ComparisonReport
+from assay.compare import ComparisonReport, compare_runs
 from assay.report._compare_charts import signed
 from assay.report._compare_html import render_comparison_html
 
@@ -32,21 +34,41 @@ def _hostile_report() -> ComparisonReport:
 
 
 @pytest.fixture(scope="module")
-def reports() -> dict[str, ComparisonReport]:
-    return {"full": full_report(), "hostile": _hostile_report()}
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The items example (3 judges, 2 raters) and the ForceBench demo (5 judges), run."""
+    base = tmp_path_factory.mktemp("compare-runs")
+    runs = []
+    for spec in ("compare-items.toml", "forcebench-demo.toml"):
+        out = base / spec.removesuffix(".toml")
+        _cli("run", str(ROOT / "examples" / spec), "--output-dir", str(out),
+             "--no-progress", "--no-cache")  # fmt: skip
+        runs.append(out)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def reports(real_runs: list[Path]) -> dict[str, ComparisonReport]:
+    real = compare_runs(real_runs, n_boot=200, seed=1)
+    return {"full": full_report(), "hostile": _hostile_report(), "real": real}
 
 
 @pytest.fixture(scope="module")
 def pages(
     browser: Any,  # noqa: F811
     reports: dict[str, ComparisonReport],
+    real_runs: list[Path],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Loaded]:
     base = tmp_path_factory.mktemp("compare-pages")
     loaded = {}
     for name, report in reports.items():
         path: Path = base / f"{name}.html"
-        path.write_text(render_comparison_html(report, title=f"{name} {PWN_IMG}"), "utf-8")
+        if name == "real":  # the CLI's page, which must be this report's
+            _cli("compare", *map(str, real_runs), "--n-boot", "200", "--seed", "1",
+                 "-f", "html", "-o", str(path))  # fmt: skip
+            assert path.read_text("utf-8") == render_comparison_html(report)
+        else:
+            path.write_text(render_comparison_html(report, title=f"{name} {PWN_IMG}"), "utf-8")
         loaded[name] = _open(browser, path)
     return loaded
 
@@ -60,32 +82,41 @@ def _js(driver: Any, script: str) -> Any:
     return driver.execute_script(script)
 
 
-@pytest.mark.parametrize("name", ["full", "hostile"])
+@pytest.mark.parametrize("name", ["full", "hostile", "real"])
 def test_page_loads_offline_without_console_errors(pages: dict[str, Loaded], name: str) -> None:
     loaded = pages[name]
     assert [e for e in loaded.console if e["level"] == "SEVERE"] == []
     assert loaded.requests == [loaded.url]  # the file itself, nothing else
 
 
-def test_charts_are_laid_out_at_a_visible_size(browser: Any, pages: dict[str, Loaded]) -> None:  # noqa: F811
-    _show(browser, pages["full"])
+@pytest.mark.parametrize("name", ["full", "real"])
+def test_charts_are_laid_out_at_a_visible_size(
+    browser: Any,  # noqa: F811
+    pages: dict[str, Loaded],
+    reports: dict[str, ComparisonReport],
+    name: str,
+) -> None:
+    _show(browser, pages[name])
     sizes = _js(
         browser,
         "return ['#cmp-forest', '#cmp-kappa', '#cmp-force'].map(id => "
         "[...document.querySelectorAll(id + ' svg')].map(s => {"
         "const r = s.getBoundingClientRect(); return [r.width, r.height]}))",
     )
-    assert [len(s) for s in sizes] == [2, 1, 1]  # two metrics: two forest panels
+    metrics = {c.metric for c in reports[name].comparisons}
+    assert [len(s) for s in sizes] == [len(metrics), 1, 1]  # one forest panel a metric
     assert all(w > 200 and h > 80 for group in sizes for w, h in group), sizes
 
 
+@pytest.mark.parametrize("name", ["full", "real"])
 def test_forest_plot_has_a_mark_and_whisker_per_comparison(
     browser: Any,  # noqa: F811
     pages: dict[str, Loaded],
     reports: dict[str, ComparisonReport],
+    name: str,
 ) -> None:
-    _show(browser, pages["full"])
-    report = reports["full"]
+    _show(browser, pages[name])
+    report = reports[name]
     panels = _js(
         browser,
         "return [...document.querySelectorAll('#cmp-forest figure.forest')].map(f => "
@@ -102,14 +133,16 @@ def test_forest_plot_has_a_mark_and_whisker_per_comparison(
     assert sorted(p[0] for p in panels) == sorted({c.metric for c in report.comparisons})
 
 
+@pytest.mark.parametrize("name", ["full", "real"])
 def test_heatmap_confusions_and_scatter_show_the_report(
     browser: Any,  # noqa: F811
     pages: dict[str, Loaded],
     reports: dict[str, ComparisonReport],
+    name: str,
 ) -> None:
-    _show(browser, pages["full"])
-    report = reports["full"]
-    assert report.kappa is not None
+    _show(browser, pages[name])
+    report = reports[name]
+    assert report.kappa is not None and report.confusions and report.force
     cells = _js(
         browser,
         "return [...document.querySelectorAll('#cmp-kappa svg g')].map(g => "
@@ -123,8 +156,9 @@ def test_heatmap_confusions_and_scatter_show_the_report(
         "[...t.tBodies[0].rows].map(r => [...r.cells].slice(1).map(c => +c.innerText)))",
     )
     assert tables == [t.counts for t in report.confusions]
+    drawn = [p for p in report.force if p.mvr is not None and p.fs is not None]
     points = _js(browser, "return document.querySelectorAll('#cmp-force svg circle.dot').length")
-    assert points == len(report.force)
+    assert points == len(drawn) > 0
     rows = _js(browser, "return document.querySelectorAll('table.comparisons tbody tr').length")
     assert rows == len(report.comparisons)
 
@@ -141,7 +175,7 @@ def test_hostile_names_stay_text(browser: Any, pages: dict[str, Loaded]) -> None
     assert f"hostile {PWN_IMG}" in _js(browser, "return document.title")
 
 
-@pytest.mark.parametrize("name", ["full", "hostile"])
+@pytest.mark.parametrize("name", ["full", "hostile", "real"])
 def test_no_horizontal_overflow_at_1280px(
     browser: Any,  # noqa: F811
     pages: dict[str, Loaded],
