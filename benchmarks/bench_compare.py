@@ -6,7 +6,8 @@ its own probability through a shared item difficulty, ~2% failed judgments), the
 fresh process, times `assay.compare.compare_runs` on it (reading the records included,
 imports excluded) and reports that process's peak RSS; then the whole CLI command
 `assay compare RUN -f json -o FILE` in another process. `--scores` adds gold scores and
-judge scores (MAE, Pearson, Spearman compared too). Targets: <= 10 s, <= 1 GB.
+judge scores on a 1-5 scale (MAE, Pearson, Spearman compared too). Targets: <= 10 s,
+<= 1 GB.
 
 `--library` runs the earlier, library-level measurement instead: `paired_compare` on
 in-memory outcome frames (no run directory).
@@ -73,13 +74,14 @@ def write_items_run(run_dir: Path, items: int, judges: int, *, scores: bool, see
     run_dir.mkdir(parents=True)
     (run_dir / "manifest.json").write_text(json.dumps({"name": "bench-compare"}))
     gold = rng.integers(0, len(LABELS), items)
-    gold_score = gold / 2 + rng.normal(0, 0.1, items)
+    # gold scores: the mean of two raters on a 1-5 scale (halves); judges answer 1-5
+    gold_score = np.clip(np.round((2 * gold + 1 + rng.normal(0, 0.7, items)) * 2) / 2, 1, 5)
     difficulty = rng.normal(0.0, 1.0, items)
     with (run_dir / "items.jsonl").open("w") as fh:
         for i in range(items):
             row = {"dataset": "bench", "item_id": f"item-{i}", "gold_label": LABELS[gold[i]]}
             if scores:
-                row["gold_score"] = round(float(gold_score[i]), 4)
+                row["gold_score"] = float(gold_score[i])
             fh.write(json.dumps(row) + "\n")
     with (run_dir / "item_judgments.jsonl").open("w") as fh:
         for j, (judge_id, model, version) in enumerate(_judge_ids(judges)):
@@ -87,14 +89,14 @@ def write_items_run(run_dir: Path, items: int, judges: int, *, scores: bool, see
             right = rng.random(items) < 1 / (1 + np.exp(difficulty - skill))
             label = np.where(right, gold, rng.integers(0, len(LABELS), items))
             failed = rng.random(items) < 0.02
-            noise = rng.normal(0, 0.4 - 0.05 * j, items)
+            noise = rng.normal(0, 1.0 - 0.1 * j, items)
             for i in range(items):
                 row = {"dataset": "bench", "item_id": f"item-{i}", "judge_id": judge_id,
                        "model": model, "prompt_id": "judge", "prompt_version": version,
                        "status": "parse_error" if failed[i] else "ok",
                        "label": None if failed[i] else LABELS[label[i]]}  # fmt: skip
                 if scores and not failed[i]:
-                    row["raw_score"] = round(float(label[i] / 2 + noise[i]), 4)
+                    row["raw_score"] = float(np.clip(np.round(2 * label[i] + 1 + noise[i]), 1, 5))
                 fh.write(json.dumps(row) + "\n")
 
 
@@ -102,11 +104,11 @@ def measure_compare(run_dir: Path, n_boot: int) -> None:
     """Child process: import, then time `compare_runs` alone; print one JSON line."""
     from assay.compare import compare_runs
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     report = compare_runs([run_dir], n_boot=n_boot, seed=0)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = [c.model_dump() for c in report.comparisons]
-    print(json.dumps({"wall_s": wall, "rss_mb": peak_rss_mb(), "comparisons": rows}))
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "rss_mb": peak_rss_mb(), "comparisons": rows}))
 
 
 def _child(args: list[str]) -> tuple[str, float, float]:
@@ -123,6 +125,10 @@ def _child(args: list[str]) -> tuple[str, float, float]:
         text = out.read()
     peak = usage.ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
     return text, wall, peak
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def run_dirs_benchmark(args: argparse.Namespace) -> None:
@@ -146,6 +152,7 @@ def run_dirs_benchmark(args: argparse.Namespace) -> None:
             f"judgments), {len(frame)} comparisons, {args.n_boot:,} paired resamples"
         )
         print(f"compare_runs wall  {measured['wall_s']:6.2f} s   (target <= {TARGET_S:.0f} s)")
+        print(f"compare_runs CPU   {measured['cpu_s']:6.2f} s   (load average {_load()})")
         print(f"compare_runs RSS   {rss:6.0f} MB  (peak of its process; target <= 1024 MB)")
         print(f"assay compare CLI  {cli_wall:6.2f} s, {cli_rss:.0f} MB peak (start-up included)")
     finally:

@@ -49,13 +49,17 @@ MAX_JOINT_CODES = 4096
 """Spearman from the joint value table up to this many (score, gold) value pairs."""
 
 
+Part: TypeAlias = tuple[Hashable, Any]
+"""(family, features): an `(n, m)` array or scipy sparse matrix of per-item features.
+Every part with the same family holds the same features, summed once a chunk (a judge's
+confusion table serves four statistics; the count column and gold moments serve all)."""
+
+
 @dataclass(frozen=True, eq=False)
 class SumStatistic:
-    """A statistic of per-item feature sums. Statistics of one `family` share their
-    `features` (an `(n, m)` array or scipy sparse matrix): summed once a chunk."""
+    """`finish` of the sums of its parts' features (columns in the parts' order)."""
 
-    family: Hashable
-    features: Any
+    parts: tuple[Part, ...]
     finish: Finish
 
 
@@ -77,17 +81,22 @@ def _ratio_finish(sums: Floats) -> Floats:
     return np.where(positive, sums[:, 0] / np.where(positive, sums[:, 1], 1.0), np.nan)
 
 
+def _column(values: NDArray[Any]) -> Floats:
+    return np.asarray(values, dtype=np.float64).reshape(-1, 1)
+
+
 def ratio_of(
     numerators: NDArray[Any], denominators: NDArray[Any], family: Hashable
 ) -> SumStatistic:
     """sum(numerators) / sum(denominators) over the items (NaN when the denominator is 0)."""
-    features = np.column_stack([numerators, denominators]).astype(np.float64)
-    return SumStatistic(family, features, _ratio_finish)
+    parts = ((family, _column(numerators)), ((family, "denominator"), _column(denominators)))
+    return SumStatistic(parts, _ratio_finish)
 
 
 def mean_of(values: NDArray[Any], family: Hashable) -> SumStatistic:
     """The mean of a per-item outcome (0/1 correct, violation, margin, F(r), |error|)."""
-    return ratio_of(values, np.ones(len(values)), family)
+    count = (("count", len(values)), np.ones((len(values), 1)))
+    return SumStatistic(((family, _column(values)), count), _ratio_finish)
 
 
 def one_hot(codes: NDArray[np.int64], width: int) -> Any:
@@ -105,7 +114,7 @@ def confusion_statistic(
     def finish(sums: Floats) -> Floats:
         return confusion_statistics(sums.reshape(-1, k, k))[name]
 
-    return SumStatistic(family, one_hot(gold * k + pred, k * k), finish)
+    return SumStatistic(((family, one_hot(gold * k + pred, k * k)),), finish)
 
 
 def _binary_balanced(sums: Floats) -> Floats:
@@ -120,7 +129,7 @@ def binary_balanced_accuracy(gold: Mask, pred: Mask, family: Hashable) -> SumSta
     """Balanced accuracy of binary predictions, undefined (NaN) unless the gold holds
     both classes: the definition of the verifier gold metrics (`gold_metrics`)."""
     codes = gold.astype(np.int64) * 2 + pred.astype(np.int64)
-    return SumStatistic(family, one_hot(codes, 4), _binary_balanced)
+    return SumStatistic(((family, one_hot(codes, 4)),), _binary_balanced)
 
 
 def _correlation(
@@ -136,15 +145,29 @@ def _correlation(
 
 
 def _pearson_finish(sums: Floats) -> Floats:
-    return _correlation(*(sums[:, i] for i in range(6)))
+    """Sums ordered x, x², xy (the judge's part), then 1, y, y² (the gold part)."""
+    sx, sxx, sxy, n, sy, syy = (sums[:, i] for i in range(6))
+    return _correlation(n, sx, sy, sxx, syy, sxy)
 
 
-def pearson_of(scores: Floats, gold: Floats, family: Hashable) -> SumStatistic:
-    """Pearson's r from centred moments (NaN inputs are outside every mask: zeroed)."""
-    x = np.nan_to_num(scores - np.nanmean(scores)) if len(scores) else scores
-    y = np.nan_to_num(gold - np.nanmean(gold)) if len(gold) else gold
-    features = np.column_stack([np.ones(len(x)), x, y, x * x, y * y, x * y])
-    return SumStatistic(family, features, _pearson_finish)
+def _centred(values: Floats) -> Floats:
+    """Values less their mean (Pearson's r ignores shifts; sums lose less precision);
+    NaN, outside every mask, becomes 0."""
+    present = ~np.isnan(values)
+    centre = values[present].mean() if present.any() else 0.0
+    return np.where(present, values - centre, 0.0)
+
+
+def pearson_of(
+    scores: Floats, gold: Floats, family: Hashable, gold_family: Hashable | None = None
+) -> SumStatistic:
+    """Pearson's r from centred moments. Judges scored against the same gold may pass
+    the same `gold_family`: the gold's moments are then summed once for all of them."""
+    x, y = _centred(scores), _centred(gold)
+    mine = np.column_stack([x, x * x, x * y])
+    theirs = np.column_stack([np.ones(len(y)), y, y * y])
+    shared = (family, "gold") if gold_family is None else (gold_family, "gold moments")
+    return SumStatistic(((family, mine), (shared, theirs)), _pearson_finish)
 
 
 def _mean_ranks(counts: Floats) -> Floats:
@@ -183,7 +206,8 @@ def spearman_of(scores: Floats, gold: Floats, family: Hashable) -> PairedStatist
     cx, kx = _value_codes(scores)
     cy, ky = _value_codes(gold)
     if kx * ky <= MAX_JOINT_CODES:
-        return SumStatistic(family, one_hot(cx * ky + cy, kx * ky), _spearman_finish(kx, ky))
+        table = one_hot(cx * ky + cy, kx * ky)
+        return SumStatistic(((family, table),), _spearman_finish(kx, ky))
     return IndexStatistic((cx, cy), _ranked_spearman)
 
 
@@ -209,10 +233,11 @@ def _ranked_spearman(
 
 
 def _draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """`(b, n)`: how often each item was drawn in each resample of the chunk."""
-    rows = np.arange(idx.shape[0], dtype=np.int64)[:, np.newaxis] * n
-    counts = np.bincount((idx + rows).ravel(), minlength=idx.shape[0] * n)
-    return counts.reshape(idx.shape[0], n)
+    """`(n, b)`: how often each item was drawn in each resample of the chunk (items
+    along the rows, as the sparse product wants them)."""
+    b = idx.shape[0]
+    cells = idx * b + np.arange(b, dtype=np.int64)[:, np.newaxis]
+    return np.bincount(cells.ravel(), minlength=n * b).reshape(n, b)
 
 
 Cell: TypeAlias = tuple[PairedStatistic, Mask]
@@ -263,15 +288,15 @@ class _Stack:
         stacked = [sparse.csr_matrix(b, dtype=dtype) for b in blocks.values()]
         self.transposed = sparse.hstack(stacked, format="csr").T.tocsr() if stacked else None
 
-    def totals(self, counts: NDArray[np.int64]) -> Floats | None:
+    def totals(self, counts_t: NDArray[np.int64]) -> Floats | None:
+        """`(b, columns)` sums; `counts_t` is `(n, b)`: each item's draws per resample."""
         if self.transposed is None:
             return None
-        weights = np.ascontiguousarray(counts.T, dtype=self.dtype)
-        return np.asarray(self.transposed @ weights, dtype=np.float64).T
+        return np.asarray(self.transposed @ counts_t.astype(self.dtype), dtype=np.float64).T
 
 
 class _Layout:
-    """Where each sum statistic finds its sums on its mask in the products' output."""
+    """Where each part of each sum statistic finds its sums on the statistic's mask."""
 
     def __init__(self, cells: Mapping[Any, Cell], n: int) -> None:
         sums = {k: c for k, c in cells.items() if isinstance(c[0], SumStatistic)}
@@ -279,45 +304,55 @@ class _Layout:
         classes, self.n_classes = _classes(masks, n)
         self.split = self.n_classes <= MAX_CLASSES
         blocks: dict[Hashable, Any] = {}
-        self.block_of: dict[Any, Hashable] = {}
+        self.blocks_of: dict[Any, list[Hashable]] = {}
         self.classes_in: dict[Any, Mask] = {}
         for key, (stat, mask) in sums.items():
             assert isinstance(stat, SumStatistic)
             if self.split:
-                block = stat.family
-                if block not in blocks:
-                    blocks[block] = _split(stat.features, classes, self.n_classes)
                 self.classes_in[key] = np.bincount(classes[mask], minlength=self.n_classes) > 0
-            else:
-                block = (stat.family, mask.tobytes())
+            self.blocks_of[key] = []
+            for family, features in stat.parts:
+                block = family if self.split else (family, mask.tobytes())
                 if block not in blocks:
-                    blocks[block] = sparse.csr_matrix(stat.features).multiply(mask[:, None])
-            self.block_of[key] = block
+                    blocks[block] = (
+                        _split(features, classes, self.n_classes)
+                        if self.split
+                        else sparse.csr_matrix(features).multiply(mask[:, None])
+                    )
+                self.blocks_of[key].append(block)
         exact = {b: f for b, f in blocks.items() if _exact_in_float32(f, n)}
         real = {b: f for b, f in blocks.items() if b not in exact}
         self.stacks = (_Stack(exact, np.float32), _Stack(real, np.float64))
 
-    def totals(self, counts: NDArray[np.int64]) -> list[Floats | None]:
-        """Weighted sums of every block (`counts`: `(b, n)` draws of each item)."""
-        return [stack.totals(counts) for stack in self.stacks]
+    def totals(self, counts_t: NDArray[np.int64]) -> list[Floats | None]:
+        """Weighted sums of every block (`counts_t`: `(n, b)` draws of each item)."""
+        return [stack.totals(counts_t) for stack in self.stacks]
 
-    def sums_of(self, key: Any, totals: list[Floats | None]) -> Floats:
-        block = self.block_of[key]
+    def _block(self, block: Hashable, totals: list[Floats | None]) -> Floats:
         for stack, values in zip(self.stacks, totals, strict=True):
             if block in stack.slices:
                 assert values is not None
-                columns = values[:, stack.slices[block]]
+                return values[:, stack.slices[block]]
+        raise KeyError(block)
+
+    def sums_of(self, key: Any, totals: list[Floats | None]) -> Floats:
+        """The statistic's sums on its mask, its parts' columns side by side."""
+        columns = [self._on_mask(key, self._block(b, totals)) for b in self.blocks_of[key]]
+        return columns[0] if len(columns) == 1 else np.hstack(columns)
+
+    def _on_mask(self, key: Any, block: Floats) -> Floats:
+        """A block's sums over the classes inside the statistic's mask."""
         if not self.split:
-            return columns
-        by_class = columns.reshape(len(columns), self.n_classes, -1)
+            return block
+        by_class = block.reshape(len(block), self.n_classes, -1)
         picked: Floats = by_class[:, self.classes_in[key], :].sum(axis=1)
         return picked
 
 
 def _evaluate(
-    cells: Mapping[_Key, Cell], layout: _Layout, idx: NDArray[np.int64], counts: NDArray[np.int64]
+    cells: Mapping[_Key, Cell], layout: _Layout, idx: NDArray[np.int64], counts_t: NDArray[np.int64]
 ) -> dict[_Key, Floats]:
-    totals = layout.totals(counts)
+    totals = layout.totals(counts_t)
     out: dict[_Key, Floats] = {}
     for key, (stat, mask) in cells.items():
         if isinstance(stat, SumStatistic):
@@ -336,7 +371,7 @@ def resample_statistics(
         raise ValueError("cannot resample an empty item set")
     layout = _Layout(cells, n)
     identity = np.arange(n, dtype=np.int64)[np.newaxis, :]
-    whole = _evaluate(cells, layout, identity, np.ones((1, n), dtype=np.int64))
+    whole = _evaluate(cells, layout, identity, np.ones((n, 1), dtype=np.int64))
     points = {k: float(v[0]) for k, v in whole.items()}
     values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in cells}
     for start, idx in index_chunks(n, boot.n_boot, boot.seed):
