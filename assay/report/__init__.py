@@ -5,6 +5,7 @@ markdown, html) in `assay.core.registry.REPORT_FORMATS`.
 """
 
 from assay._table import Grid, print_grid, render_markdown, render_plain
+from assay.report._compare_html import comparison_section, render_comparison_html
 from assay.report._digests import RecordDigest, RecordsCheck, check_records
 from assay.report._export import tidy_csv, tidy_frame
 from assay.report._formats import (
@@ -26,9 +27,11 @@ __all__ = [
     "RunReport",
     "build_page",
     "check_records",
+    "comparison_section",
     "emit_report",
     "print_grid",
     "print_tables",
+    "render_comparison_html",
     "render_html_report",
     "render_markdown",
     "render_plain",
