@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +132,18 @@ def test_bad_runs_are_one_line(run: Path, tmp_path: Path) -> None:
     )
     code, _, err = invoke(["compare", str(run), str(disjoint), "--strict"])
     assert code == 2 and err.count("\n") == 1
+
+
+def test_benchmark_script_runs_compare_on_a_synthetic_run_dir() -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_compare.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--items", "200", "--n-boot", "20", "--scores"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    out = done.stdout
+    # 4 judges: 6 pairs x (accuracy, balanced_accuracy, macro_f1, cohen_kappa, mae,
+    # pearson, spearman)
+    assert "200 items x 4 judges (800 judgments), 42 comparisons, 20 paired resamples" in out
+    assert re.search(r"compare_runs wall +\d+\.\d\d s", out)
+    assert re.search(r"compare_runs RSS +\d+ MB", out)
+    assert re.search(r"assay compare CLI +\d+\.\d\d s, \d+ MB peak", out)
