@@ -11,6 +11,7 @@ from sklearn import metrics as skm
 from statsmodels.stats.multitest import multipletests
 
 from assay.metrics import paired_compare, ratio_ci
+from assay.metrics._paired_draws import resample_statistics
 from assay.metrics._paired_metrics import MetricOutcomes, compare_statistics
 from assay.metrics._paired_stats import (
     IndexStatistic,
@@ -20,7 +21,6 @@ from assay.metrics._paired_stats import (
     mean_of,
     pearson_of,
     ratio_of,
-    resample_statistics,
     spearman_of,
 )
 from assay.metrics._pooling import BootSettings
@@ -72,7 +72,7 @@ def test_a_mask_keeps_the_drawn_items_inside_it() -> None:
 
 
 def test_without_class_split_masks_give_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    import assay.metrics._paired_stats as module
+    import assay.metrics._paired_draws as module
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=200)

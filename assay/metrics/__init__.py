@@ -6,10 +6,13 @@ ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
 `_claim_records`, `_claim_universe` (claims every verifier is scored on),
 `_response_scores` (F(r)), `_factuality_scores` (macro/micro), `_gold_agreement`,
 `_gold_correlation`; statistics: `_bootstrap`, `_resampling`, `_rank_correlation`,
-`_agreement`; comparisons: `_paired` (judges on the same items), `_pairwise` (A vs B
-verdicts in both orders); issue 9 agreement statistics: `_agreement_stats` (categorical vs
-gold), `_score_agreement` (numeric vs gold), `_rater_agreement` (judges and raters),
-`_self_consistency` (samples > 1), `_item_bootstrap` (CIs of any statistic).
+`_agreement`; comparisons: `_paired` (judges on the same items), `_paired_stats`,
+`_paired_draws`, `_paired_metrics` (any per-item statistic, every judge and pair on one
+draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
+`_pairwise` (A vs B verdicts in both orders); issue 9 agreement statistics:
+`_agreement_stats` (categorical vs gold), `_score_agreement` (numeric vs gold),
+`_rater_agreement` (judges and raters), `_self_consistency` (samples > 1),
+`_item_bootstrap` (CIs of any statistic).
 """
 
 from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha

@@ -30,7 +30,8 @@ from assay.metrics._paired import (
     holm,
     mcnemar_exact,
 )
-from assay.metrics._paired_stats import Cell, Floats, PairedStatistic, resample_statistics
+from assay.metrics._paired_draws import Cell, resample_statistics
+from assay.metrics._paired_stats import Floats, PairedStatistic
 from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import percentile_interval
 

@@ -1,23 +1,17 @@
-"""Paired bootstrap of per-item statistics that are not plain means, all judges at once.
+"""Per-item statistics a paired bootstrap can evaluate on any subset of the items.
 
-One draw serves every statistic over the same `n` items: the row draws of
-`_resampling.index_chunks` (for a mean over all `n` items exactly the resamples that
-`paired_compare` and `bootstrap_mean_cis` use with the same seed). Each statistic is
-evaluated on a *subset* of the items, its mask (a judge's scored items, or the items two
-judges share): in a resample, the drawn items inside the mask. So every judge and every
-pair of judges is evaluated on the very same resampled items.
+Evaluated by `_paired_draws.resample_statistics`: one draw of the `n` items serves every
+statistic, each on its own mask (a judge's scored items, or the items two judges share):
+in a resample, the drawn items inside the mask. With a mask of every item, a mean gets
+exactly the resamples `paired_compare` and `bootstrap_mean_cis` use for the same seed.
 
-Two kinds of statistic:
-
-- `SumStatistic`: `finish(sum over drawn items in the mask of features_i)`. Means, ratios
-  of sums (factuality micro), everything computed from a confusion matrix (accuracy,
-  balanced accuracy, macro-F1, Cohen's kappa), Pearson's r (from centred moments) and
-  Spearman's rho of few distinct values (from the joint table of value codes). A chunk of
-  resamples becomes one `(b, n)` matrix of draw counts; the items are split into classes
-  by which masks hold them, every feature column is split by class (same non-zeros), and
-  one sparse product gives the sums of every statistic on every mask.
-- `IndexStatistic`: recomputed from the drawn items' values, a chunk at once (Spearman's
-  rho of many distinct values: ranks from resampled value counts, no per-resample sort).
+- `SumStatistic`: `finish` of the sums of per-item features over those items. Means,
+  ratios of sums (factuality micro), everything computed from a confusion matrix
+  (accuracy, balanced accuracy, macro-F1, Cohen's and quadratic kappa), Pearson's r
+  (centred moments) and Spearman's rho of few distinct values (the joint table of value
+  codes: average ranks from its margins).
+- `IndexStatistic`: recomputed from the drawn items a chunk at once (Spearman's rho of
+  many distinct values: ranks from resampled value counts, no per-resample sort).
 
 No Python loop runs over resamples or items. Point values are the same functions on the
 items as they are; tests check them against scikit-learn and scipy.
@@ -25,26 +19,21 @@ items as they are; tests check them against scikit-learn and scipy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
 from assay.metrics._agreement_stats import confusion_statistics
-from assay.metrics._pooling import BootSettings
-from assay.metrics._resampling import index_chunks
 
 Floats: TypeAlias = NDArray[np.float64]
 Mask: TypeAlias = NDArray[np.bool_]
 Finish: TypeAlias = Callable[[Floats], Floats]
 """`(b, m)` feature sums -> `(b,)` statistic values (NaN where undefined)."""
 
-_Key = TypeVar("_Key", bound=Hashable)
-MAX_CLASSES = 256
-"""More mask classes than this: each (statistic, mask) gets its own masked features."""
 MAX_JOINT_CODES = 4096
 """Spearman from the joint value table up to this many (score, gold) value pairs."""
 
@@ -230,151 +219,3 @@ def _ranked_spearman(
         w.sum(axis=1), x.sum(axis=1), y.sum(axis=1),
         (x * x).sum(axis=1), (y * y).sum(axis=1), (x * y).sum(axis=1),
     )  # fmt: skip
-
-
-def _draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """`(n, b)`: how often each item was drawn in each resample of the chunk (items
-    along the rows, as the sparse product wants them)."""
-    b = idx.shape[0]
-    cells = idx * b + np.arange(b, dtype=np.int64)[:, np.newaxis]
-    return np.bincount(cells.ravel(), minlength=n * b).reshape(n, b)
-
-
-Cell: TypeAlias = tuple[PairedStatistic, Mask]
-"""A statistic and the items (mask over all `n`) it is evaluated on."""
-
-
-def _classes(masks: list[Mask], n: int) -> tuple[NDArray[np.int64], int]:
-    """Items grouped by which masks hold them: (class of each item, number of classes)."""
-    if not masks:
-        return np.zeros(n, dtype=np.int64), 1
-    member = np.column_stack(masks)
-    if member.shape[1] <= 62:
-        codes = member.astype(np.int64) @ (np.int64(1) << np.arange(member.shape[1]))
-        _, inverse = np.unique(codes, return_inverse=True)
-    else:
-        _, inverse = np.unique(member, axis=0, return_inverse=True)
-    classes = inverse.ravel().astype(np.int64)
-    return classes, int(classes.max(initial=0)) + 1
-
-
-def _split(features: Any, classes: NDArray[np.int64], n_classes: int) -> Any:
-    """`(n, n_classes * m)`: each row's columns moved to its class's block."""
-    coo = sparse.coo_matrix(features)
-    m = coo.shape[1]
-    columns = classes[coo.row] * m + coo.col
-    return sparse.csr_matrix((coo.data, (coo.row, columns)), shape=(coo.shape[0], n_classes * m))
-
-
-def _exact_in_float32(features: Any, n: int) -> bool:
-    """Integer features whose sums over any resample stay exact in float32 (one-hot,
-    0/1 outcomes, claim counts): summed at twice the speed of float64."""
-    data = sparse.csr_matrix(features).data
-    if data.size == 0:
-        return True
-    return bool(np.all(data == np.round(data))) and float(np.abs(data).max()) * n < 2**24
-
-
-class _Stack:
-    """Feature blocks stacked side by side, transposed for one product a chunk."""
-
-    def __init__(self, blocks: Mapping[Hashable, Any], dtype: type[np.floating[Any]]) -> None:
-        self.dtype = dtype
-        self.slices: dict[Hashable, slice] = {}
-        start = 0
-        for block, features in blocks.items():
-            self.slices[block] = slice(start, start + features.shape[1])
-            start += features.shape[1]
-        stacked = [sparse.csr_matrix(b, dtype=dtype) for b in blocks.values()]
-        self.transposed = sparse.hstack(stacked, format="csr").T.tocsr() if stacked else None
-
-    def totals(self, counts_t: NDArray[np.int64]) -> Floats | None:
-        """`(b, columns)` sums; `counts_t` is `(n, b)`: each item's draws per resample."""
-        if self.transposed is None:
-            return None
-        return np.asarray(self.transposed @ counts_t.astype(self.dtype), dtype=np.float64).T
-
-
-class _Layout:
-    """Where each part of each sum statistic finds its sums on the statistic's mask."""
-
-    def __init__(self, cells: Mapping[Any, Cell], n: int) -> None:
-        sums = {k: c for k, c in cells.items() if isinstance(c[0], SumStatistic)}
-        masks = list({m.tobytes(): m for _, m in sums.values()}.values())
-        classes, self.n_classes = _classes(masks, n)
-        self.split = self.n_classes <= MAX_CLASSES
-        blocks: dict[Hashable, Any] = {}
-        self.blocks_of: dict[Any, list[Hashable]] = {}
-        self.classes_in: dict[Any, Mask] = {}
-        for key, (stat, mask) in sums.items():
-            assert isinstance(stat, SumStatistic)
-            if self.split:
-                self.classes_in[key] = np.bincount(classes[mask], minlength=self.n_classes) > 0
-            self.blocks_of[key] = []
-            for family, features in stat.parts:
-                block = family if self.split else (family, mask.tobytes())
-                if block not in blocks:
-                    blocks[block] = (
-                        _split(features, classes, self.n_classes)
-                        if self.split
-                        else sparse.csr_matrix(features).multiply(mask[:, None])
-                    )
-                self.blocks_of[key].append(block)
-        exact = {b: f for b, f in blocks.items() if _exact_in_float32(f, n)}
-        real = {b: f for b, f in blocks.items() if b not in exact}
-        self.stacks = (_Stack(exact, np.float32), _Stack(real, np.float64))
-
-    def totals(self, counts_t: NDArray[np.int64]) -> list[Floats | None]:
-        """Weighted sums of every block (`counts_t`: `(n, b)` draws of each item)."""
-        return [stack.totals(counts_t) for stack in self.stacks]
-
-    def _block(self, block: Hashable, totals: list[Floats | None]) -> Floats:
-        for stack, values in zip(self.stacks, totals, strict=True):
-            if block in stack.slices:
-                assert values is not None
-                return values[:, stack.slices[block]]
-        raise KeyError(block)
-
-    def sums_of(self, key: Any, totals: list[Floats | None]) -> Floats:
-        """The statistic's sums on its mask, its parts' columns side by side."""
-        columns = [self._on_mask(key, self._block(b, totals)) for b in self.blocks_of[key]]
-        return columns[0] if len(columns) == 1 else np.hstack(columns)
-
-    def _on_mask(self, key: Any, block: Floats) -> Floats:
-        """A block's sums over the classes inside the statistic's mask."""
-        if not self.split:
-            return block
-        by_class = block.reshape(len(block), self.n_classes, -1)
-        picked: Floats = by_class[:, self.classes_in[key], :].sum(axis=1)
-        return picked
-
-
-def _evaluate(
-    cells: Mapping[_Key, Cell], layout: _Layout, idx: NDArray[np.int64], counts_t: NDArray[np.int64]
-) -> dict[_Key, Floats]:
-    totals = layout.totals(counts_t)
-    out: dict[_Key, Floats] = {}
-    for key, (stat, mask) in cells.items():
-        if isinstance(stat, SumStatistic):
-            out[key] = stat.finish(layout.sums_of(key, totals))
-        else:
-            out[key] = stat.batched(idx, mask, *stat.columns)
-    return out
-
-
-def resample_statistics(
-    cells: Mapping[_Key, Cell], n: int, boot: BootSettings
-) -> tuple[dict[_Key, float], dict[_Key, Floats]]:
-    """(point value, `n_boot` resampled values) of every statistic on its mask, all from
-    one draw of the `n` items. Values are NaN where a statistic is undefined."""
-    if n < 1:
-        raise ValueError("cannot resample an empty item set")
-    layout = _Layout(cells, n)
-    identity = np.arange(n, dtype=np.int64)[np.newaxis, :]
-    whole = _evaluate(cells, layout, identity, np.ones((n, 1), dtype=np.int64))
-    points = {k: float(v[0]) for k, v in whole.items()}
-    values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in cells}
-    for start, idx in index_chunks(n, boot.n_boot, boot.seed):
-        for key, chunk in _evaluate(cells, layout, idx, _draw_counts(idx, n)).items():
-            values[key][start : start + len(idx)] = chunk
-    return points, values

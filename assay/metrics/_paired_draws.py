@@ -1,0 +1,175 @@
+"""One draw of `n` items evaluates every paired statistic on its own subset (mask).
+
+The row draws are those of `_resampling.index_chunks`. A chunk of resamples becomes the
+draw count of every item in every resample; the items are split into classes by which
+masks hold them and every sum statistic's feature columns are split by class (the same
+non-zeros), so one sparse product a chunk gives every statistic's sums on every mask
+(float32 for integer features whose sums stay exact, float64 for the rest). With more
+mask classes than `MAX_CLASSES`, each (part, mask) gets its own masked copy instead.
+Index statistics get the drawn indices and their mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, TypeAlias, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from assay.metrics._paired_stats import Floats, Mask, PairedStatistic, SumStatistic
+from assay.metrics._pooling import BootSettings
+from assay.metrics._resampling import index_chunks
+
+_Key = TypeVar("_Key", bound=Hashable)
+MAX_CLASSES = 256
+"""More mask classes than this: each (part, mask) gets its own masked features."""
+
+
+def _draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """`(n, b)`: how often each item was drawn in each resample of the chunk (items
+    along the rows, as the sparse product wants them)."""
+    b = idx.shape[0]
+    cells = idx * b + np.arange(b, dtype=np.int64)[:, np.newaxis]
+    return np.bincount(cells.ravel(), minlength=n * b).reshape(n, b)
+
+
+Cell: TypeAlias = tuple[PairedStatistic, Mask]
+"""A statistic and the items (mask over all `n`) it is evaluated on."""
+
+
+def _classes(masks: list[Mask], n: int) -> tuple[NDArray[np.int64], int]:
+    """Items grouped by which masks hold them: (class of each item, number of classes)."""
+    if not masks:
+        return np.zeros(n, dtype=np.int64), 1
+    member = np.column_stack(masks)
+    if member.shape[1] <= 62:
+        codes = member.astype(np.int64) @ (np.int64(1) << np.arange(member.shape[1]))
+        _, inverse = np.unique(codes, return_inverse=True)
+    else:
+        _, inverse = np.unique(member, axis=0, return_inverse=True)
+    classes = inverse.ravel().astype(np.int64)
+    return classes, int(classes.max(initial=0)) + 1
+
+
+def _split(features: Any, classes: NDArray[np.int64], n_classes: int) -> Any:
+    """`(n, n_classes * m)`: each row's columns moved to its class's block."""
+    coo = sparse.coo_matrix(features)
+    m = coo.shape[1]
+    columns = classes[coo.row] * m + coo.col
+    return sparse.csr_matrix((coo.data, (coo.row, columns)), shape=(coo.shape[0], n_classes * m))
+
+
+def _exact_in_float32(features: Any, n: int) -> bool:
+    """Integer features whose sums over any resample stay exact in float32 (one-hot,
+    0/1 outcomes, claim counts): summed at twice the speed of float64."""
+    data = sparse.csr_matrix(features).data
+    if data.size == 0:
+        return True
+    return bool(np.all(data == np.round(data))) and float(np.abs(data).max()) * n < 2**24
+
+
+class _Stack:
+    """Feature blocks stacked side by side, transposed for one product a chunk."""
+
+    def __init__(self, blocks: Mapping[Hashable, Any], dtype: type[np.floating[Any]]) -> None:
+        self.dtype = dtype
+        self.slices: dict[Hashable, slice] = {}
+        start = 0
+        for block, features in blocks.items():
+            self.slices[block] = slice(start, start + features.shape[1])
+            start += features.shape[1]
+        stacked = [sparse.csr_matrix(b, dtype=dtype) for b in blocks.values()]
+        self.transposed = sparse.hstack(stacked, format="csr").T.tocsr() if stacked else None
+
+    def totals(self, counts_t: NDArray[np.int64]) -> Floats | None:
+        """`(b, columns)` sums; `counts_t` is `(n, b)`: each item's draws per resample."""
+        if self.transposed is None:
+            return None
+        return np.asarray(self.transposed @ counts_t.astype(self.dtype), dtype=np.float64).T
+
+
+class _Layout:
+    """Where each part of each sum statistic finds its sums on the statistic's mask."""
+
+    def __init__(self, cells: Mapping[Any, Cell], n: int) -> None:
+        sums = {k: c for k, c in cells.items() if isinstance(c[0], SumStatistic)}
+        masks = list({m.tobytes(): m for _, m in sums.values()}.values())
+        classes, self.n_classes = _classes(masks, n)
+        self.split = self.n_classes <= MAX_CLASSES
+        blocks: dict[Hashable, Any] = {}
+        self.blocks_of: dict[Any, list[Hashable]] = {}
+        self.classes_in: dict[Any, Mask] = {}
+        for key, (stat, mask) in sums.items():
+            assert isinstance(stat, SumStatistic)
+            if self.split:
+                self.classes_in[key] = np.bincount(classes[mask], minlength=self.n_classes) > 0
+            self.blocks_of[key] = []
+            for family, features in stat.parts:
+                block = family if self.split else (family, mask.tobytes())
+                if block not in blocks:
+                    blocks[block] = (
+                        _split(features, classes, self.n_classes)
+                        if self.split
+                        else sparse.csr_matrix(features).multiply(mask[:, None])
+                    )
+                self.blocks_of[key].append(block)
+        exact = {b: f for b, f in blocks.items() if _exact_in_float32(f, n)}
+        real = {b: f for b, f in blocks.items() if b not in exact}
+        self.stacks = (_Stack(exact, np.float32), _Stack(real, np.float64))
+
+    def totals(self, counts_t: NDArray[np.int64]) -> list[Floats | None]:
+        """Weighted sums of every block (`counts_t`: `(n, b)` draws of each item)."""
+        return [stack.totals(counts_t) for stack in self.stacks]
+
+    def _block(self, block: Hashable, totals: list[Floats | None]) -> Floats:
+        for stack, values in zip(self.stacks, totals, strict=True):
+            if block in stack.slices:
+                assert values is not None
+                return values[:, stack.slices[block]]
+        raise KeyError(block)
+
+    def sums_of(self, key: Any, totals: list[Floats | None]) -> Floats:
+        """The statistic's sums on its mask, its parts' columns side by side."""
+        columns = [self._on_mask(key, self._block(b, totals)) for b in self.blocks_of[key]]
+        return columns[0] if len(columns) == 1 else np.hstack(columns)
+
+    def _on_mask(self, key: Any, block: Floats) -> Floats:
+        """A block's sums over the classes inside the statistic's mask."""
+        if not self.split:
+            return block
+        by_class = block.reshape(len(block), self.n_classes, -1)
+        picked: Floats = by_class[:, self.classes_in[key], :].sum(axis=1)
+        return picked
+
+
+def _evaluate(
+    cells: Mapping[_Key, Cell], layout: _Layout, idx: NDArray[np.int64], counts_t: NDArray[np.int64]
+) -> dict[_Key, Floats]:
+    totals = layout.totals(counts_t)
+    out: dict[_Key, Floats] = {}
+    for key, (stat, mask) in cells.items():
+        if isinstance(stat, SumStatistic):
+            out[key] = stat.finish(layout.sums_of(key, totals))
+        else:
+            out[key] = stat.batched(idx, mask, *stat.columns)
+    return out
+
+
+def resample_statistics(
+    cells: Mapping[_Key, Cell], n: int, boot: BootSettings
+) -> tuple[dict[_Key, float], dict[_Key, Floats]]:
+    """(point value, `n_boot` resampled values) of every statistic on its mask, all from
+    one draw of the `n` items. Values are NaN where a statistic is undefined."""
+    if n < 1:
+        raise ValueError("cannot resample an empty item set")
+    layout = _Layout(cells, n)
+    identity = np.arange(n, dtype=np.int64)[np.newaxis, :]
+    whole = _evaluate(cells, layout, identity, np.ones((n, 1), dtype=np.int64))
+    points = {k: float(v[0]) for k, v in whole.items()}
+    values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in cells}
+    for start, idx in index_chunks(n, boot.n_boot, boot.seed):
+        for key, chunk in _evaluate(cells, layout, idx, _draw_counts(idx, n)).items():
+            values[key][start : start + len(idx)] = chunk
+    return points, values
