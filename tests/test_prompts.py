@@ -86,7 +86,15 @@ def test_builtin_judge_prompts_are_the_four_forcebench_ones(registry: PromptRegi
     assert judges == [f"{pid}@1" for pid in BUILTIN_IDS]
     assert all(p.builtin for p in registry)
     tasks = {p.meta.task for p in registry}
-    assert tasks == {"judge", "verify", "nli", "decompose"}
+    assert tasks == {"judge", "pairwise", "verify", "nli", "decompose"}
+
+
+def test_builtin_pairwise_prompt_answers_a_b_or_tie(registry: PromptRegistry) -> None:
+    p = registry.get("pairwise-preference@1")
+    assert p.meta.task == "pairwise" and p.meta.labels == ["a", "b", "tie"]
+    assert p.meta.variables == ["response_a", "response_b"]
+    text = p.render({"response_a": "first <b>", "response_b": "second"})[-1].content
+    assert text.index("first <b>") < text.index("second")
 
 
 def test_generic_support_labels_and_scores(registry: PromptRegistry) -> None:
