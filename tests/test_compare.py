@@ -350,3 +350,36 @@ def test_report_frames(tmp_path: Path) -> None:
         sum(map(sum, t.counts)) for t in report.confusions
     )
     assert frames["force"].empty
+
+
+def test_integer_labels_are_ordinal_and_add_quadratic_kappa(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    gold = rng.integers(1, 6, 60)
+    labels = {j: np.clip(gold + rng.integers(-s, s + 1, 60), 1, 5) for j, s in (("x", 1), ("y", 2))}
+    judgments = [row for j, v in labels.items() for row in labelled(j, [str(x) for x in v])]
+    run = write_item_run(tmp_path / "o", "o", gold_items([str(g) for g in gold]), judgments)
+    report = compare_runs([run], metrics=["quadratic_kappa"], n_boot=50)
+    (row,) = report.comparisons
+    expected = skm.cohen_kappa_score(gold, labels["x"], weights="quadratic")
+    assert row.value_a == pytest.approx(expected)
+
+
+def test_forcebench_samples_get_a_majority_judge(tmp_path: Path) -> None:
+    records = []
+    for p in range(6):
+        for member, base in (("calibrated", 0.8), ("raised", 0.5)):
+            for k, shift in enumerate((0.0, 0.4, -0.1)):  # sample 1 often inverts the pair
+                score = base + (shift if member == "raised" else 0.0)
+                records.append(JudgmentRecord(
+                    dataset="fb", pair_id=f"p{p}", member=member, judge_id=f"j#{k}",
+                    status=Status.OK, score=round(score + 0.01 * p, 3),
+                ))  # fmt: skip
+    run = tmp_path / "fb"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"name": "fb"}')
+    (run / "judgments.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    report = compare_runs([run], metrics=["mvr"], n_boot=50)
+    majority = _row(report, "j#majority").metrics["mvr"]
+    # per member the median of the three samples: calibrated 0.8, raised 0.5 -> no violation
+    assert (majority.value, majority.n) == (0.0, 6)
+    assert _row(report, "j#1").metrics["mvr"].value == 1.0
