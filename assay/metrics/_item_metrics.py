@@ -31,13 +31,12 @@ from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
 from assay.metrics._item_bootstrap import Interval
+from assay.metrics._majority import MAJORITY, majority_records, sample_base
 from assay.metrics._pairwise import pairwise_metrics
 from assay.metrics._rater_agreement import kappa_matrix, rater_agreement
 from assay.metrics._score_agreement import NUMERIC_STATISTICS, agreement_with_gold_scores
 from assay.metrics._self_consistency import self_consistency
 
-MAJORITY = "majority"
-_SAMPLE = re.compile(r"^(?P<base>.+)#(?P<index>\d+)$")
 _KENDALL_CI_LIMIT = 5000  # Kendall's tau CI costs a scipy call per resample
 _PAIRWISE_KEYS = ("win_rate_a", "win_rate_b", "tie_rate", "position_consistency")
 
@@ -247,10 +246,10 @@ def _sample_groups(judge_ids: Iterable[str]) -> dict[str, list[str]]:
     """Base judge id -> its sample ids, for judges with more than one sample."""
     groups: dict[str, list[str]] = {}
     for jid in judge_ids:
-        match = _SAMPLE.match(jid)
-        if match:
-            groups.setdefault(match["base"], []).append(jid)
-    return {base: ids for base, ids in groups.items() if len(ids) > 1}
+        base = sample_base(jid)
+        if base is not None:
+            groups.setdefault(base, []).append(jid)
+    return {base: sorted(ids) for base, ids in groups.items() if len(ids) > 1}
 
 
 def _majority_rows(
@@ -259,24 +258,33 @@ def _majority_rows(
     by_judge: dict[str, list[ItemJudgmentRecord]],
     boot: tuple[int, int],
 ) -> tuple[list[ItemJudgeRow], dict[str, dict[str, str | None]]]:
-    """A `base#majority` row per sampled judge: the vote scored like any judge."""
-    rows, votes = [], {}
-    for base, ids in _sample_groups(by_judge).items():
+    """A `base#majority` row per sampled judge: the vote (`majority_records`, the rule
+    `assay compare` uses too) scored like any judge, plus how consistent the samples were."""
+    voted: dict[str, list[ItemJudgmentRecord]] = {}
+    for record in majority_records(r for recs in by_judge.values() for r in recs):
+        voted.setdefault(record.judge_id, []).append(record)
+    groups = _sample_groups(by_judge)
+    rows = []
+    for row in _judge_rows(dataset, items, voted, boot):
+        ids = groups[row.judge_id.removesuffix(f"#{MAJORITY}")]
         labels = [
-            {r.item_id: _norm(r.label) for r in by_judge[jid] if r.status is Status.OK}
-            for jid in ids
+            {(r.item_id, r.order): _norm(r.label) for r in by_judge[j] if r.status is Status.OK}
+            for j in ids
         ]
-        samples = [[lab[it.item_id] for lab in labels if lab.get(it.item_id)] for it in items]
+        keys = sorted({key for lab in labels for key in lab}, key=str)
+        samples = [[lab[key] for lab in labels if lab.get(key)] for key in keys]
         consistency = self_consistency(samples, n_boot=boot[0], seed=boot[1])
-        vote = dict(zip((it.item_id for it in items), consistency.majority, strict=True))
-        part = _single_row(dataset, base, items, vote, {}, boot)
-        part["stats"].update(
-            modal_agreement=consistency.modal_agreement, label_entropy=consistency.label_entropy
-        )
-        part["ci"].update(consistency.ci)
-        name = f"{base}#{MAJORITY}"
-        rows.append(_row(dataset, name, items, part, _producer(by_judge[ids[0]]), False, len(ids)))
-        votes[name] = vote
+        stats = {
+            **row.stats,
+            "modal_agreement": consistency.modal_agreement,
+            "label_entropy": consistency.label_entropy,
+        }
+        update = {"stats": stats, "ci": {**row.ci, **consistency.ci}, "samples": len(ids)}
+        rows.append(row.model_copy(update=update))
+    votes = {
+        judge: {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+        for judge, recs in voted.items()
+    }
     return rows, votes
 
 
@@ -334,14 +342,14 @@ def item_metrics(
             if r.dataset == dataset:
                 by_judge.setdefault(r.judge_id, []).append(r)
         rows += _judge_rows(dataset, subset, by_judge, boot)
-        if subset and subset[0].pairwise:
-            continue
         majority, votes = _majority_rows(dataset, subset, by_judge, boot)
         rows += majority
+        if subset and subset[0].pairwise:
+            continue
         labels = {
             j: {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
             for j, recs in by_judge.items()
-            if not _SAMPLE.match(j)
+            if sample_base(j) is None
         }
         rater = _rater_row(dataset, subset, {**labels, **votes}, boot)
         if rater is not None:
