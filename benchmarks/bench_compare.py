@@ -68,13 +68,58 @@ def _judge_ids(judges: int) -> list[tuple[str, str, int]]:
     return out
 
 
+RATIONALE = "The evidence states the claim's finding, with its population and effect size."
+
+
+def _record_template() -> dict[str, object]:
+    """Every field of an `ItemJudgmentRecord` as the run stage writes it (usage, latency,
+    provenance, raw output), so the reader parses lines of the real size."""
+    from assay.core.records import ItemJudgmentRecord
+
+    record = ItemJudgmentRecord(
+        dataset="bench", item_id="", judge_id="", status="ok", prompt_id="judge",
+        prompt_sha256="0" * 64, parser_version="1", attempts=1, latency_s=0.8123,
+        usage={"prompt_tokens": 412, "completion_tokens": 31, "total_tokens": 443,
+               "cost_usd": 7.2e-05},
+        finish_reason="stop", recorded_at="2026-11-26T05:00:00Z",
+    )  # fmt: skip
+    return record.model_dump(mode="json")
+
+
+def _judgment_rows(
+    rng: np.random.Generator, gold: np.ndarray, difficulty: np.ndarray, j: int, scores: bool
+) -> list[dict[str, object]]:
+    """Judge j's records: right with its own skill, ~2% parse errors, Likert scores."""
+    items = len(gold)
+    judge_id, model, version = _judge_ids(j + 1)[j]
+    right = rng.random(items) < 1 / (1 + np.exp(difficulty - (0.5 + j / 4)))
+    label = np.where(right, gold, rng.integers(0, len(LABELS), items))
+    failed = rng.random(items) < 0.02
+    likert = np.clip(np.round(2 * label + 1 + rng.normal(0, 1.0 - 0.1 * j, items)), 1, 5)
+    template = _record_template()
+    rows = []
+    for i in range(items):
+        row = dict(template, item_id=f"item-{i}", judge_id=judge_id, model=model,
+                   prompt_version=version, model_returned=model)  # fmt: skip
+        if failed[i]:
+            row.update(status="parse_error", error="no label in the answer")
+        else:
+            answer: dict[str, object] = {"label": LABELS[label[i]], "rationale": RATIONALE}
+            if scores:
+                answer["score"] = int(likert[i])
+                row.update(raw_score=likert[i], score=(likert[i] - 1) / 4)
+            row.update(label=answer["label"], parsed=answer, raw_output=json.dumps(answer))
+        rows.append(row)
+    return rows
+
+
 def write_items_run(run_dir: Path, items: int, judges: int, *, scores: bool, seed: int) -> None:
-    """A run directory as the items stage writes it (only the fields compare reads vary)."""
+    """A run directory as the items stage writes it: manifest, items with gold labels
+    (and gold scores: the mean of two raters on a 1-5 scale), judgments."""
     rng = np.random.default_rng(seed)
     run_dir.mkdir(parents=True)
     (run_dir / "manifest.json").write_text(json.dumps({"name": "bench-compare"}))
     gold = rng.integers(0, len(LABELS), items)
-    # gold scores: the mean of two raters on a 1-5 scale (halves); judges answer 1-5
     gold_score = np.clip(np.round((2 * gold + 1 + rng.normal(0, 0.7, items)) * 2) / 2, 1, 5)
     difficulty = rng.normal(0.0, 1.0, items)
     with (run_dir / "items.jsonl").open("w") as fh:
@@ -84,20 +129,9 @@ def write_items_run(run_dir: Path, items: int, judges: int, *, scores: bool, see
                 row["gold_score"] = float(gold_score[i])
             fh.write(json.dumps(row) + "\n")
     with (run_dir / "item_judgments.jsonl").open("w") as fh:
-        for j, (judge_id, model, version) in enumerate(_judge_ids(judges)):
-            skill = 0.5 + j / max(judges, 1)
-            right = rng.random(items) < 1 / (1 + np.exp(difficulty - skill))
-            label = np.where(right, gold, rng.integers(0, len(LABELS), items))
-            failed = rng.random(items) < 0.02
-            noise = rng.normal(0, 1.0 - 0.1 * j, items)
-            for i in range(items):
-                row = {"dataset": "bench", "item_id": f"item-{i}", "judge_id": judge_id,
-                       "model": model, "prompt_id": "judge", "prompt_version": version,
-                       "status": "parse_error" if failed[i] else "ok",
-                       "label": None if failed[i] else LABELS[label[i]]}  # fmt: skip
-                if scores and not failed[i]:
-                    row["raw_score"] = float(np.clip(np.round(2 * label[i] + 1 + noise[i]), 1, 5))
-                fh.write(json.dumps(row) + "\n")
+        for j in range(judges):
+            for row in _judgment_rows(rng, gold, difficulty, j, scores):
+                fh.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
 def measure_compare(run_dir: Path, n_boot: int) -> None:

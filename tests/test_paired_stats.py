@@ -188,3 +188,18 @@ def test_an_undefined_pair_becomes_a_note() -> None:
     assert result.notes == [
         "cohen_kappa: a vs b not compared: the statistic is undefined on their common items"
     ]
+
+
+def test_shared_gold_moments_serve_judges_on_a_grid_and_off_it() -> None:
+    rng = np.random.default_rng(13)
+    gold = rng.integers(1, 6, 120).astype(float)
+    likert = np.clip(np.round(gold + rng.normal(0, 1, 120)), 1, 5)  # exact integer sums
+    continuous = gold + rng.normal(0, 1, 120)  # centred float sums
+    everything = np.ones(120, dtype=bool)
+    cells = {
+        j: (pearson_of(s, gold, j, gold_family="gold"), everything)
+        for j, s in (("likert", likert), ("continuous", continuous))
+    }
+    points, _ = resample_statistics(cells, 120, BootSettings(10, 0, 0.95))
+    assert points["likert"] == pytest.approx(stats.pearsonr(likert, gold)[0], abs=1e-12)
+    assert points["continuous"] == pytest.approx(stats.pearsonr(continuous, gold)[0], abs=1e-12)

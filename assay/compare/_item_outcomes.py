@@ -63,7 +63,7 @@ def _judges_of(run: LoadedRun, pairwise: bool) -> list[str]:
     return [
         j
         for j in sorted(run.items.votes)
-        if any(bool(k[2]) == pairwise for k in run.items.votes[j])
+        if any((len(k) == 3) == pairwise for k in run.items.votes[j])
     ]
 
 
@@ -92,7 +92,7 @@ def label_table(
         assert run.items is not None
         for judge in _judges_of(run, False):
             votes = run.items.votes[judge]
-            got = [votes.get((d, i, "")) for d, i in common.keys]
+            got = list(map(votes.get, common.keys))
             table.judges[display(run, judge)] = [v.label if v and v.ok else None for v in got]
             table.scores[display(run, judge)] = np.array(
                 [v.score if v and v.ok and v.score is not None else np.nan for v in got]

@@ -7,14 +7,14 @@ giving the counts; `strict` refuses instead. Runs sharing no item at all are ref
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from assay.compare._load import LoadedRun
 from assay.errors import RunError
 
-K = TypeVar("K", bound=Hashable)
+K = TypeVar("K", bound=tuple[str, ...])
 V = TypeVar("V")
 
 DisplayId = Callable[[LoadedRun, str], str]
@@ -58,11 +58,7 @@ def common_keys(
                 f"{len(shared)} in common); leave out --strict to compare on those"
             )
         notes.append(f"{kind}: compared on the {len(shared)} every run has ({counts})")
-    return Common(kind, sorted(shared, key=_sort_key))
-
-
-def _sort_key(key: Hashable) -> tuple[str, ...]:
-    return tuple(str(part) for part in key) if isinstance(key, tuple) else (str(key),)
+    return Common(kind, sorted(shared))  # keys are tuples of strings
 
 
 def merge_gold(kind: str, per_run: Sequence[tuple[LoadedRun, dict[K, V]]]) -> dict[K, V]:

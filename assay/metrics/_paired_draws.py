@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from assay.metrics._paired_stats import Floats, Mask, PairedStatistic, SumStatistic
+from assay.metrics._paired_stats import EXACT, Floats, Mask, PairedStatistic, SumStatistic
 from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import index_chunks
 
@@ -67,7 +67,7 @@ def _exact_in_float32(features: Any, n: int) -> bool:
     data = sparse.csr_matrix(features).data
     if data.size == 0:
         return True
-    return bool(np.all(data == np.round(data))) and float(np.abs(data).max()) * n < 2**24
+    return bool(np.all(data == np.round(data))) and float(np.abs(data).max()) * n < EXACT
 
 
 class _Stack:

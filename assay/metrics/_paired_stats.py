@@ -70,6 +70,25 @@ def _ratio_finish(sums: Floats) -> Floats:
     return np.where(positive, sums[:, 0] / np.where(positive, sums[:, 1], 1.0), np.nan)
 
 
+EXACT = 2**24
+"""Sums of integers below this are exact in float32 (summed at twice float64's speed)."""
+
+
+def on_grid(values: NDArray[Any], square: bool = False) -> tuple[Floats, int] | None:
+    """(values x step, step) when the values are multiples of 1, 1/2, 1/4 or 1/10 (Likert
+    points, averaged raters) small enough that any resample's sum of them (of their
+    squares with `square`) stays exact in float32; NaN counts as 0. None otherwise."""
+    present = np.nan_to_num(np.asarray(values, dtype=np.float64))
+    for step in (1, 2, 4, 10):
+        scaled = present * step
+        largest = float(np.abs(scaled).max(initial=0))
+        if (largest**2 if square else largest) * len(scaled) >= EXACT:
+            return None
+        if np.array_equal(scaled, np.round(scaled)):
+            return scaled, step
+    return None
+
+
 def _column(values: NDArray[Any]) -> Floats:
     return np.asarray(values, dtype=np.float64).reshape(-1, 1)
 
@@ -83,9 +102,18 @@ def ratio_of(
 
 
 def mean_of(values: NDArray[Any], family: Hashable) -> SumStatistic:
-    """The mean of a per-item outcome (0/1 correct, violation, margin, F(r), |error|)."""
+    """The mean of a per-item outcome (0/1 correct, violation, margin, F(r), |error|);
+    outcomes on a grid (|error| of Likert scores) are summed as exact integers."""
     count = (("count", len(values)), np.ones((len(values), 1)))
-    return SumStatistic(((family, _column(values)), count), _ratio_finish)
+    grid = on_grid(values)
+    if grid is None:
+        return SumStatistic(((family, _column(values)), count), _ratio_finish)
+    scaled, step = grid
+
+    def finish(sums: Floats) -> Floats:
+        return _ratio_finish(sums) / step
+
+    return SumStatistic(((family, _column(scaled)), count), finish)
 
 
 def one_hot(codes: NDArray[np.int64], width: int) -> Any:
@@ -147,15 +175,30 @@ def _centred(values: Floats) -> Floats:
     return np.where(present, values - centre, 0.0)
 
 
+def _moments(scores: Floats, gold: Floats) -> tuple[Floats, Floats, str]:
+    """x, y for the moment sums and how they were made: exact small integers when both
+    sides are on a grid (`on_grid`), else centred floats. Either way y depends on the
+    gold alone."""
+    x, y = on_grid(scores, square=True), on_grid(gold, square=True)
+    if x is not None and y is not None and _cross_exact(x[0], y[0]):
+        return x[0], y[0], "grid"
+    return _centred(scores), _centred(gold), "centred"
+
+
+def _cross_exact(x: Floats, y: Floats) -> bool:
+    """Every resample's sum of x*y stays exact in float32."""
+    return float(np.abs(x).max(initial=0) * np.abs(y).max(initial=0)) * len(x) < EXACT
+
+
 def pearson_of(
     scores: Floats, gold: Floats, family: Hashable, gold_family: Hashable | None = None
 ) -> SumStatistic:
-    """Pearson's r from centred moments. Judges scored against the same gold may pass
-    the same `gold_family`: the gold's moments are then summed once for all of them."""
-    x, y = _centred(scores), _centred(gold)
+    """Pearson's r from moment sums. Judges scored against the same gold may pass the
+    same `gold_family`: the gold's moments are then summed once for all of them."""
+    x, y, form = _moments(scores, gold)
     mine = np.column_stack([x, x * x, x * y])
     theirs = np.column_stack([np.ones(len(y)), y, y * y])
-    shared = (family, "gold") if gold_family is None else (gold_family, "gold moments")
+    shared = (family, "gold") if gold_family is None else (gold_family, "gold moments", form)
     return SumStatistic(((family, mine), (shared, theirs)), _pearson_finish)
 
 
