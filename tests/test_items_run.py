@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from assay.core.records import ItemJudgmentRecord, ItemRecord
@@ -16,7 +17,6 @@ from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, iter_jsonl, read_
 from assay.errors import AssayError
 from assay.runs import RunOptions, run_spec
 from assay.testing import FakeOpenAIServer, reply
-from tests._cli import invoke
 
 KEY_ENV = "ITEMS_RUN_KEY"
 MODEL = "openai/items-judge"
