@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from assay.compare import ForcePoint, KappaMatrix
 from assay.metrics import PairedComparison
-from assay.report._charts import DotChart, Estimate, Frame, Tick, dot_chart, heat_colour
+from assay.report._charts import (
+    DotChart,
+    Estimate,
+    Frame,
+    HeatCell,
+    Tick,
+    dot_chart,
+    heat_colour,
+)
 from assay.report._values import DASH, ci, clip, count, f3, label_width, text_width
 
 NO_VALUE_FILL = "#eef1f4"
@@ -116,15 +124,6 @@ def forest_chart(
     )
 
 
-@dataclass(frozen=True)
-class KappaCell:
-    x: float
-    y: float
-    fill: str
-    text: str
-    tip: str
-
-
 @dataclass(frozen=True, kw_only=True)
 class KappaGrid(Frame):
     """Raters × raters grid of Cohen's κ; column names written at an angle above it."""
@@ -134,7 +133,7 @@ class KappaGrid(Frame):
     cell_h: float
     rows: tuple[tuple[float, str], ...]  # centre y, rater
     columns: tuple[tuple[float, str], ...]  # centre x, rater
-    cells: tuple[KappaCell, ...]
+    cells: tuple[HeatCell, ...]
     scale_y: float
     stops: tuple[tuple[float, str], ...]
 
@@ -144,7 +143,7 @@ def kappa_colour(value: float | None) -> str:
     return NO_VALUE_FILL if value is None else heat_colour(1.0 - min(max(value, 0.0), 1.0))
 
 
-def _kappa_cell(matrix: KappaMatrix, i: int, j: int, x: float, y: float) -> KappaCell:
+def _kappa_cell(matrix: KappaMatrix, i: int, j: int, x: float, y: float) -> HeatCell:
     a, b = matrix.raters[i], matrix.raters[j]
     value, n = matrix.values[i][j], matrix.n[i][j]
     if value is None:
@@ -152,7 +151,7 @@ def _kappa_cell(matrix: KappaMatrix, i: int, j: int, x: float, y: float) -> Kapp
     else:
         tip = f"{a} × {b}: Cohen's κ {value:.3f}, n={count(n)} items labelled by both"
     text = DASH if value is None else f"{value:.2f}"
-    return KappaCell(x, y, kappa_colour(value), text, tip)
+    return HeatCell(x, y, kappa_colour(value), text, tip)
 
 
 def kappa_grid(matrix: KappaMatrix) -> KappaGrid:
