@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from assay.compare._load import Gold, ItemKey, LoadedRun, VoteKey
 from assay.compare._universe import Common, DisplayId, common_keys, merge_gold
-from assay.metrics._item_metrics import _ordinal
+from assay.metrics._item_metrics import ordinal_order
 from assay.metrics._majority import Vote
 from assay.metrics._paired_metrics import MetricOutcomes
 from assay.metrics._paired_stats import (
@@ -104,7 +104,7 @@ def label_order(labels: Iterable[str]) -> tuple[list[str], bool]:
     """(labels in order, ordinal?): integer labels ("1".."5") in numeric order are
     ordinal (the run metrics' rule), others are sorted as strings."""
     seen = set(labels)
-    order = _ordinal(seen)
+    order = ordinal_order(seen)
     return (order, True) if order is not None else (sorted(seen), False)
 
 

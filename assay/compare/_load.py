@@ -39,11 +39,11 @@ from assay.core.rundir import (
 from assay.errors import RunError
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
-from assay.metrics._item_metrics import _norm
+from assay.metrics._item_metrics import comparable_label
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
 from assay.metrics._record_fields import ProducerMeta
 
-normalise_label = lru_cache(maxsize=4096)(_norm)
+normalise_label = lru_cache(maxsize=4096)(comparable_label)
 """The run metrics' label normalisation, cached: a run repeats a handful of labels."""
 
 ItemKey = tuple[str, str]

@@ -36,6 +36,7 @@ from assay.metrics._pairwise import pairwise_metrics
 from assay.metrics._rater_agreement import kappa_matrix, rater_agreement
 from assay.metrics._score_agreement import NUMERIC_STATISTICS, agreement_with_gold_scores
 from assay.metrics._self_consistency import self_consistency
+from assay.parsing import normalise_label
 
 _KENDALL_CI_LIMIT = 5000  # Kendall's tau CI costs a scipy call per resample
 _PAIRWISE_KEYS = ("win_rate_a", "win_rate_b", "tie_rate", "position_consistency")
@@ -101,11 +102,12 @@ class ItemsReport(BaseModel):
         return [row.flat() for row in self.rows]
 
 
-def _norm(label: str | None) -> str | None:
-    return None if label is None else re.sub(r"[\s-]+", "_", label.strip().lower())
+def comparable_label(label: str | None) -> str | None:
+    """A judge's, gold or rater's label as compared: `normalise_label`, None kept."""
+    return None if label is None else normalise_label(label)
 
 
-def _ordinal(values: Iterable[str | None]) -> list[str] | None:
+def ordinal_order(values: Iterable[str | None]) -> list[str] | None:
     """The numeric order of labels that are all integers, else None (nominal)."""
     seen = {v for v in values if v is not None}
     if not seen or not all(re.fullmatch(r"-?\d+", v) for v in seen):
@@ -134,10 +136,10 @@ def _single_row(
     n_boot, seed = boot
     scored = sum(1 for it in items if labels.get(it.item_id) is not None)
     out: dict[str, Any] = {"stats": {}, "ci": {}}
-    gold = [_norm(it.gold_label) for it in items]
+    gold = [comparable_label(it.gold_label) for it in items]
     if any(g is not None for g in gold):
         pred = [labels.get(it.item_id) for it in items]
-        order = _ordinal([*gold, *pred])
+        order = ordinal_order([*gold, *pred])
         agree = agreement_with_gold(pred, gold, order=order, n_boot=n_boot, seed=seed)
         names = ["accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa"]
         names += ["quadratic_kappa"] if order is not None else []
@@ -213,7 +215,7 @@ def _judge_rows(
         if pairwise:
             part = _pairwise_row(items, recs, boot)
         else:
-            labels = {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+            labels = {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}
             scores = {r.item_id: _score_of(r) for r in recs}
             part = _single_row(dataset, judge_id, items, labels, scores, boot)
         rows.append(_row(dataset, judge_id, items, part, _producer(recs), pairwise))
@@ -268,7 +270,11 @@ def _majority_rows(
     for row in _judge_rows(dataset, items, voted, boot):
         ids = groups[row.judge_id.removesuffix(f"#{MAJORITY}")]
         labels = [
-            {(r.item_id, r.order): _norm(r.label) for r in by_judge[j] if r.status is Status.OK}
+            {
+                (r.item_id, r.order): comparable_label(r.label)
+                for r in by_judge[j]
+                if r.status is Status.OK
+            }
             for j in ids
         ]
         keys = sorted({key for lab in labels for key in lab}, key=str)
@@ -282,7 +288,7 @@ def _majority_rows(
         update = {"stats": stats, "ci": {**row.ci, **consistency.ci}, "samples": len(ids)}
         rows.append(row.model_copy(update=update))
     votes = {
-        judge: {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+        judge: {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}
         for judge, recs in voted.items()
     }
     return rows, votes
@@ -298,9 +304,9 @@ def _rater_row(
     raters = sorted({r for it in items for r in it.ratings})
     if not raters:
         return None
-    human = {r: [_norm(it.ratings.get(r)) for it in items] for r in raters}
+    human = {r: [comparable_label(it.ratings.get(r)) for it in items] for r in raters}
     judges = {j: [labels.get(it.item_id) for it in items] for j, labels in judge_labels.items()}
-    order = _ordinal(v for col in [*human.values(), *judges.values()] for v in col)
+    order = ordinal_order(v for col in [*human.values(), *judges.values()] for v in col)
     level: Literal["ordinal", "nominal"] = "ordinal" if order else "nominal"
     agree = rater_agreement(
         pd.DataFrame(human), level=level, order=order, n_boot=boot[0], seed=boot[1]
@@ -347,7 +353,7 @@ def item_metrics(
         if subset and subset[0].pairwise:
             continue
         labels = {
-            j: {r.item_id: _norm(r.label) for r in recs if r.status is Status.OK}
+            j: {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}
             for j, recs in by_judge.items()
             if sample_base(j) is None
         }
