@@ -26,7 +26,7 @@ class Section(BaseModel):
 
 def section_name(registry: Registry[Any]) -> str:
     """`judge` -> `judges`, `report format` -> `report-formats`: one word on the CLI."""
-    return registry.kind.replace(" ", "-") + "s"
+    return registry.plural.replace(" ", "-")
 
 
 def registry_section(registry: Registry[Any]) -> Section:

@@ -371,7 +371,7 @@ def _root(
 
 LIST_SECTIONS = (  # assay.catalog.SECTIONS, spelled out so --help imports no registry
     "judges, baselines, decomposers, verifiers, schemas, importers, transports, "
-    "report-formats, prompts, datasets"
+    "report-formats, policies, prompts, datasets"
 )
 
 

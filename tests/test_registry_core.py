@@ -109,7 +109,14 @@ def test_a_broken_plugin_is_an_error_naming_it_and_its_package(
 def test_every_builtin_registry_names_its_kind() -> None:
     kinds = [r.kind for r in reg.REGISTRIES]
     assert kinds == [
-        "judge", "decomposer", "verifier", "schema", "importer", "transport", "report format"
+        "judge",
+        "decomposer",
+        "verifier",
+        "schema",
+        "importer",
+        "transport",
+        "report format",
+        "policy",
     ]
 
 

@@ -103,16 +103,17 @@ class _Entry(Generic[T]):
 class Registry(Generic[T]):
     """Named objects of one kind (e.g. judge factories), built-in and from plugins."""
 
-    def __init__(self, kind: str, *, builtins: str | None = None) -> None:
+    def __init__(
+        self, kind: str, *, builtins: str | None = None, plural: str | None = None
+    ) -> None:
         self.kind = kind
+        self.plural = plural or f"{kind}s"
         self._builtins = builtins
         self._entries: dict[str, _Entry[T]] = {}
         self._lock = threading.RLock()
         self._loaded = False
 
-    def register(
-        self, name: str, *, description: str | None = None
-    ) -> Callable[[T], T]:
+    def register(self, name: str, *, description: str | None = None) -> Callable[[T], T]:
         """Decorator: ``@JUDGES.register("my-judge")`` on a factory or class."""
 
         def decorate(obj: T) -> T:
@@ -238,6 +239,9 @@ SCHEMAS: Registry[type[BaseModel]] = Registry("schema", builtins="assay.prompts"
 IMPORTERS: Registry[Callable[..., Any]] = Registry("importer", builtins="assay.datasets")
 TRANSPORTS: Registry[Callable[..., Any]] = Registry("transport", builtins="assay.models")
 REPORT_FORMATS: Registry[Callable[..., Any]] = Registry("report format", builtins="assay.report")
+POLICIES: Registry[Callable[..., Any]] = Registry(
+    "policy", builtins="assay.policies", plural="policies"
+)
 
 REGISTRIES: tuple[Registry[Any], ...] = (
     JUDGES,
@@ -247,6 +251,7 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     IMPORTERS,
     TRANSPORTS,
     REPORT_FORMATS,
+    POLICIES,
 )
 
 

@@ -1,0 +1,59 @@
+"""Policies: deterministic, versioned functions from recorded verdicts to decisions
+(claim-selective certification, an evidence gate, fail-closed rendering), with their
+metrics, tuning and certificates. Nothing here calls a model.
+
+Shared pieces: `_numbers` (thresholds as decimal strings, exact ratios, Wilson),
+`_canonical` (canonical JSON and hashes), `_vocab` (the common decision vocabulary),
+`_tuning` (the grid-search engine), `_bootstrap` (response-resampled intervals).
+"""
+
+from assay.policies._bootstrap import (
+    Interval,
+    RatioCounts,
+    bootstrap_intervals,
+    paired_delta_interval,
+)
+from assay.policies._canonical import canonical_json, canonical_sha256
+from assay.policies._numbers import (
+    Ratio,
+    decimal_grid,
+    decimal_text,
+    no_gold,
+    ratio,
+    threshold,
+    wilson,
+)
+from assay.policies._tuning import (
+    Constraint,
+    Objective,
+    TieBreak,
+    TuneResult,
+    TuningSpec,
+    tune,
+)
+from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+
+__all__ = [
+    "ClaimDecision",
+    "Constraint",
+    "GateOutcome",
+    "Interval",
+    "Objective",
+    "Ratio",
+    "RatioCounts",
+    "ResponseOutcome",
+    "TieBreak",
+    "TuneResult",
+    "TuningSpec",
+    "bootstrap_intervals",
+    "canonical_json",
+    "canonical_sha256",
+    "decimal_grid",
+    "decimal_text",
+    "no_gold",
+    "paired_delta_interval",
+    "ratio",
+    "threshold",
+    "tune",
+    "wilson",
+]

@@ -1,0 +1,122 @@
+"""Bootstrap intervals of pooled ratio metrics (§2.7.7): resample responses with
+replacement, recompute every metric from the pooled counts of each resample.
+
+Each metric is given as per-response numerators and denominators (a response's share of
+the pooled counts), so a resample's value is `sum(num[idx]) / sum(den[idx])`. Draws come
+from numpy's PCG64 with the recorded `random_state`; one index matrix serves every
+metric, and every policy in a paired comparison, so their deltas are paired. Resamples
+where a metric is null (zero denominator) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+CI_METHOD = "bootstrap-percentile"
+_CHUNK = 200  # resamples summed at once (memory ~ CHUNK x responses weights)
+
+
+class RatioCounts(BaseModel):
+    """One metric's per-response counts, and its value when the denominator is 0 (None:
+    the metric is null there)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    numerator: list[int]
+    denominator: list[int]
+    when_zero: float | None = None
+
+
+class Interval(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ci: tuple[float, float] | None
+    n_resamples_valid: int
+
+
+def resample_weights(n: int, resamples: int, random_state: int) -> NDArray[np.int64]:
+    """How often each response is drawn in each resample (resamples x n)."""
+    rng = np.random.Generator(np.random.PCG64(random_state))
+    weights = np.zeros((resamples, n), dtype=np.int64)
+    for start in range(0, resamples, _CHUNK):
+        stop = min(start + _CHUNK, resamples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        for row, draw in enumerate(idx, start=start):
+            weights[row] = np.bincount(draw, minlength=n)
+    return weights
+
+
+def resampled_values(counts: RatioCounts, weights: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The metric in every resample; NaN where it is null."""
+    num = weights @ np.asarray(counts.numerator, dtype=np.int64)
+    den = weights @ np.asarray(counts.denominator, dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    if counts.when_zero is not None:
+        values = np.where(den > 0, values, counts.when_zero)
+    return values.astype(np.float64)
+
+
+def percentile_interval(values: NDArray[np.float64], confidence: float) -> Interval:
+    """2.5th / 97.5th percentiles (linear interpolation) of the non-null resamples."""
+    valid = values[~np.isnan(values)]
+    if valid.size == 0:
+        return Interval(ci=None, n_resamples_valid=0)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(valid, [tail, 100 - tail])
+    return Interval(ci=(float(low), float(high)), n_resamples_valid=int(valid.size))
+
+
+def bootstrap_intervals(
+    metrics: Mapping[str, RatioCounts],
+    *,
+    resamples: int = 1000,
+    random_state: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Interval]:
+    """A percentile interval per metric, all metrics on the same resamples."""
+    n = len(next(iter(metrics.values())).numerator) if metrics else 0
+    if n == 0 or resamples == 0:
+        return {name: Interval(ci=None, n_resamples_valid=0) for name in metrics}
+    weights = resample_weights(n, resamples, random_state)
+    return {
+        name: percentile_interval(resampled_values(counts, weights), confidence)
+        for name, counts in metrics.items()
+    }
+
+
+def paired_delta_interval(
+    a: RatioCounts,
+    b: RatioCounts,
+    *,
+    resamples: int = 1000,
+    random_state: int = 0,
+    confidence: float = 0.95,
+) -> Interval:
+    """Interval of `metric(a) - metric(b)` with both policies on the same resamples of the
+    same responses (a and b list responses in one order)."""
+    if len(a.numerator) != len(b.numerator):
+        raise ValueError("paired deltas need the same responses in both policies")
+    n = len(a.numerator)
+    if n == 0 or resamples == 0:
+        return Interval(ci=None, n_resamples_valid=0)
+    weights = resample_weights(n, resamples, random_state)
+    return percentile_interval(
+        resampled_values(a, weights) - resampled_values(b, weights), confidence
+    )
+
+
+__all__ = [
+    "CI_METHOD",
+    "Interval",
+    "RatioCounts",
+    "bootstrap_intervals",
+    "paired_delta_interval",
+    "percentile_interval",
+    "resample_weights",
+    "resampled_values",
+]
