@@ -7,6 +7,7 @@ Shared pieces: `_numbers` (thresholds as decimal strings, exact ratios, Wilson),
 `_tuning` (the grid-search engine), `_bootstrap` (response-resampled intervals).
 """
 
+from assay.policies import _kinds as _kinds  # registers the built-in kinds
 from assay.policies._bootstrap import (
     Interval,
     RatioCounts,
@@ -23,6 +24,7 @@ from assay.policies._numbers import (
     threshold,
     wilson,
 )
+from assay.policies._protocol import Policy
 from assay.policies._tuning import (
     Constraint,
     Objective,
@@ -39,6 +41,7 @@ __all__ = [
     "GateOutcome",
     "Interval",
     "Objective",
+    "Policy",
     "Ratio",
     "RatioCounts",
     "ResponseOutcome",
