@@ -194,3 +194,74 @@ class ItemJudgmentRecord(PromptProvenance, CallAccounting):
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.dataset, self.item_id, self.order or "", self.judge_id)
+
+
+class GateReranker(BaseModel):
+    """The cross-encoder that scored a gate record's pairs and how a raw output became a
+    score: raw logits (identity activation), then `normalization` (sigmoid or identity)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    model_sha256: str | None = None
+    max_length: int | None = None
+    activation: Literal["identity"] = "identity"
+    normalization: Literal["sigmoid", "identity"] = "sigmoid"
+
+
+class GateRetriever(BaseModel):
+    """The retriever that proposed a gate record's candidates (its settings' hash)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str
+    config_sha256: str | None = None
+    score_normalization: str | None = Field(
+        default=None, description="How retrieval_score was mapped to [0, 1] from the raw score."
+    )
+
+
+class GateCandidate(BaseModel):
+    """One retrieved passage of a question, with its retrieval rank and reranker score."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    passage_id: str
+    doc_id: str | None = None
+    page: int | str | None = None
+    retrieval_rank: int = Field(ge=1, description="1 = best; s_initial reads ranks <= k1_initial.")
+    retrieval_score_raw: float | None = None
+    retrieval_score: float | None = Field(default=None, description="Normalised to [0, 1].")
+    rerank_logit: float | None = None
+    rerank_score: float | None = Field(default=None, description="normalization(rerank_logit).")
+
+
+class GateRecord(BaseModel):
+    """One question's gate scores (`gates.jsonl`, spec §5.2.4): the top `k1_expanded`
+    retrieved passages, each scored by a cross-encoder. `s_initial` / `s_expanded` are the
+    maxima of `rerank_score` over ranks <= `k1_initial` / <= `k1_expanded` (None without
+    candidates). A non-ok `status` means the scores are unusable (the gate refuses).
+    The key `(dataset, question_id, gate_id)` is unique; a later line wins."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    question_id: str
+    gate_id: str
+    status: Status
+    error: str | None = None
+    reranker: GateReranker
+    retriever: GateRetriever
+    k1_initial: int = Field(ge=1)
+    k1_expanded: int = Field(ge=1)
+    top_k: int = Field(ge=1)
+    candidates: list[GateCandidate] = Field(default_factory=list)
+    s_initial: float | None = None
+    s_expanded: float | None = None
+    latency_s: float = 0.0
+    cache_hit: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.dataset, self.question_id, self.gate_id)
+
