@@ -200,10 +200,17 @@ def load_pretrained(
 
 
 def load_cross_encoder(
-    files: LocalModelFiles, device_option: str | None, dtype: str | None, *, max_length: int
+    files: LocalModelFiles,
+    device_option: str | None,
+    dtype: str | None,
+    *,
+    max_length: int,
+    activation: Literal["softmax", "identity"] = "softmax",
 ) -> tuple[Any, str]:
     """A sentence-transformers `CrossEncoder` whose predict() returns softmax
-    probabilities over the model's classes, truncating pairs to `max_length` tokens.
+    probabilities over the model's classes (or, with `activation="identity"`, the raw
+    logits: a reranker's library default activation differs between model configs),
+    truncating pairs to `max_length` tokens.
 
     The weights load through `load_pretrained` (architecture and missing-weights checks,
     dtype, device); sentence-transformers adds the tokenising, padding and batching.
@@ -230,9 +237,8 @@ def load_cross_encoder(
             config_kwargs=offline,
             processor_kwargs={**offline, "model_max_length": max_length},
         )
-        encoder = CrossEncoder(
-            modules=[module], device=device, activation_fn=torch.nn.Softmax(dim=-1)
-        )
+        act = torch.nn.Softmax(dim=-1) if activation == "softmax" else torch.nn.Identity()
+        encoder = CrossEncoder(modules=[module], device=device, activation_fn=act)
     except ModelConfigError:
         raise
     except Exception as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +62,8 @@ class LocalNLITransport:
     `max_length` caps a pair (further capped by the model's own limit); `batch_size` pairs
     go through the model at once. A model that cannot be loaded raises
     `ModelConfigError`; a failure during inference is the batch's `TransportError`.
+    `provider` and `activation` let another pair model reuse this engine (the hf-ce
+    reranker: raw logits instead of softmax probabilities).
     """
 
     request_type: ClassVar[type[BaseModel]] = PairRequest
@@ -79,8 +81,12 @@ class LocalNLITransport:
         max_length: int = 512,
         batch_size: int = 32,
         length_bucketing: bool = True,
+        provider: str = PROVIDER,
+        activation: Literal["softmax", "identity"] = "softmax",
     ) -> None:
-        options = LocalOptions(config, PROVIDER)
+        self.provider = provider
+        self.activation: Literal["softmax", "identity"] = activation
+        options = LocalOptions(config, provider)
         self.config = config
         self.path = options.path
         self.files = LocalModelFiles(options.path, config.model)
@@ -132,7 +138,11 @@ class LocalNLITransport:
             if self._model is not None:
                 return
             self._model, self._device = load_cross_encoder(
-                self.files, self.device_option, self.dtype, max_length=self._limit
+                self.files,
+                self.device_option,
+                self.dtype,
+                max_length=self._limit,
+                activation=self.activation,
             )
 
     def preflight(self) -> None:
@@ -157,7 +167,7 @@ class LocalNLITransport:
     def describe(self) -> dict[str, Any]:
         directory, fingerprint = self.files.identity()
         return {
-            "kind": PROVIDER,
+            "kind": self.provider,
             "model": self.config.model,
             "path": self.path,
             "resolved_path": directory,
@@ -172,21 +182,26 @@ class LocalNLITransport:
             "versions": library_versions("sentence-transformers"),
         }
 
-    def cache_key(self, request: PairRequest) -> str:
-        """SHA-256 over the model's fingerprint, the truncation limit, device and dtype,
-        and the pair: a new checkpoint or a shorter window never reuses old scores."""
+    def key_prefix(self) -> bytes:
+        """What every cache key of this model starts with: the transport, the model's
+        fingerprint, the truncation limit, device and dtype."""
         if self._key_prefix is None:
             identity = {
                 "cache_schema": CACHE_SCHEMA_VERSION,
-                "transport": PROVIDER,
+                "transport": self.provider,
                 "model": self.config.model,
                 "fingerprint": self.files.fingerprint(),
                 "max_length": self.limit(),
                 "extra_body": {"device": self.device_option, "dtype": self.dtype},
             }
             self._key_prefix = canonical_json(identity).encode() + b"\0"
+        return self._key_prefix
+
+    def cache_key(self, request: PairRequest) -> str:
+        """SHA-256 over the model's fingerprint, the truncation limit, device and dtype,
+        and the pair: a new checkpoint or a shorter window never reuses old scores."""
         pair = canonical_json([request.premise, request.hypothesis]).encode()
-        return hashlib.sha256(self._key_prefix + pair).hexdigest()
+        return hashlib.sha256(self.key_prefix() + pair).hexdigest()
 
     # ---- inference -----------------------------------------------------------------
     def score_pairs(
