@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.retrieval._corpus import Corpus, Hit, check_k, make_hits, top_k
+from assay.retrieval._normalise import describe_normalization
 from assay.retrieval._tokenize import DEFAULT_TOKENIZER, describe_tokenizer
 
 #: bm25s's name for the scoring variant used (Lucene's idf, Robertson's tf saturation).
@@ -41,6 +42,7 @@ class BM25Retriever:
 
     kind = "bm25"
     version = "1"
+    score_normalization = "query_max"
 
     def __init__(
         self,
@@ -119,6 +121,7 @@ class BM25Retriever:
             "library": {"name": "bm25s", "version": version("bm25s"), "method": BM25S_METHOD},
             "tokenizer": describe_tokenizer(self.tokenizer),
             "corpus": self._corpus.describe(),
+            "score_normalization": describe_normalization(self.score_normalization),
         }
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from assay.errors import ModelConfigError
 from assay.retrieval._corpus import Corpus, Hit, check_k, make_hits, top_k
+from assay.retrieval._normalise import describe_normalization
 
 
 @runtime_checkable
@@ -183,6 +184,7 @@ class DenseRetriever:
     """
 
     kind = "dense"
+    score_normalization = "cosine"
 
     def __init__(
         self,
@@ -244,6 +246,7 @@ class DenseRetriever:
             "fields": ["title", "text"],
             "embedder": self.embedder.describe(),
             "corpus": self._corpus.describe(),
+            "score_normalization": describe_normalization(self.score_normalization),
         }
 
     def __repr__(self) -> str:

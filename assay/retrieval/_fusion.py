@@ -6,6 +6,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any, TypeVar
 
 from assay.retrieval._corpus import Corpus, Hit, Retriever, check_k
+from assay.retrieval._normalise import describe_normalization
 
 T = TypeVar("T", bound=Hashable)
 
@@ -44,6 +45,7 @@ class HybridRetriever:
     """
 
     kind = "hybrid"
+    score_normalization = "best_fused"
 
     def __init__(
         self,
@@ -104,4 +106,5 @@ class HybridRetriever:
             "candidates": self.candidates,
             "formula": "sum over rankings of 1 / (rrf_k + rank), rank from 1",
             "components": {"bm25": self.bm25.describe(), "dense": self.dense.describe()},
+            "score_normalization": describe_normalization(self.score_normalization),
         }
