@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.core.decomposition import Claim
 from assay.core.outcomes import CallAccounting, PromptProvenance, Status
 from assay.core.pairs import Axis, Member
+from assay.core.verification import ScoredPair, SetScore
 
 
 class JudgmentRecord(PromptProvenance, CallAccounting):
@@ -109,6 +110,10 @@ class VerificationRecord(PromptProvenance, CallAccounting):
     label: str | None = Field(default=None, description="supported | unsupported | contradicted")
     score: float | None = None
     evidence: list[dict[str, Any]] = Field(default_factory=list)
+    pairs: list[ScoredPair] = Field(
+        default_factory=list, description="Every scored (claim, passage/span) pair."
+    )
+    set_scores: list[SetScore] = Field(default_factory=list)
     gold_label: str | None = None
     finish_reason: str | None = None
     raw_output: str | None = None

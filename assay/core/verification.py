@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from assay.core.answers import Passage
 from assay.core.outcomes import CallAccounting, Status
@@ -35,13 +35,101 @@ class EvidenceUse(BaseModel):
     score: float | None = None
 
 
+#: Where a pair's relation triple (s_support, s_conflict, s_limitation) comes from.
+RelationSource = Literal["nli", "llm", "lexical"]
+#: How a pair's scores were obtained: a local NLI model's softmax, probabilities stated in
+#: an LLM's answer, a label with its confidence (the other classes 0), token overlap.
+ScoreSource = Literal["nli_softmax", "llm_probability", "label_confidence", "lexical"]
+LimitationSource = Literal["lexicon", "llm"]
+
+
+class SentenceSpan(BaseModel):
+    """A sentence of an evidence passage: `text[start:end]` in code points (Python str
+    indices); `span_id` is unique within a claim's evidence (`<passage_id>#s<index>`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    span_id: str
+    passage_id: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SentenceSpan:
+        if self.end < self.start:
+            raise ValueError(f"span {self.span_id!r} ends before it starts")
+        return self
+
+
+class ContextPassage(BaseModel):
+    """One passage of a premise made of several (an LLM shown the whole context)."""
+
+    passage_id: str
+    retrieval_rank: int | None = None
+    retrieval_score_raw: float | None = None
+    retrieval_score: float | None = None
+
+
+class ScoredPair(BaseModel):
+    """One scored (claim, premise) pair: the evidence a policy may use (FC-4).
+
+    The premise is a passage, a window of one (`chunk_id`, `start`/`end`), a sentence
+    (`span_id`), or several passages read together (`context`, `passage_id` null).
+    `start`/`end` are code-point offsets into the passage text. Fields a verifier cannot
+    know are null. Scores are recorded as produced and not range-checked here: a policy
+    must see a NaN or out-of-range score to withhold the claim (FC-1), not a load error.
+    """
+
+    passage_id: str | None = None
+    doc_id: str | None = None
+    page: int | str | None = None
+    chunk_id: str | None = None
+    span_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    context: list[ContextPassage] | None = None
+    retrieval_rank: int | None = None
+    retrieval_score_raw: float | None = None
+    retrieval_score: float | None = None
+    retrieval_normalization: str | None = None
+    p_entail: float | None = None
+    p_contradict: float | None = None
+    p_neutral: float | None = None
+    s_support: float | None = None
+    s_conflict: float | None = None
+    s_limitation: float | None = None
+    relation_source: RelationSource
+    score_source: ScoreSource
+    limitation_source: LimitationSource | None = None
+
+
+class SetScore(BaseModel):
+    """A verifier's scores for several spans read together (§4.2 set scores)."""
+
+    span_ids: list[str] = Field(min_length=1)
+    p_entail: float | None = None
+    p_contradict: float | None = None
+    p_neutral: float | None = None
+
+    @field_validator("span_ids")
+    @classmethod
+    def _sorted(cls, ids: list[str]) -> list[str]:
+        return sorted(ids)
+
+
 class Verdict(CallAccounting):
-    """`label` is None unless `status` is ok: a failure is never read as a label."""
+    """`label` is None unless `status` is ok: a failure is never read as a label.
+
+    `pairs` are every (claim, premise) pair the verifier scored, whatever the verdict
+    rests on; `evidence` stays the verdict's own best evidence.
+    """
 
     status: Status
     label: VerdictLabel | None = None
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     evidence: list[EvidenceUse] = Field(default_factory=list)
+    pairs: list[ScoredPair] = Field(default_factory=list)
+    set_scores: list[SetScore] = Field(default_factory=list)
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None
     error: str | None = None
