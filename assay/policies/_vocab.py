@@ -4,6 +4,7 @@ name in a `native` field beside it."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 
 class ClaimDecision(StrEnum):
@@ -36,7 +37,16 @@ class GateOutcome(StrEnum):
     REFUSE = "refuse"
 
 
-GOLD_ACTIONS = ("full", "partial", "conflict", "abstain")
-"""Gold response actions of the claim-selective data (`gold_action`)."""
+GoldAction = Literal["full", "partial", "conflict", "abstain"]
+"""A gold response action (`gold_action`), in the claim-selective paper's terms."""
+GOLD_ACTIONS: tuple[GoldAction, ...] = ("full", "partial", "conflict", "abstain")
+"""Gold response actions of the claim-selective data (`gold_action`), in tie-break order."""
 
-__all__ = ["EXPRESSED", "GOLD_ACTIONS", "ClaimDecision", "GateOutcome", "ResponseOutcome"]
+__all__ = [
+    "EXPRESSED",
+    "GOLD_ACTIONS",
+    "ClaimDecision",
+    "GateOutcome",
+    "GoldAction",
+    "ResponseOutcome",
+]
