@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from assay.core.ids import ItemId
 
@@ -16,6 +18,20 @@ class Passage(BaseModel):
     text: str
     title: str | None = None
     source: str | None = None
+    doc_id: str | None = Field(
+        default=None, description="The document it comes from (passages may share one)."
+    )
+    page: int | str | None = Field(default=None, description="Its page in that document.")
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_provenance(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No `doc_id`/`page` keys when unknown: passages dump (and hash) as before."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("doc_id", "page"):
+                if data.get(key) is None:
+                    data.pop(key, None)
+        return data
 
 
 class GoldClaim(BaseModel):

@@ -150,6 +150,22 @@ def _optional_str(row: dict[str, Any], key: str, path: Path, line: int) -> str |
     raise DatasetError("must be a string or null", file=path, line=line, field=key)
 
 
+def _provenance(row: dict[str, Any], path: Path, line: int) -> tuple[str | None, int | str | None]:
+    """`doc_id` (string or integer) and `page` (integer or string), both optional."""
+    doc_id, page = row.get("doc_id"), row.get("page")
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if doc_id is not None and not (isinstance(doc_id, str) and doc_id.strip()):
+        raise DatasetError(
+            "must be a non-empty string, an integer or null", file=path, line=line, field="doc_id"
+        )
+    if page is not None and (isinstance(page, bool) or not isinstance(page, int | str)):
+        raise DatasetError(
+            "must be an integer, a string or null", file=path, line=line, field="page"
+        )
+    return doc_id, page
+
+
 def _passage(row: object, path: Path, line: int) -> tuple[Passage, str]:
     if not isinstance(row, dict):
         raise DatasetError("each line must be a JSON object", file=path, line=line)
@@ -179,11 +195,14 @@ def _passage(row: object, path: Path, line: int) -> tuple[Passage, str]:
     text = row[text_key]
     if not isinstance(text, str):
         raise DatasetError("passage text must be a string", file=path, line=line, field=text_key)
+    doc_id, page = _provenance(row, path, line)
     passage = Passage(
         id=pid,
         text=text,
         title=_optional_str(row, "title", path, line),
         source=_optional_str(row, "source", path, line),
+        doc_id=doc_id,
+        page=page,
     )
     return passage, id_key
 
@@ -192,7 +211,8 @@ def load_corpus(path: str | Path) -> Corpus:
     """Read a JSONL corpus (optionally `.gz`): one passage object per line.
 
     Keys: `id` (or `docid`, `_id`; string or integer), `text` (or `contents`,
-    `passage`), optional `title` and `source`; other keys are ignored. Blank lines are
+    `passage`), optional `title`, `source`, `doc_id` (string or integer) and `page`
+    (integer or string: where a cited passage sits); other keys are ignored. Blank lines are
     skipped. Errors are `DatasetError`s naming file, line and field; ids must be unique.
     """
     resolved = Path(path).expanduser()
