@@ -3,7 +3,8 @@
 
 Transports are entries of `assay.core.registry.TRANSPORTS`, named by the model-id prefix
 they serve: ``hf/<dir>`` is a local causal LM, ``hf-nli/<dir>`` a local NLI classifier
-(a verifier, not a chat model), ``mock/<name>`` the scripted test transport, and every
+(a verifier, not a chat model), ``hf-ce/<dir>`` a local reranker (the gate stage's
+cross-encoder), ``mock/<name>`` the scripted test transport, and every
 other prefix goes to litellm. The local ones are registered lazily: torch and
 transformers load only when such a model is used.
 """
@@ -46,7 +47,7 @@ class ModelClient(Protocol):
     ) -> CallResult: ...
 
 
-LOCAL_PROVIDERS = ("hf", "hf-nli")
+LOCAL_PROVIDERS = ("hf", "hf-nli", "hf-ce")
 DEFAULT_TRANSPORT = "litellm"
 
 TRANSPORTS.add(
@@ -71,6 +72,12 @@ TRANSPORTS.add_lazy(
     "hf-nli",
     "assay.models._local_nli:LocalNLITransport",
     description="a local transformers NLI classifier (hf-nli/<dir>): premise/hypothesis pairs",
+    package="assay",
+)
+TRANSPORTS.add_lazy(
+    "hf-ce",
+    "assay.models._local_ce:LocalRerankerTransport",
+    description="a local cross-encoder reranker (hf-ce/<dir>): query/passage logits",
     package="assay",
 )
 
@@ -111,6 +118,10 @@ def __getattr__(name: str) -> Any:
         from assay.models import _local_nli
 
         return getattr(_local_nli, name)
+    if name in ("LocalRerankerTransport", "RerankRequest", "RerankScore"):
+        from assay.models import _local_ce
+
+        return getattr(_local_ce, name)
     raise AttributeError(name)
 
 
@@ -131,6 +142,7 @@ __all__ = [
     "LiteLLMTransport",
     "LocalCausalTransport",
     "LocalNLITransport",
+    "LocalRerankerTransport",
     "MockHTTPError",
     "MockTransport",
     "Model",
@@ -140,6 +152,8 @@ __all__ = [
     "PairRequest",
     "PairScores",
     "RawResponse",
+    "RerankRequest",
+    "RerankScore",
     "ResponseCache",
     "Retrier",
     "RetryPolicy",
