@@ -15,6 +15,7 @@ __all__ = [
     "CacheInfo",
     "DatasetInfo",
     "FactualitySection",
+    "GateSection",
     "Manifest",
     "Reparse",
     "Session",
@@ -65,6 +66,19 @@ class FactualitySection(_Open):
     recorded_verifications: int | None = None
 
 
+class GateSection(_Open):
+    """The gate stage: its reranker and retriever (each `describe()`), settings, and
+    counters derived from `gates.jsonl`."""
+
+    id: str | None = None
+    reranker: dict[str, Any] = Field(default_factory=dict)
+    retriever: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    planned_questions: int | None = None
+    recorded_questions: int | None = None
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+
 class Reparse(_Open):
     from_parser: str | None = None
     to_parser: str | None = None
@@ -98,6 +112,7 @@ class Manifest(_Open):
     judges: list[dict[str, Any]] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     factuality: FactualitySection | None = None
+    gate: GateSection | None = None
     finished_at: str | None = None
     reparses: list[Reparse] = Field(default_factory=list)
     incomplete: list[str] | None = None

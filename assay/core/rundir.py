@@ -25,6 +25,7 @@ __all__ = [
     "ANSWERS_FILE",
     "CLAIMS_FILE",
     "DIGESTS_KEY",
+    "GATES_FILE",
     "ITEMS_FILE",
     "ITEM_JUDGMENTS_FILE",
     "JUDGMENTS_FILE",
@@ -50,6 +51,7 @@ VERIFICATIONS_FILE = "verifications.jsonl"
 ANSWERS_FILE = "answers.jsonl"
 ITEMS_FILE = "items.jsonl"
 ITEM_JUDGMENTS_FILE = "item_judgments.jsonl"
+GATES_FILE = "gates.jsonl"
 MANIFEST_FILE = "manifest.json"
 METRICS_FILE = "metrics.json"
 RECORD_FILES = (
@@ -60,6 +62,7 @@ RECORD_FILES = (
     ANSWERS_FILE,
     ITEMS_FILE,
     ITEM_JUDGMENTS_FILE,
+    GATES_FILE,
 )
 DIGESTS_KEY = "records_sha256"
 
