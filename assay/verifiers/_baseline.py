@@ -1,7 +1,9 @@
 """A verifier that needs no model: lexical support of the claim by a passage.
 
 It exists so the factuality pipeline runs end to end with no key and no download, and
-as a floor any model verifier should beat. It cannot detect contradiction.
+as a floor any model verifier should beat. Its verdict cannot detect contradiction; its
+scored pairs carry the lexical relation triple of the policies spec (§2.2), with
+conflict and limitation cues from the `relation-cues@1` lexicon.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from assay.core.building import BuildContext
 from assay.core.outcomes import Status
 from assay.core.registry import VERIFIERS
 from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
-from assay.judges._baselines import content_tokens
+from assay.verifiers._pairs import lexical_pair
+from assay.verifiers._relations import claim_tokens, describe_relations
 
 
 class OverlapVerifier:
@@ -39,21 +42,23 @@ class OverlapVerifier:
             "version": self.version,
             "threshold": self.threshold,
             "parser_version": None,
+            "pairs": {"relation_source": "lexical", **describe_relations()},
         }
 
     async def verify(self, item: ClaimToVerify) -> Verdict:
-        claim_tokens = set(content_tokens(item.claim))
-        if not claim_tokens or not item.evidence:
+        tokens = claim_tokens(item.claim)
+        pairs = [lexical_pair(tokens, passage) for passage in item.evidence]
+        if not tokens or not item.evidence:
             return Verdict(
                 status=Status.OK,
                 label=VerdictLabel.UNSUPPORTED,
                 score=0.0,
-                error="no content tokens" if not claim_tokens else "no evidence passages",
+                pairs=pairs,
+                error="no content tokens" if not tokens else "no evidence passages",
             )
         best_id, best = item.evidence[0].id, -1.0
-        for passage in item.evidence:
-            found = claim_tokens & set(content_tokens(passage.text))
-            share = len(found) / len(claim_tokens)
+        for passage, pair in zip(item.evidence, pairs, strict=True):
+            share = pair.s_support or 0.0
             if share > best:
                 best_id, best = passage.id, share
         label = VerdictLabel.SUPPORTED if best >= self.threshold else VerdictLabel.UNSUPPORTED
@@ -62,7 +67,8 @@ class OverlapVerifier:
             label=label,
             score=round(best, 6),
             evidence=[EvidenceUse(passage_id=best_id, score=round(best, 6))],
-            parsed={"overlap": round(best, 6), "claim_tokens": len(claim_tokens)},
+            pairs=pairs,
+            parsed={"overlap": round(best, 6), "claim_tokens": len(tokens)},
         )
 
 

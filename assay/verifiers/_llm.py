@@ -10,9 +10,17 @@ from typing import Any, Literal, Protocol
 
 from assay.core.answers import Passage
 from assay.core.outcomes import Status
-from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
+from assay.core.verification import (
+    ClaimToVerify,
+    ContextPassage,
+    EvidenceUse,
+    ScoredPair,
+    Verdict,
+    VerdictLabel,
+)
 from assay.models import ChatRequest, Decoding, ModelClient
 from assay.models._prompted import PromptedModel
+from assay.parsing import extract_json_object
 from assay.parsing._verification import (
     LEGACY_PARSER_VERSIONS,
     VERIFY_PARSER_VERSION,
@@ -24,6 +32,8 @@ from assay.parsing._verification import (
     parse_true_false_legacy,
 )
 from assay.prompts import Prompt
+from assay.verifiers._pairs import llm_pair
+from assay.verifiers._relations import claim_tokens, describe_relations
 
 VerifierKind = Literal["internal", "context", "retrieval", "nli"]
 
@@ -112,30 +122,55 @@ class LLMVerifier(PromptedModel):
         if self.retriever is not None:
             info["retriever"] = self.retriever.describe()
             info["top_k"] = self.top_k
+        if self.kind != "internal":
+            source = "nli" if self.kind == "nli" else "llm"
+            info["pairs"] = {"relation_source": source, **describe_relations()}
         return info
 
-    def passages_for(self, item: ClaimToVerify) -> tuple[list[Passage], list[EvidenceUse]]:
+    def shown(self, item: ClaimToVerify) -> tuple[list[Passage], list[ContextPassage]]:
+        """The passages a kind puts in the prompt, with their retrieval rank and scores
+        (raw, and on [0, 1] by the retriever's `score_normalization`) when retrieved."""
         if self.kind == "internal":
             return [], []
         if self.kind == "retrieval" and self.retriever is not None:
+            from assay.retrieval._normalise import normalised_hits
+
             hits = self.retriever.search(item.claim, k=self.top_k)
-            passages = [h.passage for h in hits]
-            return passages, [EvidenceUse(passage_id=h.passage.id, score=h.score) for h in hits]
-        return list(item.evidence), [EvidenceUse(passage_id=p.id) for p in item.evidence]
+            method = getattr(self.retriever, "score_normalization", None)
+            scores = normalised_hits(hits, method)
+            context = [
+                ContextPassage(
+                    passage_id=h.passage.id,
+                    retrieval_rank=getattr(h, "rank", i),
+                    retrieval_score_raw=h.score,
+                    retrieval_score=norm,
+                )
+                for i, (h, norm) in enumerate(zip(hits, scores, strict=True), start=1)
+            ]
+            return [h.passage for h in hits], context
+        return list(item.evidence), [ContextPassage(passage_id=p.id) for p in item.evidence]
+
+    def passages_for(self, item: ClaimToVerify) -> tuple[list[Passage], list[EvidenceUse]]:
+        passages, context = self.shown(item)
+        return passages, [_use(c) for c in context]
 
     def request_for(self, item: ClaimToVerify) -> tuple[ChatRequest | None, list[EvidenceUse]]:
         """The request for a claim and the evidence it rests on; no request when a kind
         that reads passages has none. Also what `assay run --dry-run` counts."""
-        passages, used = self.passages_for(item)
+        passages, context = self.shown(item)
+        return self._request(item, passages), [_use(c) for c in context]
+
+    def _request(self, item: ClaimToVerify, passages: list[Passage]) -> ChatRequest | None:
         if self.kind != "internal" and not passages:
-            return None, used
+            return None
         variables: dict[str, Any] = {"claim": item.claim, "question": item.question}
         if self.kind != "internal":
             variables["passages"] = [p.model_dump() for p in passages]
-        return self.build_request(variables, where=f"claim {item.claim_id}"), used
+        return self.build_request(variables, where=f"claim {item.claim_id}")
 
     async def verify(self, item: ClaimToVerify) -> Verdict:
-        request, used = self.request_for(item)
+        passages, context = self.shown(item)
+        request, used = self._request(item, passages), [_use(c) for c in context]
         if request is None:
             # Nothing to check against: the honest answer to "do the passages support
             # it?" is no. Recorded with a note, and no model call is made.
@@ -151,11 +186,36 @@ class LLMVerifier(PromptedModel):
         if raw is None:
             return Verdict(status=Status.API_ERROR, error=result.error, **base)
         parsed = self.read(raw.content, finish_reason=raw.finish_reason, refusal=raw.refusal)
+        pairs = []
+        if parsed.status is Status.OK and context:
+            pairs = [self.pair(item, parsed, raw.content, passages, context)]
         return Verdict(
             **parsed.model_dump(),  # status, label, score, parsed, error
             raw_output=raw.content if raw.content is not None else raw.refusal,
             usage=raw.usage,
+            pairs=pairs,
             **base,
+        )
+
+    def pair(
+        self,
+        item: ClaimToVerify,
+        parsed: ParsedVerification,
+        content: str | None,
+        passages: list[Passage],
+        context: list[ContextPassage],
+    ) -> ScoredPair:
+        """The one pair an LLM verifier scores: the claim against everything it was
+        shown (see `llm_pair` for which answer fields become scores)."""
+        return llm_pair(
+            nli=self.kind == "nli",
+            label=parsed.label,
+            entail_probability=parsed.score,
+            answer=extract_json_object(content or ""),
+            context=context,
+            premise="\n".join(p.text for p in passages),
+            tokens=claim_tokens(item.claim),
+            retrieval_normalization=getattr(self.retriever, "score_normalization", None),
         )
 
     def read(
@@ -171,3 +231,8 @@ class LLMVerifier(PromptedModel):
                 content, finish_reason=finish_reason, refusal=refusal, rule=self.legacy_rule
             )
         return parse_true_false(content, finish_reason=finish_reason, refusal=refusal)
+
+
+def _use(context: ContextPassage) -> EvidenceUse:
+    """The verdict's evidence entry for a shown passage (raw retrieval score, as ever)."""
+    return EvidenceUse(passage_id=context.passage_id, score=context.retrieval_score_raw)

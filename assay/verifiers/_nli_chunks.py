@@ -1,13 +1,19 @@
 """Premise windows: each evidence passage split into overlapping token windows that fit
-the NLI model next to the claim, with boundaries between words."""
+the NLI model next to the claim, with boundaries between words; or, by sentence, each
+sentence of a passage as its own premise (windowed only when it alone is too long)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from assay.core.answers import Passage
 from assay.core.verification import ClaimToVerify
+from assay.verifiers._spans import sentence_spans
+
+Premise = Literal["chunk", "sentence"]
 
 Encoded = Mapping[str, tuple[list[tuple[int, int]], list[int | None]]]
 
@@ -20,6 +26,7 @@ class EvidenceChunk:
     span: tuple[int, int]  # characters of passage.text
     tokens: tuple[int, int]  # tokens of the passage, without special tokens
     text: str
+    span_id: str | None = None  # the sentence this window lies in (premise "sentence")
 
 
 def token_windows(word_ids: Sequence[int | None], size: int, overlap: int) -> list[tuple[int, int]]:
@@ -96,12 +103,44 @@ class PassageChunker:
             for i, text in enumerate(unique)
         }
 
-    def chunks(self, item: ClaimToVerify, size: int, encoded: Encoded) -> list[EvidenceChunk]:
+    def chunks(
+        self, item: ClaimToVerify, size: int, encoded: Encoded, premise: Premise = "chunk"
+    ) -> list[EvidenceChunk]:
+        """The premises of a claim, passage by passage, in order."""
         overlap = min(self.chunk_stride, size // 2)
         out: list[EvidenceChunk] = []
         for passage in item.evidence:
             offsets, word_ids = encoded[passage.text]
+            if premise == "sentence":
+                out += _sentence_windows(passage, offsets, word_ids, size, overlap)
+                continue
             for s, e in token_windows(word_ids, size, overlap):
                 span = (offsets[s][0], offsets[e - 1][1])
                 out.append(EvidenceChunk(passage.id, span, (s, e), passage.text[span[0] : span[1]]))
         return out
+
+
+def _sentence_windows(
+    passage: Passage,
+    offsets: list[tuple[int, int]],
+    word_ids: list[int | None],
+    size: int,
+    overlap: int,
+) -> list[EvidenceChunk]:
+    """One premise per sentence of the passage: its tokens, windowed like a passage when
+    the sentence alone does not fit. A sentence with no token is not scored."""
+    starts = [a for a, _ in offsets]
+    ends = [b for _, b in offsets]
+    out: list[EvidenceChunk] = []
+    for sentence in sentence_spans(passage.id, passage.text):
+        lo = bisect_right(ends, sentence.start)  # a token with a leading space counts
+        hi = max(lo, bisect_left(starts, sentence.end))
+        for s, e in token_windows(word_ids[lo:hi], size, overlap):
+            first, last = lo + s, lo + e
+            span = (
+                max(offsets[first][0], sentence.start),
+                min(offsets[last - 1][1], sentence.end),
+            )
+            text = passage.text[span[0] : span[1]]
+            out.append(EvidenceChunk(passage.id, span, (first, last), text, sentence.span_id))
+    return out

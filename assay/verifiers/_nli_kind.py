@@ -6,6 +6,8 @@ names the kind, and torch/transformers only when the model first runs.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.building import BuildContext
@@ -21,6 +23,10 @@ class LocalNLIParams(BaseModel):
     threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     batch_size: int = Field(default=32, ge=1, le=4096)
     label_map: dict[str, int] | None = None
+    premise: Literal["chunk", "sentence"] = Field(
+        default="chunk",
+        description="What the model reads: token windows of a passage, or its sentences.",
+    )
     name: str | None = None
 
 
@@ -33,6 +39,7 @@ def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:
         threshold=params.threshold,
         batch_size=params.batch_size,
         label_map=params.label_map,
+        premise=params.premise,
         name=params.name,
         cache=ctx.cache,
         use_cache=ctx.use_cache,

@@ -19,8 +19,11 @@ from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, Verdict
 from assay.errors import ModelConfigError
 from assay.models import Model, ModelConfig, ModelResult, ResponseCache
 from assay.models._local_nli import PROVIDER, LocalNLITransport, PairRequest, PairScores
-from assay.verifiers._nli_chunks import EvidenceChunk, PassageChunker, token_windows
+from assay.verifiers._nli_chunks import EvidenceChunk, PassageChunker, Premise, token_windows
 from assay.verifiers._nli_labels import ROLES, resolve_label_roles, role_of_label
+from assay.verifiers._pairs import nli_pairs
+from assay.verifiers._relations import claim_tokens as content_token_set
+from assay.verifiers._relations import describe_relations
 
 __all__ = [
     "NO_EVIDENCE",
@@ -42,6 +45,7 @@ class _Plan:
 
     chunks: list[EvidenceChunk]
     rows: list[int]
+    tokens: frozenset[str]  # the claim's content tokens (limitation scores)
 
 
 def _check_settings(
@@ -69,6 +73,10 @@ class LocalNLIVerifier:
 
     `cache` (with `use_cache`/`refresh_cache`, as for LLM components) stores each scored
     pair; a claim whose pairs all come from the cache is a cache hit with 0 attempts.
+
+    Premises are token windows of each passage (`premise="chunk"`) or its sentences
+    (`"sentence"`, offsets in code points). Every scored window is recorded in the
+    verdict's `pairs` with its three probabilities and a lexicon limitation score.
     """
 
     version = "1"
@@ -89,6 +97,7 @@ class LocalNLIVerifier:
         length_bucketing: bool = True,
         device: str = "cpu",
         dtype: str | None = None,
+        premise: Premise = "chunk",
         name: str | None = None,
     ) -> None:
         path = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
@@ -113,6 +122,9 @@ class LocalNLIVerifier:
         self.chunk_stride = chunk_stride
         self.batch_size = batch_size
         self.length_bucketing = length_bucketing
+        if premise not in ("chunk", "sentence"):
+            raise ModelConfigError(f"model {model!r}: premise must be 'chunk' or 'sentence'")
+        self.premise: Premise = premise
         self.device_option = device
         self.dtype = self.transport.dtype
         self.use_cache = use_cache
@@ -186,6 +198,7 @@ class LocalNLIVerifier:
             "aggregation": "max entailment over chunks",
             "max_length": self.max_length,
             "effective_max_length": model["effective_max_length"],
+            "premise": self.premise,
             "chunk_tokens": self.chunk_tokens,
             "chunk_stride": self.chunk_stride,
             "batch_size": self.batch_size,
@@ -194,6 +207,7 @@ class LocalNLIVerifier:
             "dtype": self.dtype,
             "parser_version": None,
             "versions": model["versions"],
+            "pairs": {"relation_source": "nli", **describe_relations()},
         }
 
     # ---- chunking and planning -----------------------------------------------------
@@ -202,7 +216,7 @@ class LocalNLIVerifier:
         chunker = self._passage_chunker()
         (claim_tokens,) = chunker.claim_lengths([item.claim])
         encoded = chunker.encode([p.text for p in item.evidence])
-        return chunker.chunks(item, chunker.size(claim_tokens), encoded)
+        return chunker.chunks(item, chunker.size(claim_tokens), encoded, self.premise)
 
     def _not_judged(self, item: ClaimToVerify, claim_tokens: int) -> Verdict | None:
         """The verdict of a claim the model is not asked about (no evidence, too long)."""
@@ -239,12 +253,13 @@ class LocalNLIVerifier:
             if early is not None:
                 plans.append(early)
                 continue
-            chunks = chunker.chunks(item, chunker.size(claim_tokens), encoded)
+            chunks = chunker.chunks(item, chunker.size(claim_tokens), encoded, self.premise)
             for chunk in chunks:
                 if (chunk.text, item.claim) not in row_of:  # identical pairs are scored once
                     row_of[(chunk.text, item.claim)] = len(pairs)
                     pairs.append(PairRequest(premise=chunk.text, hypothesis=item.claim))
-            plans.append(_Plan(chunks, [row_of[(c.text, item.claim)] for c in chunks]))
+            rows = [row_of[(c.text, item.claim)] for c in chunks]
+            plans.append(_Plan(chunks, rows, content_token_set(item.claim)))
         return plans, pairs
 
     # ---- scoring -------------------------------------------------------------------
@@ -261,6 +276,7 @@ class LocalNLIVerifier:
     def _verdict(
         self, chunks: list[EvidenceChunk], probs: list[list[float]], tokens: int
     ) -> Verdict:
+        """The verdict rule over a claim's scored windows (pairs are added by _judge)."""
         roles = self._roles_of_labels()
         e_idx, c_idx = roles["entailment"], roles.get("contradiction")
         scored = list(zip(chunks, probs, strict=True))
@@ -315,9 +331,11 @@ class LocalNLIVerifier:
         if len(scores) < len(parts):
             error = next(r.error for r in parts if r.response is None)
             return Verdict(status=Status.API_ERROR, error=error, attempts=attempts)
-        verdict = self._verdict(
-            plan.chunks, [s.probabilities for s in scores], sum(s.tokens for s in scores)
-        )
+        probs = [s.probabilities for s in scores]
+        verdict = self._verdict(plan.chunks, probs, sum(s.tokens for s in scores))
+        roles = self._roles_of_labels()
+        by_role = [{role: p[i] for role, i in roles.items()} for p in probs]
+        verdict.pairs = nli_pairs(plan.chunks, by_role, plan.tokens)
         verdict.cache_hit = all(r.cache_hit for r in parts)
         verdict.attempts = 0 if verdict.cache_hit else max(attempts, 1)
         return verdict

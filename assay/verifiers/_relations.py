@@ -1,0 +1,96 @@
+"""Relation triples of a (claim, premise) pair from token overlap and a cue lexicon.
+
+The policies specification (§2.2) pools three signals per claim: support, conflict
+and limitation. Where no model gives them, they come from `relation-cues@1`, a frozen
+word list shipped as package data and hashed into the verifier's describe():
+
+    ov(c, e)    = share of the claim's content tokens present in premise e (0 if none)
+    cue(e, L)   = 1 if a phrase of list L occurs in e (word boundaries, any case), else 0
+    lexical:      s_support = ov, s_conflict = ov * cue(e, conflict),
+                  s_limitation = ov * cue(e, limitation)
+
+Every verifier's default limitation score is the lexical one (weighting the cue by ov
+keeps a cue in an unrelated passage from limiting the claim).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from assay.judges._baseline_lexicons import lexicon, lexicon_digest
+from assay.judges._baseline_text import content_tokens
+
+RELATION_LEXICON = "relation-cues@1"
+TOKENS_LEXICON = "tokens@1"
+
+CueList = Literal["conflict", "limitation"]
+
+FORMULAS = {
+    "overlap": "share of the claim's content tokens present in the premise (0 if none)",
+    "cue": "1 if a phrase of the list occurs in the premise on word boundaries, any case",
+    "s_support": "overlap",
+    "s_conflict": "overlap * cue(conflict)",
+    "s_limitation": "overlap * cue(limitation)",
+}
+
+
+@cache
+def cue_pattern(name: CueList) -> re.Pattern[str]:
+    """One regex for every phrase of a cue list; inner whitespace matches any run."""
+    phrases = lexicon(RELATION_LEXICON).words(name)
+    alternatives = "|".join(r"\s+".join(map(re.escape, p.split())) for p in phrases)
+    return re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
+
+
+def cue(text: str, name: CueList) -> int:
+    """1 when some phrase of the cue list `name` occurs in `text`, else 0."""
+    return 1 if cue_pattern(name).search(text) else 0
+
+
+def claim_tokens(claim: str) -> frozenset[str]:
+    """The claim's distinct content tokens (lower-cased, stop-words removed)."""
+    return frozenset(content_tokens(claim))
+
+
+def overlap_share(tokens: frozenset[str], text: str) -> float:
+    """ov: the share of `tokens` (a claim's) found among the content tokens of `text`."""
+    if not tokens:
+        return 0.0
+    return len(tokens & set(content_tokens(text))) / len(tokens)
+
+
+@dataclass(frozen=True)
+class Triple:
+    """(s_support, s_conflict, s_limitation) of one pair, each in [0, 1]."""
+
+    support: float
+    conflict: float
+    limitation: float
+
+
+def lexical_triple(tokens: frozenset[str], text: str) -> Triple:
+    """The `lexical` relation source of §2.2 for one premise."""
+    ov = overlap_share(tokens, text)
+    return Triple(ov, ov * cue(text, "conflict"), ov * cue(text, "limitation"))
+
+
+def lexicon_limitation(tokens: frozenset[str], text: str) -> float:
+    """The default limitation score of a pair: ov(c, e) * cue(e, limitation)."""
+    return overlap_share(tokens, text) * cue(text, "limitation")
+
+
+def describe_relations(keys: Iterable[str] = (RELATION_LEXICON, TOKENS_LEXICON)) -> dict[str, Any]:
+    """The lexicons (SHA-256 of each file) and formulas behind pair scores, for the
+    verifier's describe(): a changed word list shows in the run manifest."""
+    digest = lexicon_digest(tuple(keys))
+    combined = hashlib.sha256("".join(f"{k}={v}\n" for k, v in digest.items()).encode())
+    return {
+        "lexicons": digest,
+        "lexicon_sha256": combined.hexdigest()[:16],
+        "formulas": dict(FORMULAS),
+    }
