@@ -6,3 +6,4 @@ One import per kind module (each registers itself with `@POLICIES.register(...)`
 from __future__ import annotations
 
 from assay.policies import _fc_policy as _fc_policy  # fail_closed
+from assay.policies import _gate_policy as _gate_policy  # evidence_gate
