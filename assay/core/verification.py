@@ -65,6 +65,8 @@ class ContextPassage(BaseModel):
     """One passage of a premise made of several (an LLM shown the whole context)."""
 
     passage_id: str
+    doc_id: str | None = None
+    page: int | str | None = None
     retrieval_rank: int | None = None
     retrieval_score_raw: float | None = None
     retrieval_score: float | None = None

@@ -139,8 +139,8 @@ class LLMVerifier(PromptedModel):
             method = getattr(self.retriever, "score_normalization", None)
             scores = normalised_hits(hits, method)
             context = [
-                ContextPassage(
-                    passage_id=h.passage.id,
+                _context(
+                    h.passage,
                     retrieval_rank=getattr(h, "rank", i),
                     retrieval_score_raw=h.score,
                     retrieval_score=norm,
@@ -148,7 +148,7 @@ class LLMVerifier(PromptedModel):
                 for i, (h, norm) in enumerate(zip(hits, scores, strict=True), start=1)
             ]
             return [h.passage for h in hits], context
-        return list(item.evidence), [ContextPassage(passage_id=p.id) for p in item.evidence]
+        return list(item.evidence), [_context(p) for p in item.evidence]
 
     def passages_for(self, item: ClaimToVerify) -> tuple[list[Passage], list[EvidenceUse]]:
         passages, context = self.shown(item)
@@ -231,6 +231,13 @@ class LLMVerifier(PromptedModel):
                 content, finish_reason=finish_reason, refusal=refusal, rule=self.legacy_rule
             )
         return parse_true_false(content, finish_reason=finish_reason, refusal=refusal)
+
+
+def _context(passage: Passage, **retrieval: Any) -> ContextPassage:
+    """A shown passage's identity, with its retrieval numbers when it was retrieved."""
+    return ContextPassage(
+        passage_id=passage.id, doc_id=passage.doc_id, page=passage.page, **retrieval
+    )
 
 
 def _use(context: ContextPassage) -> EvidenceUse:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.core.answers import Passage
 from assay.core.outcomes import Status, Usage
 from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel
 from assay.errors import ModelConfigError
@@ -46,6 +47,7 @@ class _Plan:
     chunks: list[EvidenceChunk]
     rows: list[int]
     tokens: frozenset[str]  # the claim's content tokens (limitation scores)
+    passages: dict[str, Passage]  # by id: each pair's doc_id and page
 
 
 def _check_settings(
@@ -259,7 +261,8 @@ class LocalNLIVerifier:
                     row_of[(chunk.text, item.claim)] = len(pairs)
                     pairs.append(PairRequest(premise=chunk.text, hypothesis=item.claim))
             rows = [row_of[(c.text, item.claim)] for c in chunks]
-            plans.append(_Plan(chunks, rows, content_token_set(item.claim)))
+            evidence = {p.id: p for p in item.evidence}
+            plans.append(_Plan(chunks, rows, content_token_set(item.claim), evidence))
         return plans, pairs
 
     # ---- scoring -------------------------------------------------------------------
@@ -335,7 +338,7 @@ class LocalNLIVerifier:
         verdict = self._verdict(plan.chunks, probs, sum(s.tokens for s in scores))
         roles = self._roles_of_labels()
         by_role = [{role: p[i] for role, i in roles.items()} for p in probs]
-        verdict.pairs = nli_pairs(plan.chunks, by_role, plan.tokens)
+        verdict.pairs = nli_pairs(plan.chunks, by_role, plan.tokens, plan.passages)
         verdict.cache_hit = all(r.cache_hit for r in parts)
         verdict.attempts = 0 if verdict.cache_hit else max(attempts, 1)
         return verdict

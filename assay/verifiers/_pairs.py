@@ -33,6 +33,8 @@ def lexical_pair(tokens: frozenset[str], passage: Passage) -> ScoredPair:
     triple = lexical_triple(tokens, passage.text)
     return ScoredPair(
         passage_id=passage.id,
+        doc_id=passage.doc_id,
+        page=passage.page,
         s_support=triple.support,
         s_conflict=triple.conflict,
         s_limitation=triple.limitation,
@@ -46,7 +48,7 @@ def nli_pair(
     probs: Mapping[str, float],
     limitation: float,
     *,
-    passage_id: str,
+    passage: Passage,
     chunk_id: str,
     span: tuple[int, int],
     span_id: str | None = None,
@@ -56,7 +58,9 @@ def nli_pair(
     p_entail = probability(probs["entailment"])
     p_contradict = probability(probs.get("contradiction"))
     return ScoredPair(
-        passage_id=passage_id,
+        passage_id=passage.id,
+        doc_id=passage.doc_id,
+        page=passage.page,
         chunk_id=chunk_id,
         span_id=span_id,
         start=span[0],
@@ -74,7 +78,10 @@ def nli_pair(
 
 
 def nli_pairs(
-    chunks: Sequence[EvidenceChunk], probs: Sequence[Mapping[str, float]], tokens: frozenset[str]
+    chunks: Sequence[EvidenceChunk],
+    probs: Sequence[Mapping[str, float]],
+    tokens: frozenset[str],
+    passages: Mapping[str, Passage],
 ) -> list[ScoredPair]:
     """One pair per scored window, in scoring order; windows are numbered per passage
     (`<passage_id>#c<k>`) and the limitation score reads the window's own text."""
@@ -87,7 +94,7 @@ def nli_pairs(
             nli_pair(
                 p,
                 lexicon_limitation(tokens, chunk.text),
-                passage_id=chunk.passage_id,
+                passage=passages[chunk.passage_id],
                 chunk_id=chunk_id(chunk.passage_id, index),
                 span=chunk.span,
                 span_id=chunk.span_id,
