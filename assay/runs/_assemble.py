@@ -1,11 +1,12 @@
 """Everything a run is made of, built and checked before anything is written: datasets,
-the response cache and client pool, judges (the spec's, then objects passed in) and the
-factuality pipeline."""
+the response cache and client pool, judges (the spec's, then objects passed in), the
+factuality pipeline and its gate."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assay.core.decomposition import Decomposer
@@ -15,6 +16,7 @@ from assay.datasets import LoadedDataset
 from assay.errors import RunError, SpecError
 from assay.runs._build import (
     ClientPool,
+    at_spec_field,
     build_judges,
     check_before_run,
     load_forcebench_datasets,
@@ -23,6 +25,8 @@ from assay.runs._build import (
 from assay.runs._factuality import FactualityStage
 from assay.runs._options import RunOptions
 from assay.runs._spec import LoadedSpec
+from assay.runs._spec_gate import gate_retrieval
+from assay.runs._stage_gate import GateStage
 from assay.runs._stage_items import ItemsStage
 from assay.runs._targets import check_targets, stop_when_unreachable
 
@@ -36,6 +40,7 @@ class RunParts:
     factuality: FactualityStage | None
     warnings: list[str]
     items: ItemsStage | None = None
+    gate: GateStage | None = None
 
 
 def assemble(
@@ -70,7 +75,9 @@ def assemble(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
     items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
-    return RunParts(datasets, cache, pool, all_judges, fact, _warnings(all_judges), items)
+    gate = _gate(loaded, options, cache, fact)
+    warnings = _warnings(all_judges)
+    return RunParts(datasets, cache, pool, all_judges, fact, warnings, items, gate)
 
 
 def _open_cache(loaded: LoadedSpec, options: RunOptions) -> Any:
@@ -116,6 +123,29 @@ def _factuality(
         decomposer=decomposer,
         verifiers=verifiers,
     )
+
+
+def _gate(
+    loaded: LoadedSpec, options: RunOptions, cache: Any, fact: FactualityStage | None
+) -> GateStage | None:
+    """The `[gate]` stage over the factuality answers (the corpus is read here, so a bad
+    file fails before the run directory exists)."""
+    from assay.runs._gate_scorer import GateScorer
+
+    spec, retrieval = loaded.spec.gate, gate_retrieval(loaded.spec, loaded.path)
+    if spec is None or retrieval is None or fact is None:
+        return None
+    with at_spec_field(loaded.path, retrieval.corpus_field):
+        scorer = GateScorer(
+            spec,
+            retrieval,
+            base_dir=Path(loaded.base_dir),
+            spec_path=loaded.path,
+            cache=cache,
+            use_cache=options.use_cache,
+            refresh_cache=options.refresh_cache,
+        )
+    return GateStage(scorer, fact.datasets)
 
 
 def _warnings(judges: Sequence[Judge]) -> list[str]:

@@ -56,12 +56,13 @@ def build_judges(
 LOCAL_MODULES = ("torch", "transformers", "sentence_transformers")
 
 
-LOCAL_PREFIXES = ("hf/", "hf-nli/")
+LOCAL_PREFIXES = ("hf/", "hf-nli/", "hf-ce/")
 
 
 def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
     """(field, what) for every part of the spec that runs a transformers model locally:
-    an hf/ or hf-nli/ model in any block, or a dense retrieval model."""
+    an hf/, hf-nli/ or hf-ce/ model in any block (the gate's reranker), or a dense
+    retrieval model."""
     spec = loaded.spec
     uses = [
         (f"judges[{i}].models[{k}]", f"model {m!r}")
@@ -69,6 +70,8 @@ def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
         for k, m in enumerate(block.models)
         if m.startswith(LOCAL_PREFIXES)
     ]
+    if spec.gate is not None:
+        uses.append(("gate.model", f"reranker {spec.gate.model!r}"))
     fact = spec.factuality
     if fact is None:
         return uses

@@ -19,7 +19,7 @@ from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
-from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE
+from assay.core.rundir import GATES_FILE, JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._retry import TargetUnreachable
@@ -77,7 +77,7 @@ class Runner:
         parts = assemble(loaded, self.options, judges, decomposer, verifiers)
         self.datasets, self.cache, self.pool = parts.datasets, parts.cache, parts.pool
         self.judges, self.factuality, self.warnings = parts.judges, parts.factuality, parts.warnings
-        self.items = parts.items
+        self.items, self.gate = parts.items, parts.gate
         self.judge_stage = JudgeStage(self.datasets, self.judges)
         self.executor: Executor = AsyncPoolExecutor()
 
@@ -133,6 +133,8 @@ class Runner:
             log.records.pop(w.key, None)  # a redone judgment no longer counts against the policy
         if self.items is not None:
             self.items.load(self.run_dir, redo_statuses(self.options.retry_errors))
+        if self.gate is not None:
+            self.gate.load(self.run_dir, redo_statuses(self.options.retry_errors))
         self._preflight(todo, existing)
         self.run_dir.mkdir(parents=True, exist_ok=True)  # every check passed: now it exists
         log.open()
@@ -144,7 +146,10 @@ class Runner:
             cache=cache_info(self.cache, self.options),
             has_factuality=self.factuality is not None,
         )
+        if self.gate is not None:
+            base.outputs["gates"] = GATES_FILE
         items_todo = self.items.todo() if self.items is not None else 0
+        items_todo += self.gate.todo() if self.gate is not None else 0
         session = new_session(len(todo) + items_todo, resumed=existing is not None)
         base.sessions.append(session)
         self._save(base, "running", None, log, planned)
@@ -193,14 +198,22 @@ class Runner:
             fact = self.factuality
             if fact is not None and not abort.is_set():
                 await fact.run(self.run_dir, replace(ctx, workers=_stage_budget(self.pool)))
-        fact = self.factuality
+            if self.gate is not None and not abort.is_set():
+                await self.gate.run(self.run_dir, replace(ctx, workers=1))
+        fact, gate = self.factuality, self.gate
         status = final_status(
             policy,
-            failed=budget.failed + (fact.failed(budget.failing) if fact else 0),
-            planned=len(planned) + _planned(items) + (fact.planned() if fact else 0),
+            failed=budget.failed
+            + (fact.failed(budget.failing) if fact else 0)
+            + (gate.failed(budget.failing) if gate else 0),
+            planned=len(planned)
+            + _planned(items)
+            + (fact.planned() if fact else 0)
+            + (gate.planned() if gate else 0),
             all_recorded=_recorded(planned, log) == len(planned)
             and (not fact or fact.done())
-            and (not items or items.done()),
+            and (not items or items.done())
+            and (not gate or gate.done()),
         )
         self._write_metrics()
         return status
@@ -212,10 +225,13 @@ class Runner:
         clients = [getattr(self.judge_stage.by_id[j], "client", None) for j in ids]
         old = existing.dump() if existing is not None else None
         clients += factuality_clients_to_check(self.factuality, old)
+        clients.append(self.gate.client_to_check() if self.gate is not None else None)
         preflight_clients(clients, self.loaded.path)
 
     def _items_written(self) -> int:
-        return self.items.written if self.items is not None else 0
+        """Records the items and gate stages appended this session."""
+        written = self.items.written if self.items is not None else 0
+        return written + (self.gate.written if self.gate is not None else 0)
 
     def _item_judges_to_call(self) -> set[str]:
         """Judges of the items stage with work left this session."""
@@ -248,6 +264,8 @@ class Runner:
             warnings=self.warnings,
             factuality=self.factuality.manifest_section() if self.factuality else None,
         )
+        if self.gate is not None:
+            manifest.gate = self.gate.manifest_section()
         write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
 
     def _outcome(
@@ -260,6 +278,7 @@ class Runner:
         failed = sum(1 for r in log.records.values() if r.status in failing)
         items = self.items
         failed += items.failed(failing) if items else 0
+        failed += self.gate.failed(failing) if self.gate else 0
         return RunOutcome(
             run_dir=str(self.run_dir),
             status=status,

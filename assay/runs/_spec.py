@@ -43,6 +43,7 @@ from assay.runs._spec_blocks import (
     registered,
 )
 from assay.runs._spec_blocks import JudgeMatrixSpec as JudgeMatrixSpec
+from assay.runs._spec_gate import GateSpec, gate_retrieval
 
 MIN_BOOTSTRAP = 100
 POOLED = "all"  # the dataset name of pooled metric rows; no dataset may take it
@@ -210,6 +211,7 @@ class RunSpec(_Strict):
     baselines: list[BaselineSpec] = Field(default_factory=list)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     factuality: FactualitySpec | None = None
+    gate: GateSpec | None = None
 
     @field_validator("bootstrap")
     @classmethod
@@ -258,6 +260,7 @@ def validate_spec(
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise SpecError(msg, file=where, field=field or None) from None
     check_component_params(spec, where)
+    gate_retrieval(spec, where)
     return spec
 
 

@@ -1,0 +1,118 @@
+"""The `[gate]` block of a run spec: a local cross-encoder reranker scoring each question
+of the run's answers against the passages a retriever finds for it (spec §5.2.4).
+
+Every key is checked when the spec loads, each error naming its `gate.<key>`; the
+retriever may be the run's own (the corpus of its `retrieval` verifier).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from assay.errors import SpecError
+from assay.runs._spec_blocks import Strict
+
+if TYPE_CHECKING:
+    from assay.runs._spec import RunSpec
+
+RERANKER_PREFIX = "hf-ce/"
+RetrieverKind = Literal["bm25", "dense", "hybrid"]
+
+
+class GateSpec(Strict):
+    """`[gate]`: which reranker, how deep to retrieve, and over which corpus."""
+
+    model: str = Field(description="hf-ce/<directory or hub id>: a one-output cross-encoder.")
+    name: str | None = Field(default=None, description="The gate_id; defaults to `model`.")
+    k1_initial: int = Field(default=50, ge=1, le=100_000)
+    k1_expanded: int = Field(default=100, ge=1, le=100_000)
+    top_k: int = Field(default=12, ge=1, le=100_000)
+    max_length: int = Field(default=512, ge=16)
+    batch_size: int = Field(default=32, ge=1, le=4096)
+    normalization: Literal["sigmoid", "identity"] = "sigmoid"
+    corpus: str | None = Field(default=None, description="Passages JSONL, relative to the spec.")
+    dense_model: str | None = Field(default=None, description="Local embedding model dir.")
+    retriever: RetrieverKind | None = Field(default=None, validate_default=True)
+
+    @field_validator("model")
+    @classmethod
+    def _reranker_model(cls, model: str) -> str:
+        if not model.startswith(RERANKER_PREFIX) or not model[len(RERANKER_PREFIX) :].strip("/"):
+            raise ValueError(f"expected {RERANKER_PREFIX}<directory or hub id>, got {model!r}")
+        return model
+
+    @field_validator("k1_expanded")
+    @classmethod
+    def _expanded_covers_initial(cls, value: int, info: ValidationInfo) -> int:
+        initial = info.data.get("k1_initial")
+        if initial is not None and value < initial:
+            raise ValueError(f"k1_expanded ({value}) must be >= k1_initial ({initial})")
+        return value
+
+    @field_validator("top_k")
+    @classmethod
+    def _top_k_within_pool(cls, value: int, info: ValidationInfo) -> int:
+        expanded = info.data.get("k1_expanded")
+        if expanded is not None and value > expanded:
+            raise ValueError(f"top_k ({value}) must be <= k1_expanded ({expanded})")
+        return value
+
+    @field_validator("retriever")
+    @classmethod
+    def _retriever_has_its_model(
+        cls, value: RetrieverKind | None, info: ValidationInfo
+    ) -> RetrieverKind | None:
+        dense = info.data.get("dense_model")
+        if value in ("dense", "hybrid") and not dense:
+            raise ValueError(f'retriever "{value}" needs `dense_model` (an embedding model dir)')
+        if value == "bm25" and dense:
+            raise ValueError('`dense_model` is used by retriever "dense" or "hybrid", not "bm25"')
+        return value
+
+    @property
+    def gate_id(self) -> str:
+        return self.name or self.model
+
+
+@dataclass(frozen=True)
+class GateRetrieval:
+    """The corpus and retriever a gate searches, resolved against the run's verifiers."""
+
+    corpus: str
+    corpus_field: str
+    kind: RetrieverKind
+    dense_model: str | None
+
+
+def gate_retrieval(spec: RunSpec, where: str | None) -> GateRetrieval | None:
+    """The gate's corpus and retriever: its own `corpus`, else the corpus (and dense
+    model) of the run's first `retrieval` verifier. Errors name the spec field."""
+    gate = spec.gate
+    if gate is None:
+        return None
+    if spec.factuality is None:
+        raise SpecError(
+            "[gate] scores the questions of [factuality] answers; add a [factuality] section",
+            file=where,
+            field="gate",
+        )
+    corpus, field, dense = gate.corpus, "gate.corpus", gate.dense_model
+    if corpus is None:
+        for i, verifier in enumerate(spec.factuality.verifiers):
+            params = verifier.params()
+            if verifier.kind == "retrieval" and isinstance(params.get("corpus"), str):
+                corpus, field = params["corpus"], f"factuality.verifiers[{i}].corpus"
+                dense = dense or params.get("dense_model")
+                break
+    if corpus is None:
+        raise SpecError(
+            "needs a passages file to retrieve from (`corpus`), or a retrieval verifier "
+            "whose corpus it can share",
+            file=where,
+            field="gate.corpus",
+        )
+    kind: RetrieverKind = gate.retriever or ("hybrid" if dense else "bm25")
+    return GateRetrieval(corpus, field, kind, dense if kind != "bm25" else None)
