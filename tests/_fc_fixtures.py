@@ -58,7 +58,7 @@ def chunk(
         "text": text,
         "retrieval_rank": rank,
         "retrieval_score_raw": 10.0 - rank,
-        "retrieval_score": round(1 - rank / 10, 2),
+        "retrieval_score": round(1 / (1 + rank), 4),
         "spans": spans,
     }
 
