@@ -10,6 +10,7 @@ out of range, because an invalid score is itself a decision input (FC-1: `invali
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -171,10 +172,22 @@ class FCClaim(BaseModel):
         return self
 
     def verification_view(self) -> dict[str, Any]:
-        """The verification record the policy consumes (what `inputs_sha256` hashes)."""
-        return self.model_dump(
-            mode="json", include={"claim_id", "verification_status", "pairs", "set_scores"}
+        """The verification record the policy consumes (what `inputs_sha256` hashes);
+        a non-finite score is written as its name ("nan", "inf"), as JSON has none."""
+        view = self.model_dump(
+            mode="python", include={"claim_id", "verification_status", "pairs", "set_scores"}
         )
+        return {k: _finite_json(v) for k, v in view.items()}
+
+
+def _finite_json(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_json(v) for v in value]
+    return value
 
 
 class FCGate(BaseModel):
