@@ -17,6 +17,7 @@ from assay.policies._gate_compose import GATE_ABSTAINED, GATE_REFUSED, gate_chai
 from assay.policies._gate_config import EvidenceGateConfig, GateQuestion, reranker_scores
 from assay.policies._gate_decide import gate_record_sha256
 from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
+from assay.policies._gate_records import GateDecisionRecord
 from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 
 
@@ -24,7 +25,7 @@ def _policy(**config: object) -> EvidenceGatePolicy:
     return EvidenceGatePolicy({"name": "gate", "tau": "0.30", "tau_min": "0.10", **config})
 
 
-def _decide(questions: list[GateQuestion], **config: object) -> dict[str, object]:
+def _decide(questions: list[GateQuestion], **config: object) -> dict[str, GateDecisionRecord]:
     decisions = _policy(**config).decide(GateInputs(run_id="run-1", questions=questions))
     return {d.question_id: d for d in decisions}
 
@@ -196,7 +197,7 @@ def test_decision_log_carries_the_audit_fields_and_is_canonical_json() -> None:
     assert (d.policy_id, d.policy_version, d.policy_sha256) == ("gate", 1, policy.sha256)
     assert (d.tau, d.tau_min, d.k1_initial, d.k1_expanded, d.top_k) == ("0.3", "0.1", 50, 100, 12)
     assert d.reranker is not None and d.reranker.fingerprint == "ab" * 32
-    assert d.gate_record_sha256 == gate_record_sha256(questions[0].record)  # type: ignore[arg-type]
+    assert d.gate_record_sha256 == gate_record_sha256(questions[0].record)
     line = canonical_json(d)
     assert '"citations":[{"doc_id":"d1","page":1,"passage_id":"q01-p1","score":0.92}' in line
 

@@ -53,6 +53,18 @@ class GateRow:
     citation_quality: CitationQuality | None = None
     confidence: float = 0.0
 
+    def __post_init__(self) -> None:
+        """Plain strings become the vocabulary (metrics compare members by identity)."""
+        for name, kind in (
+            ("outcome", GateOutcome),
+            ("label", EvidenceLabel),
+            ("support", SupportLevel),
+            ("citation_quality", CitationQuality),
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, kind(value))
+
     @classmethod
     def of(cls, record: GateDecisionRecord) -> GateRow:
         return cls(
@@ -122,7 +134,10 @@ def _support_metrics(alpha: Fraction) -> dict[str, Contribution]:
 
     return {
         "factuality": factuality,
-        "selective_risk_support": lambda r: (r.support is SupportLevel.NONE, annotated(r)),
+        "selective_risk_support": lambda r: (
+            annotated(r) and r.support is SupportLevel.NONE,
+            annotated(r),
+        ),
     }
 
 
