@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.policies._bootstrap import CI_METHOD, RatioCounts, bootstrap_intervals
+from assay.policies._bootstrap import CI_METHOD, Interval, RatioCounts, bootstrap_intervals
 from assay.policies._cs_config import CertificateStandard
 from assay.policies._cs_records import ClaimRecord, Decisions, ResponseRecord
 from assay.policies._cs_rule import certificate_valid
@@ -204,6 +204,11 @@ class ClaimSelectiveMetrics(BaseModel):
     n_refused: int
     certificate_standard: dict[str, str]
     bootstrap: dict[str, float | int | str] | None = None
+    uccr_bootstrap: dict[str, Interval] | None = Field(
+        default=None,
+        description="Percentile intervals of the UCCR variants (they collapse at 0, which is "
+        "why their `ci` is Wilson's).",
+    )
 
     def ratios(self) -> dict[str, Ratio]:
         return {name: getattr(self, name) for name in METRIC_NAMES}
@@ -215,11 +220,15 @@ def _with_bootstrap(
     resamples: int,
     random_state: int,
     confidence: float,
-) -> dict[str, Ratio]:
+) -> tuple[dict[str, Ratio], dict[str, Interval]]:
     parts = [ratio_parts(c) for c in per_response]
-    chosen = [n for n in METRIC_NAMES if n not in UCCR and point[n].null_reason != "no_gold"]
+    chosen = [n for n in METRIC_NAMES if point[n].null_reason != "no_gold"]
     series = {
-        n: RatioCounts(numerator=[p[n][0] for p in parts], denominator=[p[n][1] for p in parts])
+        n: RatioCounts(
+            numerator=[p[n][0] for p in parts],
+            denominator=[p[n][1] for p in parts],
+            when_zero=0.0 if n in UCCR else None,
+        )
         for n in chosen
     }
     intervals = bootstrap_intervals(
@@ -227,6 +236,8 @@ def _with_bootstrap(
     )
     out = dict(point)
     for name, interval in intervals.items():
+        if name in UCCR:
+            continue
         out[name] = point[name].model_copy(
             update={
                 "ci": interval.ci,
@@ -234,7 +245,7 @@ def _with_bootstrap(
                 "n_resamples_valid": interval.n_resamples_valid,
             }
         )
-    return out
+    return out, {n: intervals[n] for n in UCCR if n in intervals}
 
 
 def metrics_of(
@@ -250,8 +261,11 @@ def metrics_of(
     pooled = total(per_response)
     point = claim_metrics(pooled)
     settings: dict[str, float | int | str] | None = None
+    uccr_intervals: dict[str, Interval] | None = None
     if resamples > 0:
-        point = _with_bootstrap(point, per_response, resamples, random_state, confidence)
+        point, uccr_intervals = _with_bootstrap(
+            point, per_response, resamples, random_state, confidence
+        )
         settings = {
             "resamples": resamples,
             "random_state": random_state,
@@ -268,6 +282,7 @@ def metrics_of(
         n_refused=pooled.refused,
         certificate_standard=standard.model_dump(),
         bootstrap=settings,
+        uccr_bootstrap=uccr_intervals,
     )
 
 
