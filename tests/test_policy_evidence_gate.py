@@ -12,9 +12,15 @@ from _gate_fixtures import DATASET, G2, candidate, g2_questions, gate_record, sc
 from assay.core.outcomes import Status
 from assay.core.registry import POLICIES
 from assay.errors import SpecError
-from assay.policies import canonical_json
+from assay.policies import Policy, canonical_json
 from assay.policies._gate_compose import GATE_ABSTAINED, GATE_REFUSED, gate_chain, gate_chains
-from assay.policies._gate_config import EvidenceGateConfig, GateQuestion, reranker_scores
+from assay.policies._gate_config import (
+    EvidenceGateConfig,
+    GateQuestion,
+    SupportLevel,
+    reranker_scores,
+    support_from_claims,
+)
 from assay.policies._gate_decide import gate_record_sha256
 from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
 from assay.policies._gate_records import GateDecisionRecord
@@ -252,3 +258,44 @@ def test_a_question_the_gate_never_decided_or_refused_is_refused_downstream() ->
     for chain in chains.values():
         assert chain.response_outcome is ResponseOutcome.REFUSE
         assert chain.claim_reason == GATE_REFUSED and chain.split(["a"]) == ([], ["a"])
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [
+        (1, "full"),
+        ("1", "full"),
+        (0.5, "partial"),
+        ("0.25", "partial"),
+        (0, "none"),
+        ("Full", "full"),
+        (None, None),
+    ],
+)
+def test_support_annotations_read_as_levels(value: object, level: str | None) -> None:
+    q = GateQuestion(dataset=DATASET, question_id="q", support=value)
+    assert (q.support.value if q.support else None) == level
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.5, "most", True])
+def test_a_bad_support_annotation_is_rejected(bad: object) -> None:
+    with pytest.raises(ValueError, match="support"):
+        GateQuestion(dataset=DATASET, question_id="q", support=bad)
+
+
+def test_support_derived_from_claim_verifications() -> None:
+    assert support_from_claims([True, True]) is SupportLevel.FULL
+    assert support_from_claims([True, False]) is SupportLevel.PARTIAL
+    assert support_from_claims([False, False]) is SupportLevel.NONE
+    assert support_from_claims([]) is None
+
+
+def test_a_record_of_another_question_is_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="given for"):
+        GateQuestion(dataset=DATASET, question_id="q02", record=scored_record("q01", 0.5, 0.5))
+
+
+def test_the_gate_is_a_policy() -> None:
+    policy = _policy()
+    assert isinstance(policy, Policy) and policy.kind == "evidence_gate" and policy.name == "gate"
+    assert not vars(policy).keys() - {"config"}  # no results stored on the object
