@@ -167,9 +167,10 @@ def test_every_claim_unverified_or_blocked_abstains_and_all_failed_refuses() -> 
     """§6 23 and FC-2."""
     policy = FailClosedPolicy()
     none_verified = response(
-        [claim("a", [pair("s1", 0.2, 0.1)]), claim("b", [pair("s2", 0.9, 0.8)])]
+        [claim("a", [pair("s1", 0.2, 0.1)]), claim("b", [pair("s2", 0.15, 0.8)])]
     )
     decided = policy.decide(none_verified)
+    assert [c.native for c in decided.claims] == ["UNVERIFIED", "BLOCKED"]
     assert decided.response.rendered.empty and decided.response.rendered.shown == []
     assert (decided.response.outcome, decided.response.reason) == ("abstain", "no_verified_claim")
     failed = response(
