@@ -299,3 +299,26 @@ def test_the_gate_is_a_policy() -> None:
     policy = _policy()
     assert isinstance(policy, Policy) and policy.kind == "evidence_gate" and policy.name == "gate"
     assert not vars(policy).keys() - {"config"}  # no results stored on the object
+
+
+def test_the_chain_feeds_both_claim_level_kinds() -> None:
+    """`as_link()` validates as claim_selective's GateLink and fail_closed's FCGate."""
+    from assay.policies._cs_inputs import GateLink
+    from assay.policies.fail_closed import FCGate
+
+    decided = {d.question_id: d for d in _policy().decide(GateInputs(questions=g2_questions()))}
+    passed = gate_chain(decided["q04"], policy_id="gate").as_link()
+    link, fc = GateLink.model_validate(passed), FCGate.model_validate(passed)
+    assert link.outcome is GateOutcome.PASS and link.rule == "4b_sufficient_after_reassess"
+    assert link.evidence == fc.evidence_ids == decided["q04"].evidence and link.s_final == 0.45
+    assert fc.outcome == "pass" and link.gate_id == "ce-tiny"
+    refused = gate_chain(None, policy_id="gate").as_link()
+    assert GateLink.model_validate(refused).outcome is GateOutcome.REFUSE
+    assert FCGate.model_validate(refused).outcome == "refuse"
+
+
+def test_the_public_module_exports_the_gate() -> None:
+    from assay.policies import evidence_gate
+
+    assert evidence_gate.EvidenceGatePolicy is EvidenceGatePolicy
+    assert all(hasattr(evidence_gate, name) for name in evidence_gate.__all__)

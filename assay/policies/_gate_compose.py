@@ -5,12 +5,13 @@ the response abstains and every claim is withheld (`gate_abstained`); refuse, or
 decision at all (FC-3) → the response is refused and every claim withheld
 (`gate_refused`); pass → the policy decides as usual, with only the passages of the
 gate's evidence set E(q) counting as evidence (any other passage a verification names is
-ignored and logged as `unscored_reference`, FC-4).
+ignored, FC-4, and logged by the claim-level kinds as `outside_gate_evidence`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,7 +21,7 @@ from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 
 GATE_ABSTAINED = "gate_abstained"
 GATE_REFUSED = "gate_refused"
-UNSCORED_REFERENCE = "unscored_reference"
+OUTSIDE_GATE_EVIDENCE = "outside_gate_evidence"
 
 
 class GateSummary(BaseModel):
@@ -29,6 +30,7 @@ class GateSummary(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     policy_id: str
+    gate_id: str | None = None
     outcome: GateOutcome
     rule: GateRule
     s_final: float | None
@@ -73,12 +75,22 @@ class GateChain(BaseModel):
 
     def split(self, passage_ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """(kept, ignored) passages of a verification: kept are in E(q); the ignored ones
-        are what the claim-level policy logs as `unscored_reference`."""
+        are what the claim-level policy logs as `outside_gate_evidence`."""
         kept: list[str] = []
         ignored: list[str] = []
         for passage_id in passage_ids:
             (kept if self.admits(passage_id) else ignored).append(passage_id)
         return kept, ignored
+
+    def as_link(self) -> dict[str, Any]:
+        """The gate as the claim-level kinds' inputs take it (`GateLink` of
+        claim_selective, `FCGate` of fail_closed: both ignore keys they do not know)."""
+        evidence = list(self.evidence)
+        return {
+            **self.gate.model_dump(mode="json"),
+            "evidence": evidence,
+            "evidence_ids": evidence,
+        }
 
 
 def gate_chain(decision: GateDecisionRecord | None, *, policy_id: str) -> GateChain:
@@ -90,6 +102,7 @@ def gate_chain(decision: GateDecisionRecord | None, *, policy_id: str) -> GateCh
         return GateChain(gate=summary)
     summary = GateSummary(
         policy_id=decision.policy_id,
+        gate_id=decision.gate_id,
         outcome=decision.outcome,
         rule=decision.rule,
         s_final=decision.s_final,
@@ -108,7 +121,7 @@ def gate_chains(
 __all__ = [
     "GATE_ABSTAINED",
     "GATE_REFUSED",
-    "UNSCORED_REFERENCE",
+    "OUTSIDE_GATE_EVIDENCE",
     "GateChain",
     "GateSummary",
     "gate_chain",
