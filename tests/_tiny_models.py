@@ -99,6 +99,8 @@ def save_nli_model(
     *,
     id2label: dict[int, str] | None = None,
     classifier_bias: list[float] | None = None,
+    classifier_scale: float | None = None,
+    initializer_range: float = 0.02,
     hidden_size: int = 32,
     num_hidden_layers: int = 2,
     num_attention_heads: int = 2,
@@ -110,6 +112,9 @@ def save_nli_model(
 
     `classifier_bias` zeroes the classifier weights and sets its bias, so every input
     gets exactly softmax(bias): a model whose prediction the test knows.
+    `classifier_scale` multiplies the classifier weights and `initializer_range` sets
+    the random weights' spread (transformers' default 0.02 gives every input nearly the
+    same logit; a reranker test wants them spread over a few units).
     """
     import torch
     from transformers import BertConfig, BertForSequenceClassification
@@ -126,6 +131,7 @@ def save_nli_model(
         id2label=labels,
         label2id={v: k for k, v in labels.items()},
         pad_token_id=tokenizer.pad_token_id,
+        initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config).eval()
@@ -133,10 +139,29 @@ def save_nli_model(
         with torch.no_grad():
             model.classifier.weight.zero_()
             model.classifier.bias.copy_(torch.tensor(classifier_bias))
+    if classifier_scale is not None:
+        with torch.no_grad():
+            model.classifier.weight.mul_(classifier_scale)
     directory.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def save_reranker(
+    directory: Path, tokenizer: Any, *, scale: float = 4.0, seed: int = 0, **kwargs: Any
+) -> Path:
+    """A random one-output BertForSequenceClassification: a cross-encoder reranker
+    (`hf-ce/<dir>`) whose logits differ between inputs by a few units."""
+    return save_nli_model(
+        directory,
+        tokenizer,
+        id2label={0: "LABEL_0"},
+        classifier_scale=scale,
+        initializer_range=0.2,
+        seed=seed,
+        **kwargs,
+    )
 
 
 CHAT_SPECIALS = ["<pad>", "<unk>", "<eos>", "<bos>", "<|system|>", "<|user|>"]
