@@ -16,6 +16,7 @@ from sklearn.metrics import (
     recall_score,
 )
 
+from assay.policies._bootstrap import paired_delta_interval
 from assay.policies._gate_aurc import aurc, aurc_optimal
 from assay.policies._gate_config import (
     EvidenceGateConfig,
@@ -23,7 +24,7 @@ from assay.policies._gate_config import (
     GateQuestion,
     SupportLevel,
 )
-from assay.policies._gate_metrics import GateRow, gate_metrics, metric_values
+from assay.policies._gate_metrics import GateRow, gate_metrics, metric_counts, metric_values
 from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
 from assay.policies._gate_records import GateDecisionRecord
 from assay.policies._gate_tuning import (
@@ -353,3 +354,18 @@ def test_bootstrap_intervals_are_reproducible_and_bracket_the_point() -> None:
     assert first.metrics["aurc"].ci is None  # a ranking statistic: no interval
     perfect = gate_metrics([GateRow(PASS, HAS)] * 5, resamples=200)
     assert perfect.metrics["abstention_accuracy"].ci == (1.0, 1.0)
+
+
+def test_per_question_counts_pool_to_the_metric_and_pair_two_gates() -> None:
+    questions = g2_questions()
+    strict = EvidenceGatePolicy(CONFIG.with_thresholds("0.50", "0.10"))
+    rows_a = [GateRow.of(d) for d in _g2_decisions()]
+    rows_b = [GateRow.of(d) for d in strict.decide(GateInputs(questions=questions))]
+    counts_a = metric_counts(rows_a, Fraction(1, 2))
+    point = metric_values(rows_a, Fraction(1, 2))
+    for name, counts in counts_a.items():
+        if point[name].value is not None and name != "abstention_f1":
+            assert Fraction(sum(counts.numerator), sum(counts.denominator)) == point[name].fraction
+    b = metric_counts(rows_b, Fraction(1, 2))["coverage"]
+    delta = paired_delta_interval(counts_a["coverage"], b, resamples=200, random_state=0)
+    assert delta.ci is not None and delta.ci[0] <= Fraction(6, 10) - Fraction(2, 10) <= delta.ci[1]

@@ -293,20 +293,29 @@ def metric_values(rows: Sequence[GateRow], alpha: Fraction) -> dict[str, Ratio]:
     return {**_derived(pooled, rows), **_risk_coverage(rows)}
 
 
+def metric_counts(rows: Sequence[GateRow], alpha: Fraction) -> dict[str, RatioCounts]:
+    """Each pooled metric's per-question numerators and denominators, in `rows` order:
+    what the bootstrap resamples, and what a paired comparison of two gates (same
+    questions, same order) hands to `paired_delta_interval`."""
+    counts = {}
+    for name, share in _contributions(rows, alpha).items():
+        pairs = [share(r) for r in rows]
+        counts[name] = RatioCounts(
+            numerator=[int(n) for n, _ in pairs], denominator=[int(d) for _, d in pairs]
+        )
+    return counts
+
+
 def _intervals(
     rows: Sequence[GateRow], alpha: Fraction, settings: BootstrapSettings
 ) -> dict[str, tuple[tuple[float, float] | None, int]]:
     """Percentile intervals of the pooled and derived metrics, all on one set of
     question resamples (AURC has none: it is a ranking statistic)."""
-    contributions = _contributions(rows, alpha)
     weights = resample_weights(len(rows), settings.resamples, settings.random_state)
-    values: dict[str, NDArray[np.float64]] = {}
-    for name, share in contributions.items():
-        pairs = [share(r) for r in rows]
-        counts = RatioCounts(
-            numerator=[int(n) for n, _ in pairs], denominator=[int(d) for _, d in pairs]
-        )
-        values[name] = resampled_values(counts, weights)
+    values: dict[str, NDArray[np.float64]] = {
+        name: resampled_values(counts, weights)
+        for name, counts in metric_counts(rows, alpha).items()
+    }
     values["abstention_f1"] = np.where(
         np.isnan(values["abstention_precision"]) | np.isnan(values["abstention_recall"]),
         np.nan,
@@ -359,5 +368,6 @@ __all__ = [
     "GateMetrics",
     "GateRow",
     "gate_metrics",
+    "metric_counts",
     "metric_values",
 ]

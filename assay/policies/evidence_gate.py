@@ -39,7 +39,13 @@ from assay.policies._gate_config import (
     support_from_claims,
 )
 from assay.policies._gate_decide import gate_record_sha256
-from assay.policies._gate_metrics import GateCounts, GateMetrics, GateRow, gate_metrics
+from assay.policies._gate_metrics import (
+    GateCounts,
+    GateMetrics,
+    GateRow,
+    gate_metrics,
+    metric_counts,
+)
 from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
 from assay.policies._gate_records import GateCitation, GateDecisionRecord, RerankerRef
 from assay.policies._gate_tuning import (
@@ -84,6 +90,7 @@ __all__ = [
     "gate_chains",
     "gate_metrics",
     "gate_record_sha256",
+    "metric_counts",
     "parse_support",
     "reranker_scores",
     "risk_coverage_curve",
