@@ -431,3 +431,35 @@ def test_records_are_ordered_and_canonical() -> None:
     for record in [*decisions.claims, *decisions.responses, *decisions.certificates]:
         text = canonical_json(record)
         assert "NaN" not in text and text == canonical_json(type(record).model_validate_json(text))
+
+
+def test_an_evidence_gate_chain_feeds_the_gate_link() -> None:
+    from assay.policies.evidence_gate import GateChain, GateSummary, gate_chain
+
+    strong = claim("c1", (0.9, 0.0, 0.0), (0.2, 0.0, 0.0))
+    passed = GateChain(
+        gate=GateSummary(policy_id="g", outcome="pass", rule="4a_sufficient", s_final=0.6),
+        evidence=("p1",),
+    )
+    rows = [
+        response("a", [strong], gate=passed.as_link()),
+        response("b", [strong], gate=gate_chain(None, policy_id="g").as_link()),
+    ]
+    decisions = ClaimSelectivePolicy({"after": "g"}).decide(rows)
+    assert [r.native for r in decisions.responses] == ["abstain", "refuse"]
+    ignored = decisions.claims[0].ignored_references
+    assert [(i.passage_id, i.reason) for i in ignored] == [("p0", "outside_gate_evidence")]
+    assert decisions.responses[0].gate is not None
+    assert decisions.responses[0].gate.rule == "4a_sufficient"
+
+
+def test_the_public_module_and_policy_metrics() -> None:
+    from assay.policies import claim_selective as cs
+
+    policy = cs.ClaimSelectivePolicy({"certificate_standard": {"support_min": "0.5"}})
+    decisions = policy.decide(s1())
+    strict = policy.metrics(decisions, resamples=0)
+    assert (strict.uccr_cert.numerator, strict.uccr_cert.denominator) == (1, 5)  # R3c2 at 0.40
+    assert strict.certificate_standard["support_min"] == "0.5"
+    assert cs.evaluate(decisions).uccr_cert.value == 0.0  # the default standard
+    assert set(cs.__all__) <= set(dir(cs))

@@ -13,6 +13,7 @@ from assay.policies._canonical import canonical_sha256
 from assay.policies._cs_config import ClaimSelectiveConfig, parse_config
 from assay.policies._cs_decide import decide
 from assay.policies._cs_inputs import ResponseInput
+from assay.policies._cs_metrics import ClaimSelectiveMetrics, evaluate
 from assay.policies._cs_records import Decisions, PolicyStamp
 
 KIND = "claim_selective"
@@ -63,6 +64,24 @@ class ClaimSelectivePolicy:
         """Claim, response and certificate records for `inputs`, in (dataset, answer_id)
         order; a repeated response key keeps its last record."""
         return decide(self.config, self.stamp(), inputs)
+
+    def metrics(
+        self,
+        decisions: Decisions,
+        *,
+        resamples: int = 1000,
+        random_state: int = 0,
+        confidence: float = 0.95,
+    ) -> ClaimSelectiveMetrics:
+        """§2.7 over these decisions under this policy's certificate standard, with
+        bootstrap intervals (`resamples=0`: point values and Wilson intervals only)."""
+        return evaluate(
+            decisions,
+            standard=self.config.certificate_standard,
+            resamples=resamples,
+            random_state=random_state,
+            confidence=confidence,
+        )
 
 
 __all__ = ["KIND", "ClaimSelectivePolicy"]
