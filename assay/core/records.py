@@ -269,4 +269,3 @@ class GateRecord(BaseModel):
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.dataset, self.question_id, self.gate_id)
-
