@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assay.policies._fc_config import Caps
-from assay.policies._fc_inputs import FCChunk, FCClaim, FCPair, FCResponse, FCSetScore, FCSpan
+from assay.policies._fc_inputs import FCChunk, FCClaim, FCPair, FCResponse, FCSetScore
 from assay.policies._fc_records import ReferenceNote
 
 _LAST = float("inf")
@@ -101,55 +101,65 @@ def _rank(value: int | None) -> float:
 
 
 class _Positions:
-    """Where each span sits: its chunk, the chunk's rank, its start offset. The retrieval
-    set is authoritative when the run recorded one; otherwise the pairs say."""
+    """Where each span sits: its chunk (None: unknown), its rank, its start offset. The
+    retrieval set is authoritative when the run recorded one; otherwise the pairs say.
+    Spans of an unknown chunk are ordered by the pair's rank and escape the chunk caps
+    (the other caps still bound them)."""
 
     def __init__(self, response: FCResponse, claims: list[list[FCPair]]) -> None:
-        self.chunk_of: dict[str, str] = {}
+        self.chunk_of: dict[str, str | None] = {}
         self.chunk_rank: dict[str, float] = {}
+        self.rank: dict[str, float] = {}
         self.start: dict[str, float] = {}
         if response.chunks is not None:
-            self._from_pool(response.chunks)
+            for chunk in response.chunks:
+                self._from_chunk(chunk)
         else:
             for pair in (p for pairs in claims for p in pairs):
                 self._from_pair(pair)
 
-    def _from_pool(self, chunks: list[FCChunk]) -> None:
-        for chunk in chunks:
-            self.chunk_rank[chunk.chunk_id] = _rank(chunk.retrieval_rank)
-            for span in chunk.spans:
-                self._place(span.span_id, chunk.chunk_id, span)
+    def _from_chunk(self, chunk: FCChunk) -> None:
+        rank = _rank(chunk.retrieval_rank)
+        self.chunk_rank[chunk.chunk_id] = rank
+        for span in chunk.spans:
+            self._place(span.span_id, chunk.chunk_id, rank, span.start)
 
     def _from_pair(self, pair: FCPair) -> None:
         if pair.span_id in self.chunk_of:
-            return
-        chunk = pair.chunk_id or pair.passage_id or f"\x00span:{pair.span_id}"
+            return  # the first claim naming a span places it
+        chunk = pair.chunk_id or pair.passage_id
         rank = _rank(pair.retrieval_rank)
-        self.chunk_rank[chunk] = min(self.chunk_rank.get(chunk, _LAST), rank)
-        self.chunk_of[pair.span_id] = chunk
-        self.start[pair.span_id] = _rank(pair.start)
+        if chunk is not None:
+            rank = self.chunk_rank[chunk] = min(self.chunk_rank.get(chunk, _LAST), rank)
+        self._place(pair.span_id, chunk, rank, pair.start)
 
-    def _place(self, span_id: str, chunk_id: str, span: FCSpan) -> None:
-        self.chunk_of[span_id] = chunk_id
-        self.start[span_id] = float(span.start)
-
-    def order(self, span_id: str) -> tuple[float, str, float, str]:
-        chunk = self.chunk_of[span_id]
-        return (self.chunk_rank[chunk], chunk, self.start[span_id], span_id)
+    def _place(self, span_id: str, chunk: str | None, rank: float, start: int | None) -> None:
+        self.chunk_of[span_id] = chunk
+        self.rank[span_id] = rank
+        self.start[span_id] = _rank(start)
 
     def rank_start(self, span_id: str) -> tuple[float, float]:
         """(chunk retrieval rank, start offset): the MSE's tie order after `p_entail`."""
-        return (self.chunk_rank[self.chunk_of[span_id]], self.start[span_id])
+        chunk = self.chunk_of[span_id]
+        rank = self.chunk_rank[chunk] if chunk is not None else self.rank[span_id]
+        return (rank, self.start[span_id])
+
+    def order(self, span_id: str) -> tuple[float, str, float, str]:
+        """Cap order: chunk rank, chunk id, start offset, span id."""
+        rank, start = self.rank_start(span_id)
+        return (rank, self.chunk_of[span_id] or "", start, span_id)
 
     def eligible_spans(self, caps: Caps) -> set[str]:
         """Spans of the first `max_chunks` chunks, at most `max_spans_per_chunk` each."""
         chunks = sorted(self.chunk_rank, key=lambda c: (self.chunk_rank[c], c))
         kept_chunks = set(chunks[: caps.max_chunks])
         by_chunk: dict[str, list[str]] = {}
-        for span_id, chunk in self.chunk_of.items():
-            if chunk in kept_chunks:
-                by_chunk.setdefault(chunk, []).append(span_id)
         eligible: set[str] = set()
+        for span_id, chunk in self.chunk_of.items():
+            if chunk is None:
+                eligible.add(span_id)
+            elif chunk in kept_chunks:
+                by_chunk.setdefault(chunk, []).append(span_id)
         for spans in by_chunk.values():
             spans.sort(key=lambda s: (self.start[s], s))
             eligible.update(spans[: caps.max_spans_per_chunk])
