@@ -463,3 +463,27 @@ def test_the_public_module_and_policy_metrics() -> None:
     assert strict.certificate_standard["support_min"] == "0.5"
     assert cs.evaluate(decisions).uccr_cert.value == 0.0  # the default standard
     assert set(cs.__all__) <= set(dir(cs))
+
+
+def test_dosage_cues_flag_passages_for_the_rescue_prior() -> None:
+    import hashlib
+    from importlib import resources
+
+    from assay.policies import claim_selective as cs
+
+    raw = resources.files("assay.policies").joinpath("lexicons", "cs-priors@1.toml").read_bytes()
+    assert cs.priors_lexicon_digest() == {"cs-priors@1": hashlib.sha256(raw).hexdigest()}
+    assert cs.dosage_instruction("Take 10 mg once\n daily.") and cs.dosage_instruction("5mg")
+    assert not cs.dosage_instruction("Amgen reported xmg results")
+    texts = {"p0": "Adults: 20 MG by mouth.", "p1": "A review of outcomes."}
+    info = cs.passage_info(texts, {"p1": "review"})
+    assert info["p0"].dosage_instruction and not info["p1"].dosage_instruction
+    assert info["p1"].evidence_level == "review"
+    row = response(
+        "a", [claim("c1", (0.40, 0.0, 0.0))], intent="dosage", source="label", passages=info
+    )
+    hooked = ClaimSelectivePolicy(
+        {"selector": "intent_aware", "priors": {"dosage_label_rescue": {"sources": ["label"]}}}
+    )
+    assert hooked.decide([row]).claims[0].native == "certified"
+    assert hooked.describe()["priors"]["dosage_label_rescue"]["cues"] == "cs-priors@1"

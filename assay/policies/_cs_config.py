@@ -21,6 +21,7 @@ from assay.policies._numbers import decimal_text, threshold
 
 THRESHOLD_NAMES = ("conflict", "support", "condition_limited", "limitation")
 FALLBACK_FAMILY = "mixed"
+PRIORS_LEXICON = "cs-priors@1"
 
 
 def _decimal(value: object) -> str:
@@ -95,6 +96,9 @@ class DosageLabelRescue(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     sources: list[str] = Field(min_length=1)
+    cues: str = Field(
+        default=PRIORS_LEXICON, description="The cue lexicon that flagged the passages."
+    )
 
 
 class ReviewDowngrade(BaseModel):
@@ -291,6 +295,7 @@ __all__ = [
     "DEFAULT_FAMILIES",
     "DEFAULT_INTENT_FAMILIES",
     "FALLBACK_FAMILY",
+    "PRIORS_LEXICON",
     "THRESHOLD_NAMES",
     "CertificateStandard",
     "ClaimSelectiveConfig",

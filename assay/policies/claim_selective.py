@@ -20,6 +20,7 @@ from assay.policies._cs_config import (
     DEFAULT_FAMILIES,
     DEFAULT_INTENT_FAMILIES,
     FALLBACK_FAMILY,
+    PRIORS_LEXICON,
     CertificateStandard,
     ClaimSelectiveConfig,
     DosageLabelRescue,
@@ -43,6 +44,7 @@ from assay.policies._cs_controls import (
     shuffle_intents,
     without_intents,
 )
+from assay.policies._cs_cues import dosage_instruction, passage_info, priors_lexicon_digest
 from assay.policies._cs_decide import input_sha256
 from assay.policies._cs_inputs import (
     ClaimInput,
@@ -96,6 +98,7 @@ __all__ = [
     "INFEASIBLE_EXIT_CODE",
     "KIND",
     "METRIC_NAMES",
+    "PRIORS_LEXICON",
     "SLICE_FIELDS",
     "SWEEP_METRICS",
     "AuditAgreement",
@@ -134,6 +137,7 @@ __all__ = [
     "claim_metrics",
     "counts_by_response",
     "default_tuning_spec",
+    "dosage_instruction",
     "evaluate",
     "express_all",
     "input_sha256",
@@ -146,7 +150,9 @@ __all__ = [
     "paired_deltas",
     "parse_config",
     "parse_tie",
+    "passage_info",
     "point_delta",
+    "priors_lexicon_digest",
     "response_from_row",
     "shuffle_intents",
     "slice_metrics",
