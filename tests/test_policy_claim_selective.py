@@ -15,6 +15,7 @@ from assay.policies._cs_config import ClaimSelectiveConfig, parse_config
 from assay.policies._cs_inputs import response_from_row
 from assay.policies._cs_metrics import evaluate
 from assay.policies._cs_policy import ClaimSelectivePolicy
+from assay.policies._cs_records import Decisions
 from assay.policies._cs_reference import binary_support_gate, express_all
 from assay.policies._cs_rule import claim_status, prepare_claim
 
@@ -428,6 +429,12 @@ def test_records_are_ordered_and_canonical() -> None:
     decisions = ClaimSelectivePolicy().decide(rows + [response("R1", [], gold_action="abstain")])
     assert [r.answer_id for r in decisions.responses] == [f"R{i}" for i in range(1, 8)]
     assert decisions.responses[0].n_claims == 0  # a repeated key keeps its last record
+
+    def lines(d: Decisions) -> list[str]:
+        return [canonical_json(x) for x in [*d.claims, *d.responses, *d.certificates]]
+
+    policy = ClaimSelectivePolicy()
+    assert lines(policy.decide(s1())) == lines(policy.decide(reversed(s1())))
     for record in [*decisions.claims, *decisions.responses, *decisions.certificates]:
         text = canonical_json(record)
         assert "NaN" not in text and text == canonical_json(type(record).model_validate_json(text))
