@@ -13,6 +13,7 @@ from _fc_fixtures import C1, c1_response, chunk, claim, pair, response, set_scor
 
 from assay.core.registry import POLICIES
 from assay.errors import SpecError
+from assay.policies import Policy
 from assay.policies.fail_closed import (
     Decision,
     FailClosedPolicy,
@@ -302,6 +303,7 @@ def test_configuration_defaults_and_canonical_thresholds() -> None:
     same = FailClosedPolicy.from_spec({"tau_contradict": "0.70", "tau_entail": ".850"})
     assert same.sha256 == policy.sha256
     assert POLICIES.get("fail_closed") is FailClosedPolicy
+    assert isinstance(policy, Policy) and policy.name == "fail_closed"
 
 
 def test_gate_composition() -> None:

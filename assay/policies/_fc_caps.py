@@ -6,6 +6,9 @@ chunks beyond `max_chunks` (retrieval rank) and spans beyond `max_spans_per_chun
 (start offset); each claim's spans ordered by chunk rank then start offset and cut to
 `max_spans_per_claim`; then the pair budget filled round-robin, one span per claim per
 round. A recorded run that scored more pairs thus gives what a capped verifier would.
+Every claim within `max_claims` takes part whatever its verification status (a capped
+verifier spends its pairs before it learns the outcome); set scores are paid from what
+the spans leave of the budget, one pair each, when the MSE consults them.
 """
 
 from __future__ import annotations
