@@ -27,7 +27,7 @@ class RetrievedChunk(BaseModel):
 
     chunk_id: str
     doc_id: str | None
-    page: int | None
+    page: int | str | None
     rank: int | None
     score_raw: float | None
     score: float | None

@@ -60,7 +60,7 @@ class FCChunk(BaseModel):
     title: str | None = None
     url: str | None = None
     section: str | None = None
-    page: int | None = None
+    page: int | str | None = None
     retrieval_rank: int | None = Field(default=None, ge=0)
     retrieval_score_raw: float | None = None
     retrieval_score: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -107,7 +107,7 @@ class FCPair(BaseModel):
     chunk_id: str | None = None
     doc_id: str | None = None
     passage_id: str | None = None
-    page: int | None = None
+    page: int | str | None = None
     start: int | None = None
     end: int | None = None
     retrieval_rank: int | None = None
@@ -125,7 +125,7 @@ class FCSetScore(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    span_ids: tuple[str, ...] = Field(min_length=2)
+    span_ids: tuple[str, ...] = Field(min_length=1)
     p_entail: float | None = None
     p_contradict: float | None = None
     p_neutral: float | None = None

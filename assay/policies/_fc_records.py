@@ -103,7 +103,7 @@ class EvidenceSpan(BaseModel):
     doc_id: str | None
     chunk_id: str | None
     span_id: str
-    page: int | None
+    page: int | str | None
     start: int | None
     end: int | None
     text: str | None
