@@ -88,12 +88,13 @@ class FCChunk(BaseModel):
 
 
 def sentence_spans(chunk_id: str, text: str) -> list[FCSpan]:
-    """The sentences of `text` as spans `<chunk_id>#s<k>` with code-point offsets."""
-    from assay.decomposers._sentences import split_sentences  # heavy package: on use only
+    """The sentences of `text` as spans `<chunk_id>#s<k>` with code-point offsets: the
+    verifiers' sentence spans (one splitter, one id scheme), with their text."""
+    from assay.verifiers._spans import sentence_spans as passage_spans  # heavy: on use
 
     return [
-        FCSpan(span_id=f"{chunk_id}#s{s.id}", start=s.span[0], end=s.span[1], text=s.text)
-        for s in split_sentences(text)
+        FCSpan(span_id=s.span_id, start=s.start, end=s.end, text=text[s.start : s.end])
+        for s in passage_spans(chunk_id, text)
     ]
 
 
