@@ -63,19 +63,44 @@ def synthetic_text(rng: random.Random, n_words: int, words: list[str] | None = N
     return " ".join(out)
 
 
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
 def wordpiece_tokenizer(texts: list[str], vocab_size: int = 400) -> Any:
-    """A BERT-style WordPiece tokenizer ([CLS] A [SEP] B [SEP], token types), trained here."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    """A BERT-style WordPiece tokenizer ([CLS] A [SEP] B [SEP], token types), trained here.
+
+    The trainer is not deterministic across processes (its vocabulary and ids vary);
+    `word_tokenizer` is, where a test needs the same token ids every time."""
+    from tokenizers import Tokenizer, models
     from tokenizers.trainers import WordPieceTrainer
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    trainer = WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=BERT_SPECIALS, show_progress=False
+    )
+    return _bert_tokenizer(tok, train=lambda t: t.train_from_iterator(texts, trainer))
+
+
+def word_tokenizer(words: list[str] | None = None) -> Any:
+    """A BERT-style tokenizer whose vocabulary is the special tokens then `words`
+    (default: the corpus words) in sorted order: the same ids in every process."""
+    from tokenizers import Tokenizer, models
+
+    vocab = {t: i for i, t in enumerate([*BERT_SPECIALS, *sorted(set(words or WORDS))])}
+    return _bert_tokenizer(Tokenizer(models.WordPiece(vocab, unk_token="[UNK]")))
+
+
+def _bert_tokenizer(tok: Any, train: Any = None) -> Any:
+    """Lower-casing, BERT pre-tokenising and the [CLS] A [SEP] B [SEP] template around a
+    WordPiece model (trained by `train` when given), as a transformers fast tokenizer."""
+    from tokenizers import decoders, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    trainer = WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
-    tok.train_from_iterator(texts, trainer)
+    if train is not None:
+        train(tok)
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",

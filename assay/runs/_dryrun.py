@@ -32,7 +32,7 @@ AFTER = "after decomposition"
 class PlanRow(BaseModel):
     """One judge, decomposer or verifier of the plan. None = not known before the run."""
 
-    stage: Literal["judge", "decomposer", "verifier"]
+    stage: Literal["judge", "decomposer", "verifier", "gate"]
     id: str
     model: str | None = Field(description="None for components that call no model.")
     items: int | None = Field(description="Pair members, sentences, answers or claims.")
@@ -77,6 +77,8 @@ def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPla
     rows = _judge_rows(runner, ctx)
     if runner.factuality is not None:
         rows += _factuality_rows(runner, runner.factuality, ctx)
+    if runner.gate is not None:
+        rows.append(_gate_row(runner, ctx))
     approx = ctx.estimator.approximated
     assumptions = [TOKENS_HOW, OUTPUT_HOW]
     if approx:
@@ -233,8 +235,18 @@ def _unknown_row(component_id: str, model: str | None, note: str) -> PlanRow:
     return PlanRow(stage="verifier", id=component_id, model=model, note=note, **_NOT_KNOWN)
 
 
+def _gate_row(runner: Runner, ctx: _Ctx) -> PlanRow:
+    """The gate's questions: scored by a local reranker, so nothing is sent or paid."""
+    gate = runner.gate
+    assert gate is not None
+    gate.load(runner.run_dir, ctx.redo)
+    spec = gate.scorer.spec
+    note = f"local reranker: no API requests; up to {spec.k1_expanded} pairs per question"
+    return _local_row("gate", gate.scorer.gate_id, gate.planned(), gate.recorded(), note)
+
+
 def _local_row(
-    stage: Literal["judge", "decomposer", "verifier"],
+    stage: Literal["judge", "decomposer", "verifier", "gate"],
     component_id: str,
     items: int,
     recorded: int,

@@ -196,7 +196,7 @@ class GateScorer:
             pairs, use_cache=self.use_cache, refresh_cache=self.refresh_cache
         )
         return [
-            self._record(q, h, [results[i] for i in r], started)
+            self.record(q, h, [results[i] for i in r], started)
             for q, h, r in zip(questions, hits, rows, strict=True)
         ]
 
@@ -218,13 +218,15 @@ class GateScorer:
             rows.append(mine)
         return pairs, rows
 
-    def _record(
+    def record(
         self,
         question: GateQuestion,
         hits: list[Hit],
         results: list[ModelResult[RerankScore]],
         started: float,
     ) -> GateRecord:
+        """One question's record from its hits (best first) and the reranker's result
+        for each hit: candidates, their normalised scores and the two pool maxima."""
         logits = [_finite(r.response.logit) if r.response is not None else None for r in results]
         retrieval = normalised_hits(hits, self.identity()[1].score_normalization)
         failed = next((r.error or "reranker failed" for r in results if r.response is None), None)
