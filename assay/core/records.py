@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from assay.core.decomposition import Claim
 from assay.core.outcomes import CallAccounting, PromptProvenance, Status
@@ -124,6 +130,17 @@ class VerificationRecord(PromptProvenance, CallAccounting):
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.dataset, self.answer_id, self.claim_id, self.verifier_id)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_pairs(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No `pairs`/`set_scores` keys when a verifier scored none (imported verdicts,
+        failures): such records dump byte for byte as before pairs existed."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("pairs", "set_scores"):
+                if not data.get(key):
+                    data.pop(key, None)
+        return data
 
 
 class AnswerRecord(BaseModel):
