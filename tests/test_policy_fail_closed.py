@@ -164,6 +164,19 @@ def test_mse_is_the_greedy_prefix_by_entailment_then_rank_then_offset() -> None:
     assert decided.mse == ["d", "a", "c"] and decided.n_pairs_scored == 4 + 2
 
 
+def test_offsets_break_ties_only_within_a_chunk() -> None:
+    """Chunks of equal rank go by chunk id, so a longer text elsewhere never flips a tie
+    (offsets follow from text lengths; FC-5)."""
+    for filler in ("x", "a much longer first sentence that moves the offsets."):
+        chunks = [
+            chunk("b", [("b0", "B.")], rank=1),
+            chunk("a", [("a-pad", filler), ("a1", "A.")], rank=1),
+        ]
+        pairs = [pair("b0", 0.9, 0.0), pair("a1", 0.9, 0.0)]
+        decided = FailClosedPolicy().decide(response([claim("c", pairs)], chunks=chunks))
+        assert decided.claims[0].mse == ["a1"]
+
+
 def test_every_claim_unverified_or_blocked_abstains_and_all_failed_refuses() -> None:
     """§6 23 and FC-2."""
     policy = FailClosedPolicy()

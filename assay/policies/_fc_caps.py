@@ -39,7 +39,7 @@ class Capped:
     n_admitted: int
     beyond_max_claims: bool
     set_scores: list[FCSetScore] = field(default_factory=list)
-    position: dict[str, tuple[float, float]] = field(default_factory=dict)
+    position: dict[str, tuple[float, str, float]] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
@@ -141,16 +141,13 @@ class _Positions:
         self.rank[span_id] = rank
         self.start[span_id] = _rank(start)
 
-    def rank_start(self, span_id: str) -> tuple[float, float]:
-        """(chunk retrieval rank, start offset): the MSE's tie order after `p_entail`."""
+    def order(self, span_id: str) -> tuple[float, str, float]:
+        """(chunk rank, chunk id, start offset): the cap order and the MSE's tie order.
+        Offsets compare only within a chunk (chunks of equal rank go by id), so the
+        length of a text never decides a tie (FC-5)."""
         chunk = self.chunk_of[span_id]
         rank = self.chunk_rank[chunk] if chunk is not None else self.rank[span_id]
-        return (rank, self.start[span_id])
-
-    def order(self, span_id: str) -> tuple[float, str, float, str]:
-        """Cap order: chunk rank, chunk id, start offset, span id."""
-        rank, start = self.rank_start(span_id)
-        return (rank, self.chunk_of[span_id] or "", start, span_id)
+        return (rank, chunk or "", self.start[span_id])
 
     def eligible_spans(self, caps: Caps) -> set[str]:
         """Spans of the first `max_chunks` chunks, at most `max_spans_per_chunk` each."""
@@ -192,7 +189,8 @@ def apply_caps(response: FCResponse, admitted: list[Admitted], caps: Caps) -> li
     eligible = positions.eligible_spans(caps)
     candidates = [
         sorted(
-            (p for p in pairs if p.span_id in eligible), key=lambda p: positions.order(p.span_id)
+            (p for p in pairs if p.span_id in eligible),
+            key=lambda p: (*positions.order(p.span_id), p.span_id),
         )[: caps.max_spans_per_claim]
         for pairs in scored
     ]
@@ -205,7 +203,7 @@ def apply_caps(response: FCResponse, admitted: list[Admitted], caps: Caps) -> li
         kept = candidates[index][: taken[index]]
         kept_ids = {p.span_id for p in kept}
         sets = [s for s in claim.set_scores if set(s.span_ids) <= kept_ids]
-        position = {p.span_id: positions.rank_start(p.span_id) for p in kept}
+        position = {p.span_id: positions.order(p.span_id) for p in kept}
         capped.append(
             Capped(
                 kept=kept,

@@ -61,8 +61,7 @@ def _scored_spans(capped: Capped, config: FailClosedConfig) -> list[ScoredSpan] 
         triple = unit_triple(pair, config.calibration)
         if triple is None:
             return None
-        rank, start = capped.position[pair.span_id]
-        spans.append(ScoredSpan(pair=pair, triple=triple, rank=rank, start=start))
+        spans.append(ScoredSpan(pair=pair, triple=triple, position=capped.position[pair.span_id]))
     return spans
 
 

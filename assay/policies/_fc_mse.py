@@ -4,7 +4,8 @@ A unit's top label is the argmax of its triple with ties resolved against entail
 (contradiction > neutral > entailment), so a tie never verifies. The MSE is greedy: the
 claim's spans by `p_entail` descending (ties: chunk rank, start offset, span id), and
 the first prefix of k <= `mse_max_spans` spans whose unit (the span itself for k = 1,
-the recorded set score for k >= 2) reaches `tau_entail` with entailment on top.
+the recorded set score for k >= 2) reaches `tau_entail` with entailment on top. Start
+offsets break ties only within a chunk; chunks of equal rank go by chunk id.
 """
 
 from __future__ import annotations
@@ -57,8 +58,7 @@ def sufficient(triple: Triple, tau_entail: float) -> bool:
 class ScoredSpan:
     pair: FCPair
     triple: Triple
-    rank: float
-    start: float
+    position: tuple[float, str, float]  # (chunk rank, chunk id, start offset)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class MSE:
 
 
 def mse_order(spans: list[ScoredSpan]) -> list[ScoredSpan]:
-    return sorted(spans, key=lambda s: (-s.triple.p_entail, s.rank, s.start, s.pair.span_id))
+    return sorted(spans, key=lambda s: (-s.triple.p_entail, *s.position, s.pair.span_id))
 
 
 def minimal_sufficient_evidence(
