@@ -595,6 +595,8 @@ FROZEN_LEXICONS = {
     "numbers@1": "f2110464e514819e8980d4a594797ec69092371923602d9e8c213ea6f12af1b9",
     "forcecheck-rule@1": "fb5533c8b918fdaf2e36ab6bc59aa7700676888e0f10f1a332510c3f7cda18d2",
     "forcecheck-axis@1": "ed9d4b60fc31f227cf39e4499c1d2d6bb781743b247b1a6abb9c2827846a6cbb",
+    # the verifiers' conflict/limitation cues (scored pairs, policies), same rules
+    "relation-cues@1": "1edd6c8e762c1d7fe44a88e9505dd0de0af9b008c1b0496ee067dc388930add6",
 }
 
 #: sha256 (first 16 hex) of every judgment (score, label, parsed) on the demo set, as
