@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
+from assay.core.answer_fields import (
+    CLAIM_FIELDS,
+    RESPONSE_FIELDS,
+    ClaimFields,
+    ResponseFields,
+    _snake,
+    omit_absent,
+)
 from assay.core.ids import ItemId
 
 
@@ -22,19 +37,18 @@ class Passage(BaseModel):
         default=None, description="The document it comes from (passages may share one)."
     )
     page: int | str | None = Field(default=None, description="Its page in that document.")
+    evidence_level: Annotated[str | None, BeforeValidator(_snake)] = Field(
+        default=None, description='Kind of evidence, e.g. "review" (a policy prior reads it).'
+    )
 
     @model_serializer(mode="wrap")
     def _omit_absent_provenance(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """No `doc_id`/`page` keys when unknown: passages dump (and hash) as before."""
-        data = handler(self)
-        if isinstance(data, dict):
-            for key in ("doc_id", "page"):
-                if data.get(key) is None:
-                    data.pop(key, None)
-        return data
+        """No `doc_id`/`page`/`evidence_level` keys when unknown: passages dump (and hash)
+        as before."""
+        return omit_absent(handler(self), ("doc_id", "page", "evidence_level"))
 
 
-class GoldClaim(BaseModel):
+class GoldClaim(ClaimFields):
     """A claim with a human label, when a dataset ships its own decomposition."""
 
     id: ItemId
@@ -42,8 +56,13 @@ class GoldClaim(BaseModel):
     label: str | None = Field(default=None, description="supported | unsupported | ...")
     evidence: list[Passage] = Field(default_factory=list)
 
+    @model_serializer(mode="wrap")
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Claims without the policy fields dump as before they existed."""
+        return omit_absent(handler(self), CLAIM_FIELDS)
 
-class AnswerItem(BaseModel):
+
+class AnswerItem(ResponseFields):
     """One response to score: question, answer, optional evidence and gold annotations."""
 
     model_config = ConfigDict(extra="ignore")
@@ -59,3 +78,8 @@ class AnswerItem(BaseModel):
     )
     gold_factuality: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Items without the policy fields dump as before they existed."""
+        return omit_absent(handler(self), RESPONSE_FIELDS)

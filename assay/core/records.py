@@ -13,6 +13,13 @@ from pydantic import (
     model_serializer,
 )
 
+from assay.core.answer_fields import (
+    CLAIM_FIELDS,
+    RESPONSE_FIELDS,
+    ClaimFields,
+    ResponseFields,
+    omit_absent,
+)
 from assay.core.decomposition import Claim
 from assay.core.outcomes import CallAccounting, PromptProvenance, Status
 from assay.core.pairs import Axis, Member
@@ -81,8 +88,9 @@ class SentenceRecord(PromptProvenance, CallAccounting):
         return (self.dataset, self.answer_id, self.sentence_id)
 
 
-class ClaimRecord(PromptProvenance):
-    """One claim (`claims.jsonl`) and what produced it."""
+class ClaimRecord(PromptProvenance, ClaimFields):
+    """One claim (`claims.jsonl`) and what produced it, with the dataset's claim fields
+    (§5.2.5) when it gives them."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -98,6 +106,11 @@ class ClaimRecord(PromptProvenance):
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.dataset, self.answer_id, self.claim_id)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Claims of datasets without the policy fields dump byte for byte as before."""
+        return omit_absent(handler(self), CLAIM_FIELDS)
 
 
 class VerificationRecord(PromptProvenance, CallAccounting):
@@ -143,19 +156,26 @@ class VerificationRecord(PromptProvenance, CallAccounting):
         return data
 
 
-class AnswerRecord(BaseModel):
+class AnswerRecord(ResponseFields):
     """One line of answers.jsonl: the response universe of a factuality run, so metrics
-    rebuild from the run directory (an answer with no claim exists only here)."""
+    (and policies, from the §5.2.5 fields) rebuild from the run directory (an answer with
+    no claim exists only here)."""
 
     dataset: str
     answer_id: str
     question: str | None = None
     answer_chars: int | None = None
     gold_factuality: float | None = None
+    source: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.dataset, self.answer_id)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Answers of datasets without the policy fields dump byte for byte as before."""
+        return omit_absent(handler(self), (*RESPONSE_FIELDS, "source"))
 
 
 Preference = Literal["A", "B", "tie"]

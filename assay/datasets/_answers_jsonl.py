@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.core.answer_fields import RESPONSE_FIELDS
 from assay.core.answers import AnswerItem
 from assay.core.registry import IMPORTERS
 from assay.datasets._answers import AnswersDataset, answer_item, answers_dataset, single_file
@@ -15,7 +16,7 @@ from assay.errors import DatasetError
 ANSWER_KEYS = ("answer", "response", "output")
 QUESTION_KEYS = ("question", "prompt", "query")
 EVIDENCE_KEYS = ("evidence", "context")
-PASSED_THROUGH = ("gold_factuality", "gold_claims", "source")
+PASSED_THROUGH = ("gold_factuality", "gold_claims", "source", *RESPONSE_FIELDS)
 
 
 @IMPORTERS.register("jsonl")

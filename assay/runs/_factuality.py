@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.core.answer_fields import response_fields_of
 from assay.core.answers import AnswerItem
 from assay.core.decomposition import Decomposer, Sentence
 from assay.core.manifest import FactualitySection
@@ -192,6 +193,8 @@ class FactualityStage:
                 question=a.question,
                 answer_chars=len(a.answer),
                 gold_factuality=a.gold_factuality,
+                source=a.source,
+                **response_fields_of(a),
             )
             for ds, a in self.answers()
         ]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from assay.core.answer_fields import claim_fields_of
 from assay.core.answers import AnswerItem
 from assay.core.decomposition import Decomposer, Sentence
 from assay.core.records import ClaimRecord, SentenceRecord
@@ -92,11 +93,13 @@ class DecomposeStage:
 
 
 def claim_records(answers: Answers, sentences: Mapping[Any, SentenceRecord]) -> list[ClaimRecord]:
-    """One record per claim, sentences in order, with the data's gold label if any."""
-    gold = {(ds, item.id, c.id): c.label for ds, item in answers for c in item.gold_claims or []}
+    """One record per claim, sentences in order, with the data's gold label and claim
+    fields (§5.2.5) if any."""
+    gold = {(ds, item.id, c.id): c for ds, item in answers for c in item.gold_claims or []}
     out: list[ClaimRecord] = []
     for rec in sorted(sentences.values(), key=lambda r: (r.dataset, r.answer_id, r.sentence_id)):
         for claim in rec.claims:
+            given = gold.get((rec.dataset, rec.answer_id, claim.id))
             out.append(
                 ClaimRecord(
                     dataset=rec.dataset,
@@ -110,7 +113,8 @@ def claim_records(answers: Answers, sentences: Mapping[Any, SentenceRecord]) -> 
                     prompt_id=rec.prompt_id,
                     prompt_version=rec.prompt_version,
                     prompt_sha256=rec.prompt_sha256,
-                    gold_label=gold.get((rec.dataset, rec.answer_id, claim.id)),
+                    gold_label=given.label if given else None,
+                    **(claim_fields_of(given) if given else {}),
                 )
             )
     return out

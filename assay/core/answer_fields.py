@@ -1,0 +1,126 @@
+"""Optional dataset fields policies read (policies spec §2.1, §3.6, §5.2.5).
+
+They live in `assay.core` so the answers models, the run records and the policies share
+one definition. Every field is optional; a model that carries them dumps no key for an
+absent one (`omit_absent`), so records and hashes of datasets without them stay
+byte-identical.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
+
+GoldAction = Literal["full", "partial", "conflict", "abstain"]
+Split = Literal["train", "dev", "test"]
+EvidenceLabel = Literal["has_evidence", "no_evidence"]
+CitationQuality = Literal["GOOD", "WEAK", "BAD"]
+GoldStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
+USABLE_GOLD: frozenset[str] = frozenset({"certified", "condition_limited"})
+
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+
+
+def normalise_intent(value: str | None) -> str | None:
+    """Lower snake case ("Dosage Adjustment", "dosage-adjustment" -> "dosage_adjustment");
+    blank -> None."""
+    if value is None:
+        return None
+    text = _NOT_WORD.sub("_", value.strip().lower()).strip("_")
+    return text or None
+
+
+def _snake(value: object) -> object:
+    """Labels read case- and separator-insensitively: "No Evidence" -> "no_evidence"."""
+    return normalise_intent(value) if isinstance(value, str) else value
+
+
+def _upper(value: object) -> object:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _number(value: object) -> object:
+    """A bool is not a support level (pydantic would read `true` as 1.0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number in [0, 1], got {str(value).lower()}")
+    return value
+
+
+SupportValue = Annotated[float, BeforeValidator(_number), Field(ge=0.0, le=1.0)]
+
+
+def omit_absent(data: Any, keys: Iterable[str]) -> Any:
+    """Drop `keys` whose value is None from a dumped dict (for wrap serializers) and move
+    the present ones last, so the keys a record always had keep their order."""
+    if isinstance(data, dict):
+        for key in keys:
+            if key in data:
+                value = data.pop(key)
+                if value is not None:
+                    data[key] = value
+    return data
+
+
+class ResponseFields(BaseModel):
+    """Per-response (question item) fields: slices, tuning splits and gold labels."""
+
+    intent: Annotated[str | None, BeforeValidator(_snake)] = Field(
+        default=None, description="Question intent, lower snake case."
+    )
+    source_url: str | None = None
+    evidence_text: str | None = Field(default=None, description="Carried, never read.")
+    claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
+    split: Annotated[Split | None, BeforeValidator(_snake)] = None
+    gold_action: Annotated[GoldAction | None, BeforeValidator(_snake)] = None
+    evidence_label: Annotated[EvidenceLabel | None, BeforeValidator(_snake)] = None
+    gold_support: SupportValue | None = Field(
+        default=None, description="1 (fully traceable), alpha (partly) or 0 (not)."
+    )
+    gold_citation_quality: Annotated[CitationQuality | None, BeforeValidator(_upper)] = None
+
+
+RESPONSE_FIELDS: tuple[str, ...] = tuple(ResponseFields.model_fields)
+
+
+class ClaimFields(BaseModel):
+    """Per-claim gold fields; None means absent (policies apply their defaults: `critical`
+    true, `required` = `critical`)."""
+
+    claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
+    critical: bool | None = None
+    required: bool | None = None
+    gold_status: Annotated[GoldStatus | None, BeforeValidator(_snake)] = None
+    gold_usable: bool | None = Field(
+        default=None, validate_default=True, description="Derived from `gold_status` when absent."
+    )
+
+    @field_validator("gold_usable")
+    @classmethod
+    def _usable_agrees_with_status(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        """`gold_usable` = gold_status in {certified, condition_limited}; a given value
+        that disagrees is an input error (named on `gold_usable`), not a silent override."""
+        status = info.data.get("gold_status")
+        if status is None:
+            return value
+        derived = status in USABLE_GOLD
+        if value is not None and value != derived:
+            raise ValueError(
+                f"gold_usable = {str(value).lower()} disagrees with gold_status = {status!r}"
+            )
+        return derived
+
+
+CLAIM_FIELDS: tuple[str, ...] = tuple(ClaimFields.model_fields)
+
+
+def claim_fields_of(model: BaseModel) -> dict[str, Any]:
+    """The claim fields a model holds, absent ones left out (to copy into a record)."""
+    return {k: getattr(model, k) for k in CLAIM_FIELDS if getattr(model, k, None) is not None}
+
+
+def response_fields_of(model: BaseModel) -> dict[str, Any]:
+    """The response fields a model holds, absent ones left out."""
+    return {k: getattr(model, k) for k in RESPONSE_FIELDS if getattr(model, k, None) is not None}
