@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._cli_policies import policies_app
 from assay.errors import AssayError
 from assay.redaction import redact, scrub_text
 
@@ -23,6 +24,7 @@ prompts_app = typer.Typer(help="List, show and render versioned prompts.", no_ar
 cache_app = typer.Typer(help="Inspect or clear the response cache.", no_args_is_help=True)
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(cache_app, name="cache")
+app.add_typer(policies_app, name="policies")
 
 
 def _console(stderr: bool = False) -> Any:

@@ -1,0 +1,129 @@
+"""`assay policies apply | list | export`: decisions over a finished run's records.
+
+Kept out of `cli.py` so that file only registers the sub-command group; the policies
+modules are imported inside the commands, as in the rest of the CLI.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.errors import RunError, SpecError
+
+policies_app = typer.Typer(
+    help="Apply versioned decision policies to a run's verifications.", no_args_is_help=True
+)
+
+EXPORTS = {"certificates": "certificates.jsonl", "gate-log": "gate_decisions.jsonl"}
+
+
+def _fmt(value: Any) -> str:
+    return "null" if value is None else f"{value:.4f}"
+
+
+def _metric_rows(ratios: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for name, r in ratios.items():
+        ci = r.get("ci")
+        interval = f"{_fmt(ci[0])}–{_fmt(ci[1])}" if ci else ""
+        count = f"{r['numerator']}/{r['denominator']}"
+        rows.append((name, _fmt(r.get("value")), count, interval, r.get("null_reason") or ""))
+    return rows
+
+
+def _check_run_dir(run_dir: Path) -> None:
+    if not (run_dir / "manifest.json").is_file():
+        raise RunError("not a run directory (no manifest.json)", file=run_dir)
+
+
+@policies_app.command("apply")
+def apply(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
+    policy: Annotated[Path, typer.Option("--policy", help="TOML file with [[policies]] blocks.")],
+    name: Annotated[str | None, typer.Option(help="Only the policy with this name.")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the metrics.")] = 1000,
+    random_state: Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")] = 0,
+) -> None:
+    """Decide every claim and response of RUN_DIR under each policy and write
+    policies/<name>/ (records, metrics.json, manifest.json)."""
+    from assay._table import print_table
+    from assay.policies._apply import RUNNERS, Settings
+    from assay.policies._apply_write import write_policy
+    from assay.policies._load_run import read_run
+    from assay.policies._spec import load_policy_file, select
+
+    chosen = select(load_policy_file(policy), name)
+    for spec in chosen:
+        if spec.kind not in RUNNERS:
+            raise SpecError(
+                f"kind {spec.kind!r} cannot be applied yet", file=spec.file, field="kind"
+            )
+        if spec.block.get("after") is not None:
+            raise SpecError(
+                "chaining behind a gate is not supported by apply yet",
+                file=spec.file,
+                field="after",
+            )
+    _check_run_dir(run_dir)
+    run = read_run(run_dir)
+    settings = Settings(resamples=resamples, random_state=random_state)
+    built = [(spec, spec.build()) for spec in chosen]
+    results = [(p, RUNNERS[s.kind](s, p, run, settings)) for s, p in built]  # all, then write
+    for pol, outputs in results:
+        if outputs.counts["responses"] == 0:
+            outputs.warnings.append("no responses to evaluate: metrics are null (UCCR 0.0)")
+        for warning in outputs.warnings:
+            print(f"warning: {pol.name}: {warning}", file=sys.stderr)
+        folder = write_policy(run_dir, pol, run.run_id, outputs, settings)
+        title = f"{pol.name} ({pol.kind} v{pol.version}) · {outputs.counts['responses']} responses"
+        print_table(
+            ("metric", "value", "n/d", "95% CI", "null"), _metric_rows(outputs.ratios), title=title
+        )
+        print(f"wrote {folder}", file=sys.stderr)
+
+
+@policies_app.command("list")
+def list_kinds() -> None:
+    """Policy kinds with their versions."""
+    from assay._table import print_table
+    from assay.core.registry import POLICIES
+    from assay.policies import _kinds  # noqa: F401  (registers the built-in kinds)
+
+    rows = [
+        (e.name, str(getattr(POLICIES.get(e.name), "version", "")), e.description)
+        for e in POLICIES.entries()
+    ]
+    print_table(("kind", "version", "description"), rows)
+
+
+@policies_app.command("export")
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory with applied policies.")],
+    name: Annotated[str, typer.Option(help="The applied policy's name.")],
+    what: Annotated[str, typer.Option(help="certificates or gate-log.")] = "certificates",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write instead of stdout.")
+    ] = None,
+) -> None:
+    """Print (or write) one output file of an applied policy, byte for byte."""
+    from assay.policies._apply_write import policy_dir
+
+    if what not in EXPORTS:
+        raise SpecError(f"use one of {', '.join(EXPORTS)}", field="--what")
+    source = policy_dir(run_dir, name) / EXPORTS[what]
+    if not source.is_file():
+        raise RunError(f"policy {name!r} wrote no {EXPORTS[what]}: apply it first", file=source)
+    data = source.read_bytes()
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    output.write_bytes(data)
+    print(f"wrote {output}", file=sys.stderr)
+
+
+__all__ = ["policies_app"]

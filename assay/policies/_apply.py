@@ -1,0 +1,161 @@
+"""`assay policies apply`: run one policy over a run directory's records and produce its
+output records and metrics (policies spec §5.3). Pure apart from reading the run: the
+files are written by `_apply_write`, only after every input has been read and checked,
+so a bad input leaves nothing under `policies/<name>/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.policies._load_run import RunInputs
+from assay.policies._spec import PolicySpec
+
+CLAIMS = "claims.jsonl"
+RESPONSES = "responses.jsonl"
+CERTIFICATES = "certificates.jsonl"
+GATE_DECISIONS = "gate_decisions.jsonl"
+
+
+class Settings(BaseModel):
+    """How metrics intervals are drawn (recorded in the manifest)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    resamples: int = Field(default=1000, ge=0)
+    random_state: int = 0
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+
+class Outputs(BaseModel):
+    """What one application produced: output records per file, metrics, identity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    records: dict[str, list[dict[str, Any]]]
+    metrics: dict[str, Any]
+    ratios: dict[str, dict[str, Any]] = Field(description="metric name -> Ratio (for the table)")
+    verifier_id: str | None = None
+    consumed: dict[str, str] = Field(description="input file -> sha256 of its records read")
+    counts: dict[str, int]
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _dump(models: list[Any]) -> list[dict[str, Any]]:
+    return [m.model_dump(mode="json") for m in models]
+
+
+def _null_count(ratios: dict[str, dict[str, Any]]) -> int:
+    return sum(1 for r in ratios.values() if r.get("value") is None)
+
+
+def _consumed(run: RunInputs) -> dict[str, str]:
+    return dict(run.input_sha256)
+
+
+def apply_claim_selective(
+    spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings
+) -> Outputs:
+    """§2 decisions, certificates and metrics for every answer of the run."""
+    from assay.policies._load_cs import cs_inputs
+
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    decisions = policy.decide(cs_inputs(run, verifier))
+    metrics = policy.metrics(
+        decisions,
+        resamples=settings.resamples,
+        random_state=settings.random_state,
+        confidence=settings.confidence,
+    )
+    ratios = {k: v.model_dump(mode="json") for k, v in metrics.ratios().items()}
+    return Outputs(
+        records={
+            CLAIMS: _dump(decisions.claims),
+            RESPONSES: _dump(decisions.responses),
+            CERTIFICATES: _dump(decisions.certificates),
+        },
+        metrics=metrics.model_dump(mode="json"),
+        ratios=ratios,
+        verifier_id=verifier,
+        consumed=_consumed(run),
+        counts={
+            "responses": metrics.n_responses,
+            "claims": metrics.n_claims,
+            "refused": metrics.n_refused,
+            "null_metrics": _null_count(ratios),
+        },
+    )
+
+
+def _fc_certificates(policy: Any, run: RunInputs, verifier: str, pairs: list[Any]) -> list[Any]:
+    from assay.policies._fc_certificate import RunContext, VerifierInfo, build_certificate
+
+    context = RunContext(run_id=run.run_id, verifier=VerifierInfo(verifier_id=verifier))
+    return [build_certificate(policy.config, r, d, context) for r, d in pairs]
+
+
+def apply_fail_closed(spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings) -> Outputs:
+    """§4 claim states, renderings, sealed certificates and metrics for every answer."""
+    from assay.policies._fc_metrics import fail_closed_metrics
+    from assay.policies._load_fc import fc_inputs
+
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    responses = fc_inputs(run, verifier)
+    decisions = policy.decide_all(responses)  # both in (dataset, answer_id) order
+    metrics = fail_closed_metrics(
+        decisions,
+        resamples=settings.resamples,
+        random_state=settings.random_state,
+        confidence=settings.confidence,
+    )
+    certificates = _fc_certificates(
+        policy, run, verifier, list(zip(responses, decisions, strict=True))
+    )
+    ratios = {k: v.model_dump(mode="json") for k, v in metrics.metrics.items()}
+    warnings = []
+    if any(p.p_entail is None for r in responses for c in r.claims for p in c.pairs):
+        warnings.append(
+            f"verifier {verifier!r} records no entailment probability for some pairs: "
+            "fail_closed withholds those claims (invalid_score)"
+        )
+    return Outputs(
+        records={
+            CLAIMS: [c.model_dump(mode="json") for d in decisions for c in d.claims],
+            RESPONSES: [d.response.model_dump(mode="json") for d in decisions],
+            CERTIFICATES: _dump(certificates),
+        },
+        metrics=metrics.model_dump(mode="json"),
+        ratios=ratios,
+        verifier_id=verifier,
+        consumed=_consumed(run),
+        counts={
+            "responses": metrics.n_responses,
+            "claims": metrics.n_claims,
+            "refused": metrics.n_refused,
+            "null_metrics": _null_count(ratios),
+        },
+        warnings=warnings,
+    )
+
+
+Runner = Callable[[PolicySpec, Any, RunInputs, Settings], Outputs]
+RUNNERS: dict[str, Runner] = {
+    "claim_selective": apply_claim_selective,
+    "fail_closed": apply_fail_closed,
+}
+
+
+__all__ = [
+    "CERTIFICATES",
+    "CLAIMS",
+    "GATE_DECISIONS",
+    "RESPONSES",
+    "RUNNERS",
+    "Outputs",
+    "Settings",
+    "apply_claim_selective",
+    "apply_fail_closed",
+]

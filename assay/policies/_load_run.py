@@ -1,0 +1,185 @@
+"""What a policy reads from a run directory (policies spec §5.1): answers, claims and
+verification records through `assay.core.rundir` (last line wins, torn last line
+skipped), plus the rows of the answers dataset the manifest names (question, evidence
+passages, the optional gold fields of §5.2.5). The run directory is never modified.
+
+Every record set is put in key order before use, so the order of distinct input lines
+never changes an output (§5.8); `input_sha256` hashes the canonical records consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.answers import Passage
+from assay.core.records import AnswerRecord, ClaimRecord, VerificationRecord
+from assay.core.rundir import (
+    ANSWERS_FILE,
+    CLAIMS_FILE,
+    VERIFICATIONS_FILE,
+    latest,
+    read_manifest,
+)
+from assay.errors import DatasetError, SpecError
+from assay.policies._canonical import canonical_sha256
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def claim_order(claim: ClaimRecord) -> tuple[int, list[tuple[int, str]]]:
+    """Sentence id, then the claim's position: digits in its id compare as numbers."""
+    parts = _DIGITS.split(claim.claim_id)
+    return (claim.sentence_id, [(int(p), "") if p.isdigit() else (-1, p) for p in parts])
+
+
+class DatasetRow(BaseModel):
+    """One answers-dataset row: its fields as given, the file and line (for errors)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fields: dict[str, Any]
+    file: str
+    line: int
+
+    def passages(self) -> list[Passage]:
+        """The row's evidence passages (none when absent or malformed: no evidence)."""
+        found = self.fields.get("evidence")
+        if not isinstance(found, list):
+            return []
+        out: list[Passage] = []
+        for i, item in enumerate(found):
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                out.append(Passage.model_validate({"id": item.get("id", f"p{i}"), **item}))
+        return out
+
+
+class RunAnswer(BaseModel):
+    """One response of the run with its claims in record order and its dataset row."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    answer_id: str
+    question: str | None = None
+    claims: list[ClaimRecord] = Field(default_factory=list)
+    row: DatasetRow | None = None
+
+
+class RunInputs(BaseModel):
+    """Everything a policy reads from one run directory, in canonical order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str | None
+    verifier_ids: list[str]
+    answers: list[RunAnswer]
+    verifications: dict[str, dict[str, VerificationRecord]] = Field(
+        description="verifier_id -> 'dataset/answer_id/claim_id' -> record"
+    )
+    input_sha256: dict[str, str]
+
+    def verification(self, verifier: str, claim: ClaimRecord) -> VerificationRecord | None:
+        return self.verifications.get(verifier, {}).get(_claim_key(claim))
+
+    def resolve_verifier(self, wanted: str | None, *, file: str) -> str:
+        """The verifier a policy reads: the named one, or the run's only one."""
+        if wanted is None:
+            if len(self.verifier_ids) == 1:
+                return self.verifier_ids[0]
+            found = ", ".join(self.verifier_ids) or "none"
+            raise SpecError(
+                f"name the verifier to read (the run has {found})", file=file, field="verifier"
+            )
+        if wanted not in self.verifier_ids:
+            found = ", ".join(self.verifier_ids) or "none"
+            raise SpecError(
+                f"verifier {wanted!r} is not in the run (it has {found})",
+                file=file,
+                field="verifier",
+            )
+        return wanted
+
+
+def _claim_key(claim: ClaimRecord | VerificationRecord) -> str:
+    return f"{claim.dataset}/{claim.answer_id}/{claim.claim_id}"
+
+
+def _dump(records: dict[Any, Any]) -> list[Any]:
+    return [records[k].model_dump(mode="json") for k in sorted(records)]
+
+
+def read_dataset_rows(path: Path) -> dict[str, DatasetRow]:
+    """Rows of a JSONL answers dataset by id (a later row with the same id wins)."""
+    rows: dict[str, DatasetRow] = {}
+    if path.suffix != ".jsonl" or not path.is_file():
+        return rows
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"not valid JSON: {exc.msg}", file=path, line=line_no) from None
+            if isinstance(value, dict) and isinstance(value.get("id"), str | int):
+                rows[str(value["id"])] = DatasetRow(fields=value, file=str(path), line=line_no)
+    return rows
+
+
+def _dataset_rows(run_dir: Path, manifest_factuality: Any) -> dict[tuple[str, str], DatasetRow]:
+    out: dict[tuple[str, str], DatasetRow] = {}
+    for info in getattr(manifest_factuality, "datasets", []) or []:
+        path = Path(str(getattr(info, "path", "") or ""))
+        if not path.is_absolute():
+            path = run_dir / path
+        for item_id, row in read_dataset_rows(path).items():
+            out[(str(info.name), item_id)] = row
+    return out
+
+
+def read_run(run_dir: Path) -> RunInputs:
+    """The run's answers, claims, verifications and dataset rows (§5.1)."""
+    manifest = read_manifest(run_dir)
+    answers: dict[tuple[str, str], AnswerRecord] = latest(run_dir / ANSWERS_FILE, AnswerRecord)
+    claims: dict[Any, ClaimRecord] = latest(run_dir / CLAIMS_FILE, ClaimRecord)
+    verifs: dict[Any, VerificationRecord] = latest(run_dir / VERIFICATIONS_FILE, VerificationRecord)
+    rows = _dataset_rows(run_dir, manifest.factuality)
+    by_answer: dict[tuple[str, str], list[ClaimRecord]] = {}
+    for claim in claims.values():
+        by_answer.setdefault((claim.dataset, claim.answer_id), []).append(claim)
+    keys = sorted(set(answers) | set(by_answer))
+    run_answers = [
+        RunAnswer(
+            dataset=k[0],
+            answer_id=k[1],
+            question=answers[k].question if k in answers else None,
+            claims=sorted(by_answer.get(k, []), key=claim_order),
+            row=rows.get(k),
+        )
+        for k in keys
+    ]
+    verifications: dict[str, dict[str, VerificationRecord]] = {}
+    for key in sorted(verifs):
+        record = verifs[key]
+        verifications.setdefault(record.verifier_id, {})[_claim_key(record)] = record
+    section = manifest.factuality
+    ids = [str(v.get("id")) for v in (section.verifiers if section else []) if v.get("id")]
+    return RunInputs(
+        run_id=manifest.run_id,
+        verifier_ids=sorted(set(ids) | set(verifications)),
+        answers=run_answers,
+        verifications=verifications,
+        input_sha256={
+            ANSWERS_FILE: canonical_sha256(_dump(answers)),
+            CLAIMS_FILE: canonical_sha256(_dump(claims)),
+            VERIFICATIONS_FILE: canonical_sha256(_dump(verifs)),
+        },
+    )
+
+
+__all__ = ["DatasetRow", "RunAnswer", "RunInputs", "claim_order", "read_dataset_rows", "read_run"]
