@@ -5,6 +5,8 @@ and absent from every dump when a dataset does not give them."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,19 +92,31 @@ def test_response_claim_and_passage_fields_are_read_and_normalised(tmp_path: Pat
 @pytest.mark.parametrize(
     ("change", "field", "needle"),
     [
-        ({"gold_action": "maybe"}, "gold_action", "'full', 'partial', 'conflict' or 'abstain'"),
-        ({"split": "validation"}, "split", "'train', 'dev' or 'test'"),
-        ({"evidence_label": "yes"}, "evidence_label", "'has_evidence' or 'no_evidence'"),
+        (
+            {"gold_action": "maybe"},
+            "gold_action",
+            "must be full|partial|conflict|abstain, got 'maybe'",
+        ),
+        ({"split": "validation"}, "split", "must be train|dev|test, got 'validation'"),
+        (
+            {"evidence_label": "yes"},
+            "evidence_label",
+            "must be has_evidence|no_evidence, got 'yes'",
+        ),
         ({"gold_support": 1.5}, "gold_support", "less than or equal to 1"),
         ({"gold_support": -0.1}, "gold_support", "greater than or equal to 0"),
         ({"gold_support": True}, "gold_support", "must be a number in [0, 1], got true"),
         ({"gold_support": "high"}, "gold_support", "valid number"),
-        ({"gold_citation_quality": "OK"}, "gold_citation_quality", "'GOOD', 'WEAK' or 'BAD'"),
+        (
+            {"gold_citation_quality": "OK"},
+            "gold_citation_quality",
+            "must be GOOD|WEAK|BAD, got 'OK'",
+        ),
         ({"intent": 7}, "intent", "valid string"),
         (
             {"gold_claims": [{"id": "c", "text": "t", "gold_status": "true"}]},
             "gold_claims.0.gold_status",
-            "'certified', 'condition_limited', 'conflicting' or 'omitted'",
+            "must be certified|condition_limited|conflicting|omitted, got 'true'",
         ),
         (
             {"gold_claims": [{"id": "c", "text": "t", "gold_status": "omitted", "gold_usable": 1}]},
@@ -235,3 +249,27 @@ def test_gold_claim_fields_match_the_policy_derivation() -> None:
     for status in ("certified", "condition_limited", "conflicting", "omitted"):
         given = GoldClaim(id="c", text="t", gold_status=status)
         assert given.gold_usable == ClaimInput(claim_id="c", gold_status=status).gold_usable
+
+
+def test_the_cli_refuses_a_bad_gold_action_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    """Spec §6 test 37 for the dataset field: exit 2, one line, no run directory."""
+    _jsonl(tmp_path / "answers.jsonl", [BARE_ROW, {**FULL_ROW, "gold_action": "maybe"}])
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[factuality]\ndatasets = [{ path = "answers.jsonl", format = "jsonl" }]\n'
+        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap" }]\n',
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'answers.jsonl'}:2: field 'gold_action': "
+        "must be full|partial|conflict|abstain, got 'maybe'"
+    ]
+    assert not (tmp_path / "out").exists()

@@ -9,8 +9,8 @@ byte-identical.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
 
@@ -40,6 +40,20 @@ def _snake(value: object) -> object:
 
 def _upper(value: object) -> object:
     return value.strip().upper() if isinstance(value, str) else value
+
+
+def _choice(kind: Any, normalise: Callable[[object], object] = _snake) -> BeforeValidator:
+    """Normalise, then check against the Literal `kind`; the error quotes the bad value
+    (`must be full|partial|conflict|abstain, got 'maybe'`)."""
+    allowed: tuple[str, ...] = get_args(kind)
+
+    def check(value: object) -> object:
+        read = normalise(value)
+        if read is None or read in allowed:
+            return read
+        raise ValueError(f"must be {'|'.join(allowed)}, got {value!r}")
+
+    return BeforeValidator(check)
 
 
 def _number(value: object) -> object:
@@ -73,13 +87,15 @@ class ResponseFields(BaseModel):
     source_url: str | None = None
     evidence_text: str | None = Field(default=None, description="Carried, never read.")
     claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
-    split: Annotated[Split | None, BeforeValidator(_snake)] = None
-    gold_action: Annotated[GoldAction | None, BeforeValidator(_snake)] = None
-    evidence_label: Annotated[EvidenceLabel | None, BeforeValidator(_snake)] = None
+    split: Annotated[Split | None, _choice(Split)] = None
+    gold_action: Annotated[GoldAction | None, _choice(GoldAction)] = None
+    evidence_label: Annotated[EvidenceLabel | None, _choice(EvidenceLabel)] = None
     gold_support: SupportValue | None = Field(
         default=None, description="1 (fully traceable), alpha (partly) or 0 (not)."
     )
-    gold_citation_quality: Annotated[CitationQuality | None, BeforeValidator(_upper)] = None
+    gold_citation_quality: Annotated[CitationQuality | None, _choice(CitationQuality, _upper)] = (
+        None
+    )
 
 
 RESPONSE_FIELDS: tuple[str, ...] = tuple(ResponseFields.model_fields)
@@ -92,7 +108,7 @@ class ClaimFields(BaseModel):
     claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
     critical: bool | None = None
     required: bool | None = None
-    gold_status: Annotated[GoldStatus | None, BeforeValidator(_snake)] = None
+    gold_status: Annotated[GoldStatus | None, _choice(GoldStatus)] = None
     gold_usable: bool | None = Field(
         default=None, validate_default=True, description="Derived from `gold_status` when absent."
     )
