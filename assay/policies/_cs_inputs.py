@@ -9,32 +9,17 @@ range included: an invalid score is itself a decision input (FC-1, C-1: `invalid
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from assay.core.answer_fields import USABLE_GOLD, GoldStatus, Split, normalise_intent
 from assay.core.outcomes import Status
 from assay.core.verification import RelationSource
 from assay.errors import DatasetError
 from assay.policies._vocab import GateOutcome, GoldAction
-
-GoldStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
-USABLE_GOLD: frozenset[str] = frozenset({"certified", "condition_limited"})
-Split = Literal["train", "dev", "test"]
-
-_NOT_WORD = re.compile(r"[^0-9a-z]+")
-
-
-def normalise_intent(value: str | None) -> str | None:
-    """Lower snake case ("Dosage Adjustment", "dosage-adjustment" -> "dosage_adjustment");
-    blank -> None."""
-    if value is None:
-        return None
-    text = _NOT_WORD.sub("_", value.strip().lower()).strip("_")
-    return text or None
 
 
 class RelationPair(BaseModel):

@@ -4,7 +4,8 @@ name in a `native` field beside it."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+
+from assay.core.answer_fields import GoldAction  # one home: the dataset field (§5.2.5)
 
 
 class ClaimDecision(StrEnum):
@@ -37,8 +38,6 @@ class GateOutcome(StrEnum):
     REFUSE = "refuse"
 
 
-GoldAction = Literal["full", "partial", "conflict", "abstain"]
-"""A gold response action (`gold_action`), in the claim-selective paper's terms."""
 GOLD_ACTIONS: tuple[GoldAction, ...] = ("full", "partial", "conflict", "abstain")
 """Gold response actions of the claim-selective data (`gold_action`), in tie-break order."""
 
