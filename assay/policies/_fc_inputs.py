@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assay.core.answer_fields import GoldAction
 from assay.core.outcomes import Status
 from assay.policies._canonical import canonical_sha256
 
@@ -30,7 +31,6 @@ _GOLD_ALIASES: dict[str, GoldClaim] = {
     "neutral": "unsupported",
     "contradiction": "contradicted",
 }
-GoldAction = Literal["full", "partial", "conflict", "abstain"]
 
 
 def text_sha256(text: str) -> str:
