@@ -285,3 +285,105 @@ def test_list_shows_every_kind_with_its_version() -> None:
     for name in POLICIES.names():
         row = next(line for line in out.splitlines() if line.startswith(name))
         assert str(POLICIES.get(name).version) in row.split()  # type: ignore[attr-defined]
+
+
+GOLD_ROWS = [
+    {
+        "id": "q1",
+        "question": "Dose?",
+        "answer": "Take 5 mg daily. Drink water with it.",
+        "gold_action": "full",
+        "split": "test",
+        "evidence": [{"id": "q1-p1", "text": "Take 5 mg daily. Drink water with it."}],
+        "gold_claims": [
+            {
+                "id": "c1",
+                "text": "Take 5 mg daily.",
+                "gold_status": "certified",
+                "label": "supported",
+            },
+            {
+                "id": "c2",
+                "text": "Drink water with it.",
+                "gold_status": "certified",
+                "label": "supported",
+            },
+        ],
+    },
+    {
+        "id": "q2",
+        "question": "Canal?",
+        "answer": "It opened in 1914. Zebras run it.",
+        "gold_action": "partial",
+        "evidence": [{"id": "q2-p1", "text": "The canal opened in 1914."}],
+        "gold_claims": [
+            {"id": "c1", "text": "The canal opened in 1914.", "gold_status": "certified"},
+            {
+                "id": "c2",
+                "text": "Zebras operate the locks.",
+                "gold_status": "omitted",
+                "critical": False,
+            },
+        ],
+    },
+    {
+        "id": "q3",
+        "question": "Moon?",
+        "answer": "Cheese.",
+        "gold_action": "abstain",
+        "evidence": [{"id": "q3-p1", "text": "The moon is rock."}],
+        "gold_claims": [
+            {
+                "id": "c1",
+                "text": "Made of green cheese.",
+                "gold_status": "omitted",
+                "label": "unsupported",
+            }
+        ],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("policies_gold")
+    (root / "gold.jsonl").write_text("".join(json.dumps(r) + "\n" for r in GOLD_ROWS))
+    (root / "spec.toml").write_text(
+        'name = "gold"\noutput_dir = "run"\n[factuality]\n'
+        'datasets = [{ name = "gold", path = "gold.jsonl" }]\n'
+        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        code, _, err = _assay("run", root / "spec.toml")
+    assert code == 0, err
+    return root / "run"
+
+
+def test_gold_fields_of_the_records_reach_decisions_and_metrics(
+    gold_run: Path, policy_file: Path
+) -> None:
+    code, out, err = _assay("policies", "apply", gold_run, "--policy", policy_file)
+    assert code == 0, err
+    folder = gold_run / "policies" / "cert"
+    responses = _lines(folder / "responses.jsonl")
+    assert [r["gold_action"] for r in responses] == [r["gold_action"] for r in GOLD_ROWS]
+    claims = _lines(folder / "claims.jsonl")
+    given = [c.get("gold_status") for r in GOLD_ROWS for c in r["gold_claims"]]  # type: ignore[attr-defined]
+    assert [c["gold_status"] for c in claims] == given
+    metrics = json.loads((folder / "metrics.json").read_text())
+    correct = sum(1 for r in responses if r["action_correct"])
+    assert (metrics["action_accuracy"]["numerator"], metrics["action_accuracy"]["denominator"]) == (
+        correct,
+        len(GOLD_ROWS),
+    )
+    usable = [c for c in claims if c["gold_status"] == "certified"]
+    expressed = [c for c in usable if c["decision"] in {"assert", "qualify"}]
+    assert (metrics["pau"]["numerator"], metrics["pau"]["denominator"]) == (
+        len(expressed),
+        len(usable),
+    )
+    assert expressed, "claims equal to their passage are certified by the overlap verifier"
+    fc = json.loads((gold_run / "policies" / "render" / "metrics.json").read_text())
+    labelled = sum(1 for r in GOLD_ROWS for c in r["gold_claims"] if "label" in c)  # type: ignore[attr-defined]
+    assert fc["n_gold"] == labelled

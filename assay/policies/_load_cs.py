@@ -1,26 +1,21 @@
 """Run records -> `claim_selective` inputs (docs/policies-integration.md): one
 `ResponseInput` per answer, each claim carrying the chosen verifier's record (status and
-scored pairs) or None when it has none; dataset fields of §5.2.5 copied from the
-answers dataset row, validated there (a bad value names file, line and field)."""
+scored pairs) or None when it has none. The §5.2.5 fields come from the run's records
+(answers.jsonl, claims.jsonl), falling back to the answers dataset row for runs recorded
+before the records carried them; passages (ids, `evidence_level`, the dosage cue) come
+from that row. A bad value names file, line and field."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from assay.core.answer_fields import RESPONSE_FIELDS, claim_fields_of, response_fields_of
 from assay.core.records import ClaimRecord
 from assay.policies._cs_cues import passage_info
 from assay.policies._cs_inputs import ResponseInput, response_from_row
 from assay.policies._load_run import RunAnswer, RunInputs
 
-ROW_FIELDS = (
-    "intent",
-    "source",
-    "source_url",
-    "evidence_text",
-    "claim_type",
-    "split",
-    "gold_action",
-)
+ROW_FIELDS = (*RESPONSE_FIELDS, "source")
 
 
 def _claim(run: RunInputs, verifier: str, claim: ClaimRecord) -> dict[str, Any]:
@@ -34,7 +29,13 @@ def _claim(run: RunInputs, verifier: str, claim: ClaimRecord) -> dict[str, Any]:
             "pairs": [p.model_dump(mode="python") for p in record.pairs],
         }
     )
-    return {"claim_id": claim.claim_id, "claim": claim.claim, "verification": verification}
+    fields = claim_fields_of(claim)  # critical, required, gold_status... as recorded
+    return {
+        **fields,
+        "claim_id": claim.claim_id,
+        "claim": claim.claim,
+        "verification": verification,
+    }
 
 
 def _evidence_level(fields: dict[str, Any], passage_id: str) -> str | None:
@@ -50,6 +51,10 @@ def _response_row(run: RunInputs, verifier: str, answer: RunAnswer) -> dict[str,
     fields = answer.row.fields if answer.row else {}
     passages = answer.row.passages() if answer.row else []
     row: dict[str, Any] = {k: fields[k] for k in ROW_FIELDS if k in fields}
+    if answer.record is not None:  # the run's record wins over the dataset file
+        row.update(response_fields_of(answer.record))
+        if answer.record.source is not None:
+            row["source"] = answer.record.source
     levels = {p.id: _evidence_level(fields, p.id) for p in passages}
     row.update(
         dataset=answer.dataset,

@@ -2,7 +2,9 @@
 per answer. A pair scored on a whole passage (no span id) becomes a pair on a span with
 the passage's id that covers the passage, so chunk-level premises stay addressable; a
 premise of several passages read together names no single span and is left out (never
-scored, so it can never verify a claim: fail closed)."""
+scored, so it can never verify a claim: fail closed). A claim's gold is its recorded
+`gold_label` where that is a label the design knows (supported / unsupported /
+contradicted and their aliases)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,15 @@ from assay.core.answers import Passage
 from assay.core.records import ClaimRecord, VerificationRecord
 from assay.core.verification import ScoredPair
 from assay.errors import RunError
-from assay.policies._fc_inputs import FCChunk, FCClaim, FCPair, FCResponse, FCSetScore, FCSpan
+from assay.policies._fc_inputs import (
+    _GOLD_ALIASES,
+    FCChunk,
+    FCClaim,
+    FCPair,
+    FCResponse,
+    FCSetScore,
+    FCSpan,
+)
 from assay.policies._load_run import RunAnswer, RunInputs
 
 _PAIR_FIELDS = (
@@ -50,6 +60,7 @@ def _claim(claim: ClaimRecord, record: VerificationRecord | None) -> FCClaim:
         verification_status=record.status if record else None,
         pairs=pairs,
         set_scores=[FCSetScore(**s.model_dump()) for s in record.set_scores] if record else [],
+        gold=_GOLD_ALIASES.get((claim.gold_label or "").strip().lower()),
     )
 
 
@@ -76,7 +87,9 @@ def _response(run: RunInputs, verifier: str, answer: RunAnswer) -> FCResponse:
         question=question or "",
         claims=[_claim(c, r) for c, r in zip(answer.claims, records, strict=True)],
         chunks=[_chunk(p, p.id in whole) for p in answer.row.passages()] if answer.row else None,
-        gold_action=fields.get("gold_action"),
+        gold_action=answer.record.gold_action
+        if answer.record and answer.record.gold_action
+        else fields.get("gold_action"),
     )
 
 

@@ -66,6 +66,7 @@ class RunAnswer(BaseModel):
     dataset: str
     answer_id: str
     question: str | None = None
+    record: AnswerRecord | None = Field(default=None, description="Its answers.jsonl line.")
     claims: list[ClaimRecord] = Field(default_factory=list)
     row: DatasetRow | None = None
 
@@ -158,6 +159,7 @@ def read_run(run_dir: Path) -> RunInputs:
             dataset=k[0],
             answer_id=k[1],
             question=answers[k].question if k in answers else None,
+            record=answers.get(k),
             claims=sorted(by_answer.get(k, []), key=claim_order),
             row=rows.get(k),
         )
