@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.core.answer_fields import CLAIM_FIELDS, RESPONSE_FIELDS
 from assay.core.answers import AnswerItem, GoldClaim, Passage
@@ -273,3 +275,28 @@ def test_the_cli_refuses_a_bad_gold_action_with_one_line_and_exit_code_2(tmp_pat
         "must be full|partial|conflict|abstain, got 'maybe'"
     ]
     assert not (tmp_path / "out").exists()
+
+
+LABELS: dict[str, tuple[str, ...]] = {
+    "split": ("train", "dev", "test"),
+    "gold_action": ("full", "partial", "conflict", "abstain"),
+    "evidence_label": ("has_evidence", "no_evidence"),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    field=st.sampled_from(sorted(LABELS)),
+    pick=st.integers(min_value=0, max_value=3),
+    upper=st.lists(st.booleans(), min_size=16, max_size=16),
+    separator=st.sampled_from(["_", " ", "-", "  ", " - "]),
+)
+def test_labels_read_case_and_separator_insensitively(
+    field: str, pick: int, upper: list[bool], separator: str
+) -> None:
+    label = LABELS[field][pick % len(LABELS[field])]
+    cased = "".join(ch.upper() if up else ch for ch, up in zip(label, upper, strict=False))
+    written = f" {cased.replace('_', separator)} "
+    item = AnswerItem.model_validate({"id": "a", "answer": "x", field: written})
+    assert getattr(item, field) == label
+    assert AnswerItem.model_validate(item.model_dump()) == item
