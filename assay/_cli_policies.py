@@ -51,28 +51,31 @@ def apply(
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
     from assay._table import print_table
-    from assay.policies._apply import RUNNERS, Settings
+    from assay.policies._apply import RUNNERS, Settings, chain_of
     from assay.policies._apply_write import write_policy
     from assay.policies._load_run import read_run
     from assay.policies._spec import load_policy_file, select
 
-    chosen = select(load_policy_file(policy), name)
+    specs = load_policy_file(policy)
+    chosen = select(specs, name)
+    gates = {s.name: s for s in specs if s.kind == "evidence_gate"}
     for spec in chosen:
-        if spec.kind not in RUNNERS:
+        after = spec.block.get("after")
+        if after is not None and after not in gates:
             raise SpecError(
-                f"kind {spec.kind!r} cannot be applied yet", file=spec.file, field="kind"
-            )
-        if spec.block.get("after") is not None:
-            raise SpecError(
-                "chaining behind a gate is not supported by apply yet",
+                f"{after!r} is not an evidence_gate policy of this file",
                 file=spec.file,
                 field="after",
             )
     _check_run_dir(run_dir)
     run = read_run(run_dir)
     settings = Settings(resamples=resamples, random_state=random_state)
-    built = [(spec, spec.build()) for spec in chosen]
-    results = [(p, RUNNERS[s.kind](s, p, run, settings)) for s, p in built]  # all, then write
+    results = []  # every policy decided before anything is written
+    for spec in chosen:
+        after = spec.block.get("after")
+        chain = chain_of(gates[after], run) if after is not None else None
+        pol = spec.build()
+        results.append((pol, RUNNERS[spec.kind](spec, pol, run, settings, chain)))
     for pol, outputs in results:
         if outputs.counts["responses"] == 0:
             outputs.warnings.append("no responses to evaluate: metrics are null (UCCR 0.0)")

@@ -387,3 +387,80 @@ def test_gold_fields_of_the_records_reach_decisions_and_metrics(
     fc = json.loads((gold_run / "policies" / "render" / "metrics.json").read_text())
     labelled = sum(1 for r in GOLD_ROWS for c in r["gold_claims"] if "label" in c)  # type: ignore[attr-defined]
     assert fc["n_gold"] == labelled
+
+
+CHAINED = """
+[[policies]]
+name = "gate"
+kind = "evidence_gate"
+gate = "ce-tiny"
+tau = "0.30"
+tau_min = "0.10"
+
+[[policies]]
+name = "cert-gated"
+kind = "claim_selective"
+after = "gate"
+
+[[policies]]
+name = "cert"
+kind = "claim_selective"
+"""
+
+
+def _write_gates(run_dir: Path, scores: dict[str, float]) -> None:
+    from _gate_fixtures import candidate, gate_record
+
+    records = [
+        gate_record(qid, [candidate(f"{qid}-p1", 1, score)], dataset="factuality-demo")
+        for qid, score in scores.items()
+    ]
+    (run_dir / "gates.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+
+
+def test_gate_policy_and_a_claim_policy_chained_behind_it(run_dir: Path, tmp_path: Path) -> None:
+    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    path = _bad_policy(tmp_path, CHAINED)
+    code, out, err = _assay("policies", "apply", run_dir, "--policy", path)
+    assert code == 0, err
+    folder = run_dir / "policies"
+    gate = {d["question_id"]: d for d in _lines(folder / "gate" / "gate_decisions.jsonl")}
+    n_answers = len((run_dir / "answers.jsonl").read_text().splitlines())
+    assert len(gate) == n_answers
+    assert (gate["fd-01"]["outcome"], gate["fd-02"]["outcome"]) == ("pass", "abstain")
+    assert {gate[q]["outcome"] for q in gate if q not in {"fd-01", "fd-02"}} == {"refuse"}
+    gated = {r["answer_id"]: r for r in _lines(folder / "cert-gated" / "responses.jsonl")}
+    plain = {r["answer_id"]: r for r in _lines(folder / "cert" / "responses.jsonl")}
+    assert gated["fd-02"]["outcome"] == "abstain" and gated["fd-03"]["outcome"] == "refuse"
+    assert gated["fd-01"]["status_counts"] == plain["fd-01"]["status_counts"]
+    claims = [
+        c for c in _lines(folder / "cert-gated" / "claims.jsonl") if c["answer_id"] == "fd-02"
+    ]
+    assert claims and {(c["decision"], c["reason"]) for c in claims} == {
+        ("withhold", "gate_abstained")
+    }
+    manifest = json.loads((folder / "cert-gated" / "manifest.json").read_text())
+    assert manifest["inputs"]["gate_id"] == "ce-tiny"
+    assert "gates.jsonl" in manifest["inputs"]["records_sha256"]
+    assert (
+        "gates.jsonl"
+        not in json.loads((folder / "cert" / "manifest.json").read_text())["inputs"][
+            "records_sha256"
+        ]
+    )
+
+
+def test_after_must_name_a_gate_of_the_file(run_dir: Path, tmp_path: Path) -> None:
+    path = _bad_policy(
+        tmp_path, '[[policies]]\nname = "c"\nkind = "claim_selective"\nafter = "nope"\n'
+    )
+    code, _, err = _assay("policies", "apply", run_dir, "--policy", path)
+    assert code == 2 and "after" in err and "bad.toml" in err
+    assert not (run_dir / "policies").exists()
+
+
+def test_a_gate_policy_without_gate_records_is_one_line(run_dir: Path, tmp_path: Path) -> None:
+    path = _bad_policy(tmp_path, '[[policies]]\nname = "g"\nkind = "evidence_gate"\n')
+    code, _, err = _assay("policies", "apply", run_dir, "--policy", path)
+    assert code == 2 and "[gate]" in err and "field 'gate'" in err
+    assert not (run_dir / "policies").exists()

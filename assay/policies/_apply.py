@@ -30,6 +30,17 @@ class Settings(BaseModel):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
+class Chain(BaseModel):
+    """A claim-level policy's gate (§5.9): the gate policy's name, the gate_id it read,
+    and each answer's gate decision as the claim kinds take it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gate_policy: str
+    gate_id: str
+    links: dict[tuple[str, str], dict[str, Any]]
+
+
 class Outputs(BaseModel):
     """What one application produced: output records per file, metrics, identity."""
 
@@ -39,6 +50,7 @@ class Outputs(BaseModel):
     metrics: dict[str, Any]
     ratios: dict[str, dict[str, Any]] = Field(description="metric name -> Ratio (for the table)")
     verifier_id: str | None = None
+    gate_id: str | None = None
     consumed: dict[str, str] = Field(description="input file -> sha256 of its records read")
     counts: dict[str, int]
     warnings: list[str] = Field(default_factory=list)
@@ -52,18 +64,36 @@ def _null_count(ratios: dict[str, dict[str, Any]]) -> int:
     return sum(1 for r in ratios.values() if r.get("value") is None)
 
 
-def _consumed(run: RunInputs) -> dict[str, str]:
-    return dict(run.input_sha256)
+CLAIM_INPUTS = ("answers.jsonl", "claims.jsonl", "verifications.jsonl")
+
+
+def _consumed(
+    run: RunInputs, chain: Chain | None, files: tuple[str, ...] = CLAIM_INPUTS
+) -> dict[str, str]:
+    """sha256 of the canonical records read, per input file (gates.jsonl when chained)."""
+    names = (*files, "gates.jsonl") if chain is not None else files
+    return {name: run.input_sha256[name] for name in names}
+
+
+def _counts(
+    n_responses: int, n_claims: int, n_refused: int, ratios: dict[str, Any]
+) -> dict[str, int]:
+    return {
+        "responses": n_responses,
+        "claims": n_claims,
+        "refused": n_refused,
+        "null_metrics": _null_count(ratios),
+    }
 
 
 def apply_claim_selective(
-    spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings
+    spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
 ) -> Outputs:
     """§2 decisions, certificates and metrics for every answer of the run."""
     from assay.policies._load_cs import cs_inputs
 
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    decisions = policy.decide(cs_inputs(run, verifier))
+    decisions = policy.decide(cs_inputs(run, verifier, chain.links if chain else None))
     metrics = policy.metrics(
         decisions,
         resamples=settings.resamples,
@@ -80,13 +110,9 @@ def apply_claim_selective(
         metrics=metrics.model_dump(mode="json"),
         ratios=ratios,
         verifier_id=verifier,
-        consumed=_consumed(run),
-        counts={
-            "responses": metrics.n_responses,
-            "claims": metrics.n_claims,
-            "refused": metrics.n_refused,
-            "null_metrics": _null_count(ratios),
-        },
+        gate_id=chain.gate_id if chain else None,
+        consumed=_consumed(run, chain),
+        counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
     )
 
 
@@ -97,13 +123,15 @@ def _fc_certificates(policy: Any, run: RunInputs, verifier: str, pairs: list[Any
     return [build_certificate(policy.config, r, d, context) for r, d in pairs]
 
 
-def apply_fail_closed(spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings) -> Outputs:
+def apply_fail_closed(
+    spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
+) -> Outputs:
     """§4 claim states, renderings, sealed certificates and metrics for every answer."""
     from assay.policies._fc_metrics import fail_closed_metrics
     from assay.policies._load_fc import fc_inputs
 
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    responses = fc_inputs(run, verifier)
+    responses = fc_inputs(run, verifier, chain.links if chain else None)
     decisions = policy.decide_all(responses)  # both in (dataset, answer_id) order
     metrics = fail_closed_metrics(
         decisions,
@@ -130,20 +158,61 @@ def apply_fail_closed(spec: PolicySpec, policy: Any, run: RunInputs, settings: S
         metrics=metrics.model_dump(mode="json"),
         ratios=ratios,
         verifier_id=verifier,
-        consumed=_consumed(run),
-        counts={
-            "responses": metrics.n_responses,
-            "claims": metrics.n_claims,
-            "refused": metrics.n_refused,
-            "null_metrics": _null_count(ratios),
-        },
+        gate_id=chain.gate_id if chain else None,
+        consumed=_consumed(run, chain),
+        counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
         warnings=warnings,
     )
 
 
-Runner = Callable[[PolicySpec, Any, RunInputs, Settings], Outputs]
+def apply_evidence_gate(
+    spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
+) -> Outputs:
+    """§3 decisions (`gate_decisions.jsonl`) and metrics for every question of the run."""
+    from assay.policies._load_gate import gate_inputs, resolve_gate, short_pools
+
+    gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
+    decisions = policy.decide(gate_inputs(run, gate_id))
+    metrics = policy.metrics(
+        decisions,
+        resamples=settings.resamples,
+        random_state=settings.random_state,
+        confidence=settings.confidence,
+    )
+    ratios = {k: v.model_dump(mode="json") for k, v in metrics.metrics.items()}
+    short = short_pools(run, gate_id, policy.config.k1_expanded)
+    warnings = (
+        [
+            f"{short} gate records scored fewer than k1_expanded = {policy.config.k1_expanded} "
+            "ranks: those questions are refused (pool_too_small)"
+        ]
+        if short
+        else []
+    )
+    return Outputs(
+        records={GATE_DECISIONS: _dump(decisions)},
+        metrics=metrics.model_dump(mode="json"),
+        ratios=ratios,
+        gate_id=gate_id,
+        consumed=_consumed(run, None, ("answers.jsonl", "gates.jsonl")),
+        counts=_counts(len(decisions), 0, metrics.n_refused, ratios),
+        warnings=warnings,
+    )
+
+
+def chain_of(gate_spec: PolicySpec, run: RunInputs) -> Chain:
+    """The gate decisions a chained policy reads, from the named gate policy (§5.9)."""
+    from assay.policies._load_gate import chain_links, resolve_gate
+
+    gate = gate_spec.build()
+    gate_id = resolve_gate(run, gate.config.gate, file=gate_spec.file)
+    return Chain(gate_policy=gate.name, gate_id=gate_id, links=chain_links(gate, run, gate_id))
+
+
+Runner = Callable[[PolicySpec, Any, RunInputs, Settings, Chain | None], Outputs]
 RUNNERS: dict[str, Runner] = {
     "claim_selective": apply_claim_selective,
+    "evidence_gate": apply_evidence_gate,
     "fail_closed": apply_fail_closed,
 }
 
@@ -154,8 +223,11 @@ __all__ = [
     "GATE_DECISIONS",
     "RESPONSES",
     "RUNNERS",
+    "Chain",
     "Outputs",
     "Settings",
     "apply_claim_selective",
+    "apply_evidence_gate",
+    "chain_of",
     "apply_fail_closed",
 ]

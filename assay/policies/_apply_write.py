@@ -44,7 +44,7 @@ def manifest_of(
         "inputs": {
             "run_id": run_id,
             "verifier_ids": [outputs.verifier_id] if outputs.verifier_id else [],
-            "gate_id": None,
+            "gate_id": outputs.gate_id,
             "records_sha256": dict(sorted(outputs.consumed.items())),
         },
         "bootstrap": settings.model_dump(mode="json"),

@@ -7,6 +7,7 @@ from that row. A bad value names file, line and field."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from assay.core.answer_fields import RESPONSE_FIELDS, claim_fields_of, response_fields_of
@@ -67,11 +68,16 @@ def _response_row(run: RunInputs, verifier: str, answer: RunAnswer) -> dict[str,
     return row
 
 
-def cs_inputs(run: RunInputs, verifier: str) -> list[ResponseInput]:
-    """Every answer of the run as a claim-selective input, in (dataset, answer_id) order."""
+def cs_inputs(
+    run: RunInputs, verifier: str, links: Mapping[tuple[str, str], dict[str, Any]] | None = None
+) -> list[ResponseInput]:
+    """Every answer of the run as a claim-selective input, in (dataset, answer_id) order;
+    `links` (chained behind a gate, §5.9) gives each answer its gate decision."""
     out: list[ResponseInput] = []
     for answer in run.answers:
         row = _response_row(run, verifier, answer)
+        if links is not None:
+            row["gate"] = links.get((answer.dataset, answer.answer_id))
         file, line = (answer.row.file, answer.row.line) if answer.row else (None, None)
         out.append(response_from_row(row, file=file, line=line))
     return out

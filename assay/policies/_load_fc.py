@@ -8,6 +8,7 @@ contradicted and their aliases)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,6 +21,7 @@ from assay.policies._fc_inputs import (
     _GOLD_ALIASES,
     FCChunk,
     FCClaim,
+    FCGate,
     FCPair,
     FCResponse,
     FCSetScore,
@@ -74,7 +76,9 @@ def _chunk(passage: Passage, whole: bool) -> FCChunk:
     return chunk.model_copy(update={"spans": [*chunk.spans, span]})
 
 
-def _response(run: RunInputs, verifier: str, answer: RunAnswer) -> FCResponse:
+def _response(
+    run: RunInputs, verifier: str, answer: RunAnswer, link: dict[str, Any] | None
+) -> FCResponse:
     records = [run.verification(verifier, c) for c in answer.claims]
     whole = {
         p.passage_id for r in records if r for p in r.pairs if p.span_id is None and p.passage_id
@@ -87,19 +91,24 @@ def _response(run: RunInputs, verifier: str, answer: RunAnswer) -> FCResponse:
         question=question or "",
         claims=[_claim(c, r) for c, r in zip(answer.claims, records, strict=True)],
         chunks=[_chunk(p, p.id in whole) for p in answer.row.passages()] if answer.row else None,
+        gate=FCGate.model_validate(link) if link is not None else None,
         gold_action=answer.record.gold_action
         if answer.record and answer.record.gold_action
         else fields.get("gold_action"),
     )
 
 
-def fc_inputs(run: RunInputs, verifier: str) -> list[FCResponse]:
-    """Every answer of the run as a fail-closed input, in (dataset, answer_id) order; an
-    inconsistent record (a span scored twice) is one line naming the answer."""
+def fc_inputs(
+    run: RunInputs, verifier: str, links: Mapping[tuple[str, str], dict[str, Any]] | None = None
+) -> list[FCResponse]:
+    """Every answer of the run as a fail-closed input, in (dataset, answer_id) order, with
+    its gate decision when chained (`links`); an inconsistent record (a span scored twice)
+    is one line naming the answer."""
     out: list[FCResponse] = []
     for answer in run.answers:
+        link = None if links is None else links.get((answer.dataset, answer.answer_id))
         try:
-            out.append(_response(run, verifier, answer))
+            out.append(_response(run, verifier, answer, link))
         except ValidationError as exc:
             err = exc.errors()[0]
             message = str(err["msg"]).removeprefix("Value error, ")

@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.answers import Passage
-from assay.core.records import AnswerRecord, ClaimRecord, VerificationRecord
+from assay.core.records import AnswerRecord, ClaimRecord, GateRecord, VerificationRecord
 from assay.core.rundir import (
     ANSWERS_FILE,
     CLAIMS_FILE,
+    GATES_FILE,
     VERIFICATIONS_FILE,
     latest,
     read_manifest,
@@ -82,6 +83,9 @@ class RunInputs(BaseModel):
     verifications: dict[str, dict[str, VerificationRecord]] = Field(
         description="verifier_id -> 'dataset/answer_id/claim_id' -> record"
     )
+    gates: dict[str, dict[tuple[str, str], GateRecord]] = Field(
+        default_factory=dict, description="gate_id -> (dataset, question_id) -> record"
+    )
     input_sha256: dict[str, str]
 
     def verification(self, verifier: str, claim: ClaimRecord) -> VerificationRecord | None:
@@ -104,6 +108,15 @@ class RunInputs(BaseModel):
                 field="verifier",
             )
         return wanted
+
+
+def _gates(run_dir: Path) -> dict[str, dict[tuple[str, str], GateRecord]]:
+    records: dict[Any, GateRecord] = latest(run_dir / GATES_FILE, GateRecord)
+    out: dict[str, dict[tuple[str, str], GateRecord]] = {}
+    for key in sorted(records):
+        record = records[key]
+        out.setdefault(record.gate_id, {})[(record.dataset, record.question_id)] = record
+    return out
 
 
 def _claim_key(claim: ClaimRecord | VerificationRecord) -> str:
@@ -169,6 +182,7 @@ def read_run(run_dir: Path) -> RunInputs:
     for key in sorted(verifs):
         record = verifs[key]
         verifications.setdefault(record.verifier_id, {})[_claim_key(record)] = record
+    gates = _gates(run_dir)
     section = manifest.factuality
     ids = [str(v.get("id")) for v in (section.verifiers if section else []) if v.get("id")]
     return RunInputs(
@@ -176,7 +190,11 @@ def read_run(run_dir: Path) -> RunInputs:
         verifier_ids=sorted(set(ids) | set(verifications)),
         answers=run_answers,
         verifications=verifications,
+        gates=gates,
         input_sha256={
+            GATES_FILE: canonical_sha256(
+                [r.model_dump(mode="json") for g in sorted(gates) for r in gates[g].values()]
+            ),
             ANSWERS_FILE: canonical_sha256(_dump(answers)),
             CLAIMS_FILE: canonical_sha256(_dump(claims)),
             VERIFICATIONS_FILE: canonical_sha256(_dump(verifs)),
