@@ -212,6 +212,10 @@ class RunSpec(_Strict):
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     factuality: FactualitySpec | None = None
     gate: GateSpec | None = None
+    policies: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="[[policies]] blocks for `assay policies apply` (checked at load).",
+    )
 
     @field_validator("bootstrap")
     @classmethod
@@ -261,6 +265,9 @@ def validate_spec(
         raise SpecError(msg, file=where, field=field or None) from None
     check_component_params(spec, where)
     gate_retrieval(spec, where)
+    from assay.policies._spec import parse_policies  # each kind's parser checks its block
+
+    parse_policies(spec.policies, file=where)
     return spec
 
 
