@@ -464,3 +464,21 @@ def test_a_gate_policy_without_gate_records_is_one_line(run_dir: Path, tmp_path:
     code, _, err = _assay("policies", "apply", run_dir, "--policy", path)
     assert code == 2 and "[gate]" in err and "field 'gate'" in err
     assert not (run_dir / "policies").exists()
+
+
+def test_a_run_spec_carries_policies_checked_at_load(tmp_path: Path) -> None:
+    bad = RUN_SPEC + '\n[[policies]]\nname = "x"\nkind = "fail_closed"\ntau_contradict = "1.5"\n'
+    (tmp_path / "bad.toml").write_text(bad, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        code, _, err = _assay("run", tmp_path / "bad.toml")
+    assert code == 2 and "bad.toml" in err and "tau_contradict" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+    (tmp_path / "good.toml").write_text(RUN_SPEC + POLICY, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert _assay("run", tmp_path / "good.toml")[0] == 0
+        code, out, err = _assay("policies", "apply", "run", "--policy", "good.toml")
+    assert code == 0, err
+    assert (tmp_path / "run" / "policies" / "render" / "certificates.jsonl").is_file()
