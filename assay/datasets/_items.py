@@ -292,7 +292,7 @@ def _check_pairwise(item: Item, opts: ItemsDatasetOptions, path: Path) -> None:
             how = (
                 f"variable {variable!r} comes from here"
                 if variable in opts.variables
-                else f"or map another column with variables = {{ {variable} = \"...\" }}"
+                else f'or map another column with variables = {{ {variable} = "..." }}'
             )
             raise DatasetError(
                 f"a pairwise item needs both responses: {column!r} is empty or missing ({how})",
