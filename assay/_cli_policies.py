@@ -103,27 +103,43 @@ def list_kinds() -> None:
     print_table(("kind", "version", "description"), rows)
 
 
+def _file_bytes(run_dir: Path, name: str, what: str) -> bytes:
+    from assay.policies._apply_write import policy_dir
+
+    source = policy_dir(run_dir, name) / EXPORTS[what]
+    if not source.is_file():
+        raise RunError(f"policy {name!r} wrote no {EXPORTS[what]}: apply it first", file=source)
+    return source.read_bytes()
+
+
+def _audit_bytes(run_dir: Path, name: str) -> bytes:
+    from assay.policies._apply_write import MANIFEST, policy_dir
+    from assay.policies._canonical import canonical_json
+    from assay.policies._export import audit_records
+
+    if not (policy_dir(run_dir, name) / MANIFEST).is_file():
+        raise RunError(
+            f"policy {name!r} was not applied here: apply it first", file=policy_dir(run_dir, name)
+        )
+    return "".join(canonical_json(r) + "\n" for r in audit_records(run_dir, name)).encode()
+
+
 @policies_app.command("export")
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory with applied policies.")],
     name: Annotated[str, typer.Option(help="The applied policy's name.")],
-    what: Annotated[str, typer.Option(help="certificates or gate-log.")] = "certificates",
+    what: Annotated[str, typer.Option(help="certificates, audit or gate-log.")] = "certificates",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write instead of stdout.")
     ] = None,
 ) -> None:
-    """Print (or write) one output file of an applied policy, byte for byte."""
-    from assay.policies._apply_write import policy_dir
-
-    if what not in EXPORTS:
-        raise SpecError(f"use one of {', '.join(EXPORTS)}", field="--what")
-    source = policy_dir(run_dir, name) / EXPORTS[what]
-    if not source.is_file():
-        raise RunError(f"policy {name!r} wrote no {EXPORTS[what]}: apply it first", file=source)
-    data = source.read_bytes()
+    """Print (or write) certificates or the gate log of an applied policy byte for byte,
+    or the audit objects of a fail_closed policy (rebuilt from its manifest)."""
+    if what not in (*EXPORTS, "audit"):
+        raise SpecError(f"use one of certificates, audit, gate-log; got {what!r}", field="--what")
+    data = _audit_bytes(run_dir, name) if what == "audit" else _file_bytes(run_dir, name, what)
     if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        sys.stdout.write(data.decode("utf-8"))
         return
     output.write_bytes(data)
     print(f"wrote {output}", file=sys.stderr)

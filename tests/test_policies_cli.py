@@ -482,3 +482,24 @@ def test_a_run_spec_carries_policies_checked_at_load(tmp_path: Path) -> None:
         code, out, err = _assay("policies", "apply", "run", "--policy", "good.toml")
     assert code == 0, err
     assert (tmp_path / "run" / "policies" / "render" / "certificates.jsonl").is_file()
+
+
+def test_audit_export_explains_the_applied_decisions(run_dir: Path, tmp_path: Path) -> None:
+    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    text = CHAINED + '\n[[policies]]\nname = "render"\nkind = "fail_closed"\nafter = "gate"\n'
+    path = _bad_policy(tmp_path, text)
+    assert _assay("policies", "apply", run_dir, "--policy", path)[0] == 0
+    code, out, err = _assay("policies", "export", run_dir, "--name", "render", "--what", "audit")
+    assert code == 0, err
+    audits = [json.loads(line) for line in out.splitlines()]
+    claims = _lines(run_dir / "policies" / "render" / "claims.jsonl")
+    assert [(a["answer_id"], c["claim_id"], c["state"]) for a in audits for c in a["claims"]] == [
+        (c["answer_id"], c["claim_id"], c["native"]) for c in claims
+    ]
+    code, _, err = _assay("policies", "export", run_dir, "--name", "cert", "--what", "audit")
+    assert code == 2 and "fail_closed" in err
+    with (run_dir / "claims.jsonl").open("a", encoding="utf-8") as fh:
+        record = _lines(run_dir / "claims.jsonl")[0]
+        fh.write(json.dumps({**record, "claim": "changed"}) + "\n")
+    code, _, err = _assay("policies", "export", run_dir, "--name", "render", "--what", "audit")
+    assert code == 2 and "claims.jsonl changed" in err

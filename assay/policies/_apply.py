@@ -38,6 +38,7 @@ class Chain(BaseModel):
 
     gate_policy: str
     gate_id: str
+    gate_config: dict[str, Any] = Field(description="The gate policy's describe().")
     links: dict[tuple[str, str], dict[str, Any]]
 
 
@@ -51,6 +52,9 @@ class Outputs(BaseModel):
     ratios: dict[str, dict[str, Any]] = Field(description="metric name -> Ratio (for the table)")
     verifier_id: str | None = None
     gate_id: str | None = None
+    gate_policy: dict[str, Any] | None = Field(
+        default=None, description="Name and resolved config of the gate a chain read."
+    )
     consumed: dict[str, str] = Field(description="input file -> sha256 of its records read")
     counts: dict[str, int]
     warnings: list[str] = Field(default_factory=list)
@@ -111,16 +115,28 @@ def apply_claim_selective(
         ratios=ratios,
         verifier_id=verifier,
         gate_id=chain.gate_id if chain else None,
+        gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
     )
 
 
-def _fc_certificates(policy: Any, run: RunInputs, verifier: str, pairs: list[Any]) -> list[Any]:
-    from assay.policies._fc_certificate import RunContext, VerifierInfo, build_certificate
+def fc_context(run: RunInputs, verifier: str) -> Any:
+    """What fail_closed certificates and audit records name about the run."""
+    from assay.policies._fc_certificate import RunContext, VerifierInfo
 
-    context = RunContext(run_id=run.run_id, verifier=VerifierInfo(verifier_id=verifier))
+    return RunContext(run_id=run.run_id, verifier=VerifierInfo(verifier_id=verifier))
+
+
+def _fc_certificates(policy: Any, run: RunInputs, verifier: str, pairs: list[Any]) -> list[Any]:
+    from assay.policies._fc_certificate import build_certificate
+
+    context = fc_context(run, verifier)
     return [build_certificate(policy.config, r, d, context) for r, d in pairs]
+
+
+def _gate_policy(chain: Chain | None) -> dict[str, Any] | None:
+    return None if chain is None else {"name": chain.gate_policy, "config": chain.gate_config}
 
 
 def apply_fail_closed(
@@ -159,6 +175,7 @@ def apply_fail_closed(
         ratios=ratios,
         verifier_id=verifier,
         gate_id=chain.gate_id if chain else None,
+        gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
         warnings=warnings,
@@ -206,7 +223,8 @@ def chain_of(gate_spec: PolicySpec, run: RunInputs) -> Chain:
 
     gate = gate_spec.build()
     gate_id = resolve_gate(run, gate.config.gate, file=gate_spec.file)
-    return Chain(gate_policy=gate.name, gate_id=gate_id, links=chain_links(gate, run, gate_id))
+    links = chain_links(gate, run, gate_id)
+    return Chain(gate_policy=gate.name, gate_id=gate_id, gate_config=gate.describe(), links=links)
 
 
 Runner = Callable[[PolicySpec, Any, RunInputs, Settings, Chain | None], Outputs]
@@ -229,5 +247,6 @@ __all__ = [
     "apply_claim_selective",
     "apply_evidence_gate",
     "chain_of",
+    "fc_context",
     "apply_fail_closed",
 ]

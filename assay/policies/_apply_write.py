@@ -45,6 +45,7 @@ def manifest_of(
             "run_id": run_id,
             "verifier_ids": [outputs.verifier_id] if outputs.verifier_id else [],
             "gate_id": outputs.gate_id,
+            "gate_policy": outputs.gate_policy,
             "records_sha256": dict(sorted(outputs.consumed.items())),
         },
         "bootstrap": settings.model_dump(mode="json"),

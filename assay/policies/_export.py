@@ -1,0 +1,65 @@
+"""`assay policies export --what audit`: the fail_closed audit objects (§4.7) of an applied
+policy, rebuilt from its manifest. Audit records hold the retrieved chunks and every
+scored unit, so they are derived on demand rather than stored: the manifest's resolved
+configuration rebuilds the same policy, and the run's records must still hash to what
+the manifest says was consumed (otherwise the audit would not explain the outputs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assay.core.rundir import read_json
+from assay.errors import RunError, SpecError
+from assay.policies._apply_write import MANIFEST, policy_dir
+from assay.policies._load_run import RunInputs, read_run
+from assay.policies._spec import PolicySpec
+
+
+def _rebuilt(section: dict[str, Any], kind: str, file: Path) -> Any:
+    """The policy a manifest section describes (its `describe()` less the version)."""
+    block = {k: v for k, v in section["config"].items() if k != "version"}
+    return PolicySpec(name=section["name"], kind=kind, block=block, file=str(file)).build()
+
+
+def _check_inputs(run: RunInputs, consumed: dict[str, str], file: Path) -> None:
+    for name, digest in consumed.items():
+        if run.input_sha256.get(name) != digest:
+            raise RunError(
+                f"{name} changed since the policy was applied: apply it again", file=file
+            )
+
+
+def audit_records(run_dir: Path, name: str) -> list[dict[str, Any]]:
+    """One audit object per answer, in (dataset, answer_id) order."""
+    from assay.policies._apply import fc_context
+    from assay.policies._fc_audit import audit_record
+    from assay.policies._load_fc import fc_inputs
+    from assay.policies._load_gate import chain_links
+
+    file = policy_dir(run_dir, name) / MANIFEST
+    manifest = read_json(file)
+    section, inputs = manifest["policy"], manifest["inputs"]
+    if section.get("kind") != "fail_closed":
+        raise SpecError(
+            f"audit records are fail_closed's; {name!r} is a {section.get('kind')}", field="--what"
+        )
+    policy = _rebuilt({"name": section["name"], "config": section["config"]}, "fail_closed", file)
+    run = read_run(run_dir)
+    _check_inputs(run, inputs["records_sha256"], file)
+    links = None
+    if inputs.get("gate_policy"):
+        gate = _rebuilt(inputs["gate_policy"], "evidence_gate", file)
+        links = chain_links(gate, run, inputs["gate_id"])
+    verifier = inputs["verifier_ids"][0]
+    responses = fc_inputs(run, verifier, links)
+    decisions = policy.decide_all(responses)
+    context = fc_context(run, verifier)
+    return [
+        audit_record(policy.config, r, d, context).model_dump(mode="json")
+        for r, d in zip(responses, decisions, strict=True)
+    ]
+
+
+__all__ = ["audit_records"]
