@@ -18,6 +18,11 @@ policies_app = typer.Typer(
     help="Apply versioned decision policies to a run's verifications.", no_args_is_help=True
 )
 
+_EMPTY = {
+    "claim_selective": "no responses to evaluate: every metric is null but the UCCR variants (0.0)",
+    "fail_closed": "no responses to evaluate: every metric is null",
+    "evidence_gate": "no questions to evaluate: every metric is null",
+}
 EXPORTS = {"certificates": "certificates.jsonl", "gate-log": "gate_decisions.jsonl"}
 
 
@@ -78,7 +83,7 @@ def apply(
         results.append((pol, RUNNERS[spec.kind](spec, pol, run, settings, chain)))
     for pol, outputs in results:
         if outputs.counts["responses"] == 0:
-            outputs.warnings.append("no responses to evaluate: metrics are null (UCCR 0.0)")
+            outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
         for warning in outputs.warnings:
             print(f"warning: {pol.name}: {warning}", file=sys.stderr)
         folder = write_policy(run_dir, pol, run.run_id, outputs, settings)

@@ -503,3 +503,13 @@ def test_audit_export_explains_the_applied_decisions(run_dir: Path, tmp_path: Pa
         fh.write(json.dumps({**record, "claim": "changed"}) + "\n")
     code, _, err = _assay("policies", "export", run_dir, "--name", "render", "--what", "audit")
     assert code == 2 and "claims.jsonl changed" in err
+
+
+def test_the_bundled_policies_example_runs_and_applies(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "policies.toml"
+    run = tmp_path / "run"
+    assert _assay("run", example, "--output-dir", run)[0] == 0
+    code, out, err = _assay("policies", "apply", run, "--policy", example)
+    assert code == 0, err
+    assert "cert (claim_selective v1)" in out and "render (fail_closed v1)" in out
+    assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert", "render"]
