@@ -86,7 +86,7 @@ def apply(
             outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
         for warning in outputs.warnings:
             print(f"warning: {pol.name}: {warning}", file=sys.stderr)
-        folder = write_policy(run_dir, pol, run.run_id, outputs, settings)
+        folder = write_policy(run_dir, pol, run, outputs, settings)
         title = f"{pol.name} ({pol.kind} v{pol.version}) · {outputs.counts['responses']} responses"
         print_table(
             ("metric", "value", "n/d", "95% CI", "null"), _metric_rows(outputs.ratios), title=title

@@ -113,6 +113,13 @@ def test_apply_writes_records_metrics_and_a_manifest(run_dir: Path, policy_file:
         for file, digest in manifest["outputs"].items():
             assert hashlib.sha256((folder / file).read_bytes()).hexdigest() == digest
         assert manifest["inputs"]["verifier_ids"] == ["baseline:overlap"]
+        run_manifest = json.loads((run_dir / "manifest.json").read_text())
+        verifier = run_manifest["factuality"]["verifiers"][0]
+        assert manifest["lexicons"] == verifier["pairs"]["lexicons"]
+        dataset = run_manifest["factuality"]["datasets"][0]
+        assert manifest["inputs"]["datasets"] == [
+            {"name": dataset["name"], "sha256": dataset["sha256"]}
+        ]
         assert manifest["policy"]["name"] == name
         text = (folder / "manifest.json").read_text()
         assert str(run_dir) not in text and "applied_at" not in text

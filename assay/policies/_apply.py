@@ -52,6 +52,9 @@ class Outputs(BaseModel):
     ratios: dict[str, dict[str, Any]] = Field(description="metric name -> Ratio (for the table)")
     verifier_id: str | None = None
     gate_id: str | None = None
+    lexicons: dict[str, str] = Field(
+        default_factory=dict, description="{name@version: sha256} of the lexicons behind it"
+    )
     gate_policy: dict[str, Any] | None = Field(
         default=None, description="Name and resolved config of the gate a chain read."
     )
@@ -105,6 +108,11 @@ def apply_claim_selective(
         confidence=settings.confidence,
     )
     ratios = {k: v.model_dump(mode="json") for k, v in metrics.ratios().items()}
+    lexicons = dict(run.lexicons.get(verifier, {}))
+    if policy.config.priors.dosage_label_rescue is not None:
+        from assay.policies._cs_cues import priors_lexicon_digest
+
+        lexicons.update(priors_lexicon_digest())
     return Outputs(
         records={
             CLAIMS: _dump(decisions.claims),
@@ -114,6 +122,7 @@ def apply_claim_selective(
         metrics=metrics.model_dump(mode="json"),
         ratios=ratios,
         verifier_id=verifier,
+        lexicons=lexicons,
         gate_id=chain.gate_id if chain else None,
         gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),
@@ -174,6 +183,7 @@ def apply_fail_closed(
         metrics=metrics.model_dump(mode="json"),
         ratios=ratios,
         verifier_id=verifier,
+        lexicons=dict(run.lexicons.get(verifier, {})),
         gate_id=chain.gate_id if chain else None,
         gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),

@@ -15,6 +15,7 @@ from typing import Any
 from assay._version import __version__
 from assay.policies._apply import Outputs, Settings
 from assay.policies._canonical import canonical_json, write_canonical_json, write_canonical_jsonl
+from assay.policies._load_run import RunInputs
 
 SCHEMA_VERSION = 1
 POLICIES_DIR = "policies"
@@ -28,7 +29,11 @@ def policy_dir(run_dir: Path, name: str) -> Path:
 
 
 def manifest_of(
-    policy: Any, run_id: str | None, outputs: Outputs, settings: Settings, files: dict[str, str]
+    policy: Any,
+    run: RunInputs,
+    outputs: Outputs,
+    settings: Settings,
+    files: dict[str, str],
 ) -> dict[str, Any]:
     """The §5.7 manifest: what was applied, to which records, with what result files."""
     return {
@@ -42,12 +47,14 @@ def manifest_of(
             "policy_sha256": policy_sha256(policy),
         },
         "inputs": {
-            "run_id": run_id,
+            "run_id": run.run_id,
+            "datasets": run.datasets,
             "verifier_ids": [outputs.verifier_id] if outputs.verifier_id else [],
             "gate_id": outputs.gate_id,
             "gate_policy": outputs.gate_policy,
             "records_sha256": dict(sorted(outputs.consumed.items())),
         },
+        "lexicons": dict(sorted(outputs.lexicons.items())),
         "bootstrap": settings.model_dump(mode="json"),
         "counts": outputs.counts,
         "outputs": dict(sorted(files.items())),
@@ -67,7 +74,7 @@ def policy_sha256(policy: Any) -> str:
 def write_policy(
     run_dir: Path,
     policy: Any,
-    run_id: str | None,
+    run: RunInputs,
     outputs: Outputs,
     settings: Settings,
 ) -> Path:
@@ -82,7 +89,7 @@ def write_policy(
         for name, records in sorted(outputs.records.items())
     }
     files[METRICS] = write_canonical_json(staging / METRICS, outputs.metrics)
-    write_canonical_json(staging / MANIFEST, manifest_of(policy, run_id, outputs, settings, files))
+    write_canonical_json(staging / MANIFEST, manifest_of(policy, run, outputs, settings, files))
     info = {"applied_at": datetime.now(UTC).isoformat(), "warnings": outputs.warnings}
     (staging / RUN_INFO).write_text(canonical_json(info) + "\n", encoding="utf-8")
     if final.exists():

@@ -83,6 +83,12 @@ class RunInputs(BaseModel):
     verifications: dict[str, dict[str, VerificationRecord]] = Field(
         description="verifier_id -> 'dataset/answer_id/claim_id' -> record"
     )
+    datasets: list[dict[str, Any]] = Field(
+        default_factory=list, description="name and sha256 of each answers dataset read"
+    )
+    lexicons: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="verifier_id -> {lexicon@version: sha256} it used"
+    )
     gates: dict[str, dict[tuple[str, str], GateRecord]] = Field(
         default_factory=dict, description="gate_id -> (dataset, question_id) -> record"
     )
@@ -117,6 +123,13 @@ def _gates(run_dir: Path) -> dict[str, dict[tuple[str, str], GateRecord]]:
         record = records[key]
         out.setdefault(record.gate_id, {})[(record.dataset, record.question_id)] = record
     return out
+
+
+def _lexicons_of(verifier: dict[str, Any]) -> dict[str, str]:
+    """The `{name@version: sha256}` lexicons a verifier's scored pairs used (manifest)."""
+    pairs = verifier.get("pairs")
+    found = pairs.get("lexicons") if isinstance(pairs, dict) else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def _claim_key(claim: ClaimRecord | VerificationRecord) -> str:
@@ -184,12 +197,17 @@ def read_run(run_dir: Path) -> RunInputs:
         verifications.setdefault(record.verifier_id, {})[_claim_key(record)] = record
     gates = _gates(run_dir)
     section = manifest.factuality
-    ids = [str(v.get("id")) for v in (section.verifiers if section else []) if v.get("id")]
+    verifier_blocks = [v for v in (section.verifiers if section else []) if v.get("id")]
+    ids = [str(v["id"]) for v in verifier_blocks]
     return RunInputs(
         run_id=manifest.run_id,
         verifier_ids=sorted(set(ids) | set(verifications)),
         answers=run_answers,
         verifications=verifications,
+        datasets=[
+            {"name": d.name, "sha256": d.sha256} for d in (section.datasets if section else [])
+        ],
+        lexicons={str(v["id"]): _lexicons_of(v) for v in verifier_blocks if _lexicons_of(v)},
         gates=gates,
         input_sha256={
             GATES_FILE: canonical_sha256(
