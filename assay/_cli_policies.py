@@ -45,6 +45,19 @@ def _check_run_dir(run_dir: Path) -> None:
         raise RunError("not a run directory (no manifest.json)", file=run_dir)
 
 
+def _mark_in_sample(policy: Any, outputs: Any, split: str | None) -> Any:
+    """Metrics of a policy applied to the split it was tuned on say so (§5.5)."""
+    if split is None:
+        return outputs
+    tuned = getattr(policy.config, "tuned", None)
+    in_sample = isinstance(tuned, dict) and tuned.get("split") == split
+    warnings = list(outputs.warnings)
+    if in_sample:
+        warnings.append(f"tuned on split {split!r}: these metrics are in-sample")
+    metrics = {**outputs.metrics, "in_sample": in_sample}
+    return outputs.model_copy(update={"metrics": metrics, "warnings": warnings})
+
+
 @policies_app.command("apply")
 def apply(
     run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
@@ -52,17 +65,22 @@ def apply(
     name: Annotated[str | None, typer.Option(help="Only the policy with this name.")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the metrics.")] = 1000,
     random_state: Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")] = 0,
+    split: Annotated[
+        str | None, typer.Option(help="Only answers of this split (train, dev or test).")
+    ] = None,
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
     from assay._table import print_table
     from assay.policies._apply import RUNNERS, Settings, chain_of
     from assay.policies._apply_write import write_policy
-    from assay.policies._load_run import read_run
+    from assay.policies._load_run import SPLITS, read_run, restrict_to_split
     from assay.policies._spec import load_policy_file, select
 
     specs = load_policy_file(policy)
     chosen = select(specs, name)
+    if split is not None and split not in SPLITS:
+        raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
     gates = {s.name: s for s in specs if s.kind == "evidence_gate"}
     for spec in chosen:
         after = spec.block.get("after")
@@ -73,14 +91,15 @@ def apply(
                 field="after",
             )
     _check_run_dir(run_dir)
-    run = read_run(run_dir)
+    run = restrict_to_split(read_run(run_dir), split)
     settings = Settings(resamples=resamples, random_state=random_state)
     results = []  # every policy decided before anything is written
     for spec in chosen:
         after = spec.block.get("after")
         chain = chain_of(gates[after], run) if after is not None else None
         pol = spec.build()
-        results.append((pol, RUNNERS[spec.kind](spec, pol, run, settings, chain)))
+        outputs = RUNNERS[spec.kind](spec, pol, run, settings, chain)
+        results.append((pol, _mark_in_sample(pol, outputs, split)))
     for pol, outputs in results:
         if outputs.counts["responses"] == 0:
             outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))

@@ -520,3 +520,24 @@ def test_the_bundled_policies_example_runs_and_applies(tmp_path: Path) -> None:
     assert code == 0, err
     assert "cert (claim_selective v1)" in out and "render (fail_closed v1)" in out
     assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert", "render"]
+
+
+def test_split_keeps_its_answers_and_marks_in_sample_metrics(
+    gold_run: Path, tmp_path: Path
+) -> None:
+    tuned = '[[policies]]\nname = "t"\nkind = "claim_selective"\ntuned = { split = "test" }\n'
+    path = _bad_policy(tmp_path, tuned)
+    code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "test")
+    assert code == 0, err
+    assert "in-sample" in err
+    folder = gold_run / "policies" / "t"
+    wanted = [r["id"] for r in GOLD_ROWS if r.get("split") == "test"]
+    assert [r["answer_id"] for r in _lines(folder / "responses.jsonl")] == wanted
+    assert json.loads((folder / "metrics.json").read_text())["in_sample"] is True
+    assert json.loads((folder / "manifest.json").read_text())["inputs"]["split"] == "test"
+    code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "dev")
+    assert code == 0 and "in-sample" not in err
+    assert json.loads((folder / "metrics.json").read_text())["in_sample"] is False
+    assert _lines(folder / "responses.jsonl") == []
+    code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "val")
+    assert code == 2 and "--split" in err

@@ -48,6 +48,7 @@ def manifest_of(
         },
         "inputs": {
             "run_id": run.run_id,
+            "split": run.split,
             "datasets": run.datasets,
             "verifier_ids": [outputs.verifier_id] if outputs.verifier_id else [],
             "gate_id": outputs.gate_id,

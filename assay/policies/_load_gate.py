@@ -35,11 +35,13 @@ def resolve_gate(run: RunInputs, wanted: str | None, *, file: str) -> str:
 
 
 def gate_inputs(run: RunInputs, gate_id: str) -> GateInputs:
-    """One question per run answer (and per gate record without an answer)."""
+    """One question per run answer (and, unless restricted to a split, per gate record
+    without an answer)."""
     records = run.gates.get(gate_id, {})
     answers = {(a.dataset, a.answer_id): a for a in run.answers}
     questions = []
-    for key in sorted(set(answers) | set(records)):
+    keys = set(answers) if run.split is not None else set(answers) | set(records)
+    for key in sorted(keys):
         answer = answers.get(key)
         gold = answer.record if answer else None
         questions.append(

@@ -30,6 +30,7 @@ from assay.errors import DatasetError, SpecError
 from assay.policies._canonical import canonical_sha256
 
 _DIGITS = re.compile(r"(\d+)")
+SPLITS = ("train", "dev", "test")
 
 
 def claim_order(claim: ClaimRecord) -> tuple[int, list[tuple[int, str]]]:
@@ -78,6 +79,7 @@ class RunInputs(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str | None
+    split: str | None = Field(default=None, description="Only answers of this split (--split).")
     verifier_ids: list[str]
     answers: list[RunAnswer]
     verifications: dict[str, dict[str, VerificationRecord]] = Field(
@@ -114,6 +116,23 @@ class RunInputs(BaseModel):
                 field="verifier",
             )
         return wanted
+
+
+def restrict_to_split(run: RunInputs, split: str | None) -> RunInputs:
+    """Only the answers whose recorded `split` is `split` (every answer when None)."""
+    if split is None:
+        return run
+    if split not in SPLITS:
+        raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
+    kept = [a for a in run.answers if _split_of(a) == split]
+    return run.model_copy(update={"answers": kept, "split": split})
+
+
+def _split_of(answer: RunAnswer) -> str | None:
+    if answer.record is not None and answer.record.split is not None:
+        return answer.record.split
+    value = answer.row.fields.get("split") if answer.row else None
+    return str(value) if value is not None else None
 
 
 def _gates(run_dir: Path) -> dict[str, dict[tuple[str, str], GateRecord]]:
@@ -220,4 +239,13 @@ def read_run(run_dir: Path) -> RunInputs:
     )
 
 
-__all__ = ["DatasetRow", "RunAnswer", "RunInputs", "claim_order", "read_dataset_rows", "read_run"]
+__all__ = [
+    "SPLITS",
+    "DatasetRow",
+    "RunAnswer",
+    "RunInputs",
+    "claim_order",
+    "read_dataset_rows",
+    "read_run",
+    "restrict_to_split",
+]
