@@ -58,6 +58,31 @@ def _mark_in_sample(policy: Any, outputs: Any, split: str | None) -> Any:
     return outputs.model_copy(update={"metrics": metrics, "warnings": warnings})
 
 
+def _gates_for(specs: list[Any], chosen: list[Any]) -> dict[str, Any]:
+    """The file's gate policies; a chosen policy's `after` must name one (§5.9)."""
+    gates = {s.name: s for s in specs if s.kind == "evidence_gate"}
+    for spec in chosen:
+        after = spec.block.get("after")
+        if after is not None and after not in gates:
+            raise SpecError(
+                f"{after!r} is not an evidence_gate policy of this file",
+                file=spec.file,
+                field="after",
+            )
+    return gates
+
+
+def _report(pol: Any, outputs: Any, folder: Path) -> None:
+    from assay._table import print_table
+
+    for warning in outputs.warnings:
+        print(f"warning: {pol.name}: {warning}", file=sys.stderr)
+    title = f"{pol.name} ({pol.kind} v{pol.version}) · {outputs.counts['responses']} responses"
+    headers = ("metric", "value", "n/d", "95% CI", "null")
+    print_table(headers, _metric_rows(outputs.ratios), title=title)
+    print(f"wrote {folder}", file=sys.stderr)
+
+
 @policies_app.command("apply")
 def apply(
     run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
@@ -68,10 +93,12 @@ def apply(
     split: Annotated[
         str | None, typer.Option(help="Only answers of this split (train, dev or test).")
     ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="Also metrics per value of this response field.")
+    ] = None,
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
-    from assay._table import print_table
     from assay.policies._apply import RUNNERS, Settings, chain_of
     from assay.policies._apply_write import write_policy
     from assay.policies._load_run import SPLITS, read_run, restrict_to_split
@@ -81,36 +108,21 @@ def apply(
     chosen = select(specs, name)
     if split is not None and split not in SPLITS:
         raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
-    gates = {s.name: s for s in specs if s.kind == "evidence_gate"}
-    for spec in chosen:
-        after = spec.block.get("after")
-        if after is not None and after not in gates:
-            raise SpecError(
-                f"{after!r} is not an evidence_gate policy of this file",
-                file=spec.file,
-                field="after",
-            )
+    gates = _gates_for(specs, chosen)
     _check_run_dir(run_dir)
     run = restrict_to_split(read_run(run_dir), split)
-    settings = Settings(resamples=resamples, random_state=random_state)
+    settings = Settings(resamples=resamples, random_state=random_state, by=by)
     results = []  # every policy decided before anything is written
     for spec in chosen:
         after = spec.block.get("after")
         chain = chain_of(gates[after], run) if after is not None else None
         pol = spec.build()
         outputs = RUNNERS[spec.kind](spec, pol, run, settings, chain)
-        results.append((pol, _mark_in_sample(pol, outputs, split)))
-    for pol, outputs in results:
         if outputs.counts["responses"] == 0:
             outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
-        for warning in outputs.warnings:
-            print(f"warning: {pol.name}: {warning}", file=sys.stderr)
-        folder = write_policy(run_dir, pol, run, outputs, settings)
-        title = f"{pol.name} ({pol.kind} v{pol.version}) · {outputs.counts['responses']} responses"
-        print_table(
-            ("metric", "value", "n/d", "95% CI", "null"), _metric_rows(outputs.ratios), title=title
-        )
-        print(f"wrote {folder}", file=sys.stderr)
+        results.append((pol, _mark_in_sample(pol, outputs, split)))
+    for pol, outputs in results:
+        _report(pol, outputs, write_policy(run_dir, pol, run, outputs, settings))
 
 
 @policies_app.command("list")

@@ -541,3 +541,20 @@ def test_split_keeps_its_answers_and_marks_in_sample_metrics(
     assert _lines(folder / "responses.jsonl") == []
     code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "val")
     assert code == 2 and "--split" in err
+
+
+def test_by_adds_metrics_per_value_of_a_response_field(
+    gold_run: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    args = ("policies", "apply", gold_run, "--policy", policy_file)
+    code, _, err = _assay(*args, "--name", "cert", "--by", "split")
+    assert code == 0, err
+    metrics = json.loads((gold_run / "policies" / "cert" / "metrics.json").read_text())
+    groups = metrics["slices"]["split"]
+    assert sum(g["metrics"]["n_responses"] for g in groups) == metrics["n_responses"]
+    assert [g["value"] for g in groups] == ["test", None]  # missing last
+    shutil.rmtree(gold_run / "policies")
+    code, _, err = _assay(*args, "--name", "cert", "--by", "colour")
+    assert code == 2 and "colour" in err and not (gold_run / "policies").exists()
+    code, _, err = _assay(*args, "--name", "render", "--by", "split")
+    assert code == 2 and "--by" in err and not (gold_run / "policies").exists()

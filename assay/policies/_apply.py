@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.errors import SpecError
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
 
@@ -28,6 +29,7 @@ class Settings(BaseModel):
     resamples: int = Field(default=1000, ge=0)
     random_state: int = 0
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    by: str | None = Field(default=None, description="Response field to slice metrics by.")
 
 
 class Chain(BaseModel):
@@ -93,6 +95,27 @@ def _counts(
     }
 
 
+def _slices(policy: Any, decisions: Any, settings: Settings) -> list[dict[str, Any]]:
+    """§2.7.6 metrics per value of `settings.by` (a response field)."""
+    from assay.policies._cs_slices import slice_metrics
+
+    groups = slice_metrics(
+        decisions,
+        str(settings.by),
+        standard=policy.config.certificate_standard,
+        resamples=settings.resamples,
+        random_state=settings.random_state,
+    )
+    return [g.model_dump(mode="json") for g in groups]
+
+
+def _no_slices(spec: PolicySpec, settings: Settings) -> None:
+    if settings.by is not None:
+        raise SpecError(
+            f"--by slices claim_selective metrics; {spec.name!r} is a {spec.kind}", field="--by"
+        )
+
+
 def apply_claim_selective(
     spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
 ) -> Outputs:
@@ -108,6 +131,9 @@ def apply_claim_selective(
         confidence=settings.confidence,
     )
     ratios = {k: v.model_dump(mode="json") for k, v in metrics.ratios().items()}
+    dumped = metrics.model_dump(mode="json")
+    if settings.by is not None:
+        dumped["slices"] = {settings.by: _slices(policy, decisions, settings)}
     lexicons = dict(run.lexicons.get(verifier, {}))
     if policy.config.priors.dosage_label_rescue is not None:
         from assay.policies._cs_cues import priors_lexicon_digest
@@ -119,7 +145,7 @@ def apply_claim_selective(
             RESPONSES: _dump(decisions.responses),
             CERTIFICATES: _dump(decisions.certificates),
         },
-        metrics=metrics.model_dump(mode="json"),
+        metrics=dumped,
         ratios=ratios,
         verifier_id=verifier,
         lexicons=lexicons,
@@ -155,6 +181,7 @@ def apply_fail_closed(
     from assay.policies._fc_metrics import fail_closed_metrics
     from assay.policies._load_fc import fc_inputs
 
+    _no_slices(spec, settings)
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
     responses = fc_inputs(run, verifier, chain.links if chain else None)
     decisions = policy.decide_all(responses)  # both in (dataset, answer_id) order
@@ -198,6 +225,7 @@ def apply_evidence_gate(
     """§3 decisions (`gate_decisions.jsonl`) and metrics for every question of the run."""
     from assay.policies._load_gate import gate_inputs, resolve_gate, short_pools
 
+    _no_slices(spec, settings)
     gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
     decisions = policy.decide(gate_inputs(run, gate_id))
     metrics = policy.metrics(
