@@ -56,7 +56,8 @@ def manifest_of(
             "records_sha256": dict(sorted(outputs.consumed.items())),
         },
         "lexicons": dict(sorted(outputs.lexicons.items())),
-        "bootstrap": settings.model_dump(mode="json"),
+        "bootstrap": settings.model_dump(mode="json", exclude={"by"}),
+        "slices_by": settings.by,
         "counts": outputs.counts,
         "outputs": dict(sorted(files.items())),
     }
