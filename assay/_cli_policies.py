@@ -96,6 +96,10 @@ def apply(
     by: Annotated[
         str | None, typer.Option(help="Also metrics per value of this response field.")
     ] = None,
+    slice_: Annotated[
+        str | None,
+        typer.Option("--slice", help="source-missing: also the no-evidence counterfactual."),
+    ] = None,
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
@@ -108,10 +112,14 @@ def apply(
     chosen = select(specs, name)
     if split is not None and split not in SPLITS:
         raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
+    if slice_ not in (None, "source-missing"):
+        raise SpecError(f"use source-missing; got {slice_!r}", field="--slice")
     gates = _gates_for(specs, chosen)
     _check_run_dir(run_dir)
     run = restrict_to_split(read_run(run_dir), split)
-    settings = Settings(resamples=resamples, random_state=random_state, by=by)
+    settings = Settings(
+        resamples=resamples, random_state=random_state, by=by, source_missing=slice_ is not None
+    )
     results = []  # every policy decided before anything is written
     for spec in chosen:
         after = spec.block.get("after")

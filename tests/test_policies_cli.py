@@ -558,3 +558,24 @@ def test_by_adds_metrics_per_value_of_a_response_field(
     assert code == 2 and "colour" in err and not (gold_run / "policies").exists()
     code, _, err = _assay(*args, "--name", "render", "--by", "split")
     assert code == 2 and "--by" in err and not (gold_run / "policies").exists()
+
+
+def test_source_missing_slice_abstains_everywhere(run_dir: Path, policy_file: Path) -> None:
+    """§2.7.5: with every evidence pool emptied a selector abstains on every response
+    (action accuracy 1.0), PAU and precision are null, nothing is expressed."""
+    args = ("policies", "apply", run_dir, "--policy", policy_file)
+    code, _, err = _assay(*args, "--name", "cert", "--slice", "source-missing")
+    assert code == 0, err
+    metrics = json.loads((run_dir / "policies" / "cert" / "metrics.json").read_text())
+    sliced = metrics["source_missing"]
+    n = metrics["n_responses"]
+    accuracy = sliced["action_accuracy"]
+    assert (accuracy["numerator"], accuracy["denominator"], accuracy["value"]) == (n, n, 1.0)
+    assert sliced["pau"]["value"] is None and sliced["pau_precision"]["value"] is None
+    assert sliced["counts"]["expressed_critical"] == 0
+    assert metrics["uccr_cert"] != sliced["uccr_cert"]  # the real run expresses claims
+    shutil.rmtree(run_dir / "policies")
+    code, _, err = _assay(*args, "--name", "render", "--slice", "source-missing")
+    assert code == 2 and "--slice" in err and not (run_dir / "policies").exists()
+    code, _, err = _assay(*args, "--slice", "nowhere")
+    assert code == 2 and "--slice" in err

@@ -30,6 +30,9 @@ class Settings(BaseModel):
     random_state: int = 0
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     by: str | None = Field(default=None, description="Response field to slice metrics by.")
+    source_missing: bool = Field(
+        default=False, description="Also the source-missing counterfactual's metrics (§2.7.5)."
+    )
 
 
 class Chain(BaseModel):
@@ -109,7 +112,26 @@ def _slices(policy: Any, decisions: Any, settings: Settings) -> list[dict[str, A
     return [g.model_dump(mode="json") for g in groups]
 
 
+def _source_missing(policy: Any, inputs: list[Any], settings: Settings) -> dict[str, Any]:
+    """§2.7.5: the metrics of the same responses with every evidence pool emptied."""
+    from assay.policies._cs_slices import source_missing
+
+    metrics = policy.metrics(
+        policy.decide(source_missing(inputs)),
+        resamples=settings.resamples,
+        random_state=settings.random_state,
+        confidence=settings.confidence,
+    )
+    dumped: dict[str, Any] = metrics.model_dump(mode="json")
+    return dumped
+
+
 def _no_slices(spec: PolicySpec, settings: Settings) -> None:
+    if settings.source_missing:
+        raise SpecError(
+            f"--slice source-missing is claim_selective's; {spec.name!r} is a {spec.kind}",
+            field="--slice",
+        )
     if settings.by is not None:
         raise SpecError(
             f"--by slices claim_selective metrics; {spec.name!r} is a {spec.kind}", field="--by"
@@ -123,7 +145,8 @@ def apply_claim_selective(
     from assay.policies._load_cs import cs_inputs
 
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    decisions = policy.decide(cs_inputs(run, verifier, chain.links if chain else None))
+    inputs = cs_inputs(run, verifier, chain.links if chain else None)
+    decisions = policy.decide(inputs)
     metrics = policy.metrics(
         decisions,
         resamples=settings.resamples,
@@ -134,6 +157,8 @@ def apply_claim_selective(
     dumped = metrics.model_dump(mode="json")
     if settings.by is not None:
         dumped["slices"] = {settings.by: _slices(policy, decisions, settings)}
+    if settings.source_missing:
+        dumped["source_missing"] = _source_missing(policy, inputs, settings)
     lexicons = dict(run.lexicons.get(verifier, {}))
     if policy.config.priors.dosage_label_rescue is not None:
         from assay.policies._cs_cues import priors_lexicon_digest

@@ -56,8 +56,9 @@ def manifest_of(
             "records_sha256": dict(sorted(outputs.consumed.items())),
         },
         "lexicons": dict(sorted(outputs.lexicons.items())),
-        "bootstrap": settings.model_dump(mode="json", exclude={"by"}),
+        "bootstrap": settings.model_dump(mode="json", exclude={"by", "source_missing"}),
         "slices_by": settings.by,
+        "source_missing": settings.source_missing,
         "counts": outputs.counts,
         "outputs": dict(sorted(files.items())),
     }
