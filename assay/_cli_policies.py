@@ -86,7 +86,10 @@ def _report(pol: Any, outputs: Any, folder: Path) -> None:
 @policies_app.command("apply")
 def apply(
     run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
-    policy: Annotated[Path, typer.Option("--policy", help="TOML file with [[policies]] blocks.")],
+    policy: Annotated[
+        Path,
+        typer.Option("--policy", help="A policy file or run spec (TOML) with policies blocks."),
+    ],
     name: Annotated[str | None, typer.Option(help="Only the policy with this name.")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the metrics.")] = 1000,
     random_state: Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")] = 0,
