@@ -136,6 +136,56 @@ def apply(
         _report(pol, outputs, write_policy(run_dir, pol, run, outputs, settings))
 
 
+@policies_app.command("tune")
+def tune(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
+    policy: Annotated[
+        Path,
+        typer.Option("--policy", help="A policy file or run spec (TOML) with policies blocks."),
+    ],
+    name: Annotated[str, typer.Option(help="The policy to tune.")],
+    split: Annotated[
+        str | None, typer.Option(help="Tune on answers of this split (dev; never test).")
+    ] = None,
+    grid: Annotated[
+        Path | None, typer.Option("--grid", help="A TOML tuning spec replacing the default.")
+    ] = None,
+    write_policy_to: Annotated[
+        Path | None,
+        typer.Option("--write-policy", help="Write a policy file with the chosen thresholds."),
+    ] = None,
+) -> None:
+    """Select thresholds of policy NAME on RUN_DIR's records with the kind's default
+    tuning; write policies/<name>/tune/ (candidates.jsonl, result.json)."""
+    from assay.policies._apply import chain_of
+    from assay.policies._apply_write import policy_dir
+    from assay.policies._load_run import read_run, restrict_to_split
+    from assay.policies._spec import load_policy_file, select
+    from assay.policies._tune_run import load_grid, tune_run, write_tune
+
+    grid_spec = load_grid(grid) if grid is not None else None
+    specs = load_policy_file(policy)
+    spec = select(specs, name)[0]
+    gates = _gates_for(specs, [spec])
+    _check_run_dir(run_dir)
+    run = restrict_to_split(read_run(run_dir), split)
+    after = spec.block.get("after")
+    chain = chain_of(gates[after], run) if after is not None else None
+    tuned = tune_run(spec, spec.build(), run, chain, grid_spec)
+    folder = write_tune(policy_dir(run_dir, spec.name), tuned)
+    print(f"wrote {folder}", file=sys.stderr)
+    if tuned.selected is None:
+        print(f"error: {tuned.message}", file=sys.stderr)
+        raise typer.Exit(code=tuned.exit_code)
+    for param, value in sorted(tuned.selected.items()):
+        print(f"{param} = {value}")
+    if write_policy_to is not None:
+        from assay.policies._tune_write import write_tuned_policy
+
+        write_tuned_policy(write_policy_to, spec, tuned.selected_config or {})
+        print(f"wrote {write_policy_to}", file=sys.stderr)
+
+
 @policies_app.command("list")
 def list_kinds() -> None:
     """Policy kinds with their versions."""

@@ -1,0 +1,122 @@
+"""`assay policies tune` over a run directory (§5.6, §2.8): the kind's tuning function
+on the run's records, and the `tune/` files it leaves (candidate table and result).
+
+Only claim_selective is wired to a run here; the other kinds' tuning functions exist
+as libraries and are refused with one line until their inputs are mapped.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from assay.errors import SpecError
+from assay.policies._apply import Chain, _consumed
+from assay.policies._load_run import RunInputs
+from assay.policies._spec import PolicySpec
+from assay.policies._tuning import TuningSpec
+
+TUNE_DIR = "tune"
+CANDIDATES = "candidates.jsonl"
+RESULT = "result.json"
+
+
+class TuneRun(BaseModel):
+    """One tuning over a run: what is written to `tune/` and what the CLI does."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates: list[dict[str, Any]]
+    result: dict[str, Any]
+    selected: dict[str, str] | None
+    selected_config: dict[str, Any] | None
+    exit_code: int
+    message: str | None
+
+
+def load_grid(path: Path) -> TuningSpec:
+    """A `--grid` file: a TOML tuning specification (grid, where, constraints,
+    objectives, tie_break) replacing the kind's default; bad input is one line."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError("file not found", file=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"not valid TOML: {exc}", file=path) from None
+    try:
+        return TuningSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise SpecError(str(err["msg"]), file=path, field=field) from None
+
+
+def tune_claim_selective(
+    spec: PolicySpec,
+    policy: Any,
+    run: RunInputs,
+    chain: Chain | None,
+    grid: TuningSpec | None = None,
+) -> TuneRun:
+    """§2.8.2's default tuning of a claim_selective policy on the run's answers."""
+    from assay.policies._cs_tuning import tune_policy
+    from assay.policies._load_cs import cs_inputs
+
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    inputs = cs_inputs(run, verifier, chain.links if chain else None)
+    outcome = tune_policy(policy.config, inputs, grid, split=run.split)
+    tuned = (outcome.selected_config or {}).get("tuned")
+    result = {
+        "policy": spec.name,
+        "kind": spec.kind,
+        "split": run.split,
+        "verifier_id": verifier,
+        "inputs": _consumed(run, chain),
+        "provenance": tuned,
+        "n_candidates": len(outcome.result.candidates),
+        "n_feasible": outcome.result.n_feasible,
+        "grid_sha256": outcome.result.grid_sha256,
+        "selected": outcome.result.selected,
+        "best_infeasible": outcome.result.best_infeasible,
+    }
+    return TuneRun(
+        candidates=[c.model_dump(mode="json") for c in outcome.result.candidates],
+        result=result,
+        selected=outcome.result.selected,
+        selected_config=outcome.selected_config,
+        exit_code=outcome.exit_code,
+        message=outcome.message,
+    )
+
+
+def tune_run(
+    spec: PolicySpec,
+    policy: Any,
+    run: RunInputs,
+    chain: Chain | None,
+    grid: TuningSpec | None = None,
+) -> TuneRun:
+    """The kind's default tuning of `spec` on `run` (already restricted to the split)."""
+    if spec.kind != "claim_selective":
+        raise SpecError(
+            f"tune over a run is built for claim_selective only; {spec.name!r} is a {spec.kind}",
+            field="--name",
+        )
+    return tune_claim_selective(spec, policy, run, chain, grid)
+
+
+def write_tune(folder: Path, tuned: TuneRun) -> Path:
+    """`<folder>/tune/candidates.jsonl` and `result.json` (canonical JSON, §5.8)."""
+    from assay.policies._canonical import write_canonical_json, write_canonical_jsonl
+
+    target = folder / TUNE_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    digest = write_canonical_jsonl(target / CANDIDATES, tuned.candidates)
+    write_canonical_json(target / RESULT, {**tuned.result, "candidates_sha256": digest})
+    return target
+
+
+__all__ = ["TuneRun", "load_grid", "tune_run", "write_tune"]

@@ -1,0 +1,142 @@
+"""`assay policies tune` over a real run directory: the bundled factuality answers
+decomposed by sentence and checked by the overlap verifier (no key, no model)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from _policies_cli_helpers import POLICY, RUN_SPEC, assay, lines, make_run, write_text
+
+from assay.policies._cs_tuning import default_tuning_spec
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("tune_run"), RUN_SPEC)
+
+
+@pytest.fixture
+def run_dir(base_run: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(base_run, target)
+    return target
+
+
+@pytest.fixture
+def policy_file(tmp_path: Path) -> Path:
+    return write_text(tmp_path / "policies.toml", POLICY)
+
+
+def _tune(run_dir: Path, policy: Path, *extra: object) -> tuple[int, str, str]:
+    return assay("policies", "tune", run_dir, "--policy", policy, "--name", "cert", *extra)
+
+
+def test_tune_writes_the_candidate_table_and_the_result(run_dir: Path, policy_file: Path) -> None:
+    code, out, err = _tune(run_dir, policy_file)
+    folder = run_dir / "policies" / "cert" / "tune"
+    result = json.loads((folder / "result.json").read_text())
+    candidates = lines(folder / "candidates.jsonl")
+    assert len(candidates) == result["n_candidates"] == 420
+    assert result["grid_sha256"] == default_tuning_spec().grid_sha256()
+    digest = hashlib.sha256((folder / "candidates.jsonl").read_bytes()).hexdigest()
+    assert result["candidates_sha256"] == digest
+    assert result["inputs"]["verifications.jsonl"]
+    feasible = [c for c in candidates if c["feasible"]]
+    assert result["n_feasible"] == len(feasible)
+    if result["selected"] is None:  # the overlap verifier may certify nothing safely
+        assert code == 3 and "uccr_cert" in err and len(err.strip().splitlines()) == 2
+        return
+    assert code == 0, err
+    ranked = [c for c in candidates if c["rank"] == 1]
+    assert len(ranked) == 1 and ranked[0]["params"] == result["selected"]
+    printed = dict(line.split(" = ") for line in out.strip().splitlines())
+    assert printed == result["selected"]
+
+
+def test_tune_is_deterministic(run_dir: Path, policy_file: Path) -> None:
+    _tune(run_dir, policy_file)
+    folder = run_dir / "policies" / "cert" / "tune"
+    first = {n: (folder / n).read_bytes() for n in ("candidates.jsonl", "result.json")}
+    _tune(run_dir, policy_file)
+    assert first == {n: (folder / n).read_bytes() for n in first}
+
+
+GRID = """
+grid = { support = ["0.30", "0.40"], conflict = ["0.55"], condition_limited = ["0.30"] }
+constraints = [{ metric = "pau", op = ">=", value = "1.01" }]
+objectives = [{ metric = "pau", direction = "max" }]
+tie_break = [{ param = "support", order = "desc" }]
+"""
+
+
+def test_infeasible_tuning_exits_3_with_one_line(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    grid = write_text(tmp_path / "grid.toml", GRID)
+    code, out, err = _tune(run_dir, policy_file, "--grid", grid)
+    result = json.loads((run_dir / "policies/cert/tune/result.json").read_text())
+    assert code == 3 and out == ""
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "pau >= 1.01" in errors[0], err
+    assert result["selected"] is None and result["n_candidates"] == 2
+    assert result["n_feasible"] == 0
+
+
+def test_a_small_grid_selects_by_its_tie_break(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    """PAU is null on this run (the demo answers carry no gold), so both candidates tie
+    on the objective and `support desc` picks the higher support."""
+    text = GRID.replace(
+        'metric = "pau", op = ">=", value = "1.01"', 'metric = "uccr_cert", op = "==", value = "0"'
+    )
+    code, out, err = _tune(run_dir, policy_file, "--grid", write_text(tmp_path / "g.toml", text))
+    assert code == 0, err
+    candidates = lines(run_dir / "policies/cert/tune/candidates.jsonl")
+    assert [c["params"]["support"] for c in candidates] == ["0.30", "0.40"]
+    assert out.strip().splitlines() == [
+        "condition_limited = 0.30",
+        "conflict = 0.55",
+        "support = 0.40",
+    ]
+
+
+def test_a_bad_grid_file_is_one_line(run_dir: Path, policy_file: Path, tmp_path: Path) -> None:
+    grid = write_text(tmp_path / "grid.toml", "grid = {}\n")
+    code, _, err = _tune(run_dir, policy_file, "--grid", grid)
+    assert code == 2 and "grid.toml" in err and "objectives" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_write_policy_round_trips_through_apply(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    out_file = tmp_path / "tuned.toml"
+    code, out, err = _tune(run_dir, policy_file, "--write-policy", out_file)
+    if code == 3:
+        pytest.skip("nothing feasible on this run")
+    assert code == 0, err
+    selected = dict(line.split(" = ") for line in out.strip().splitlines())
+    code, _, err = assay("policies", "apply", run_dir, "--policy", out_file)
+    assert code == 0, err
+    manifest = json.loads((run_dir / "policies/cert/manifest.json").read_text())
+    config = manifest["policy"]["config"] if "policy" in manifest else manifest["config"]
+    assert {k: Decimal(config["thresholds"][k]) for k in selected} == {
+        k: Decimal(v) for k, v in selected.items()
+    }
+    assert config["tuned"]["selected"] == selected
+
+
+def test_tune_of_an_unknown_name_is_one_line(run_dir: Path, policy_file: Path) -> None:
+    code, _, err = assay("policies", "tune", run_dir, "--policy", policy_file, "--name", "nope")
+    assert code == 2 and "nope" in err and "Traceback" not in err
+
+
+def test_tune_of_another_kind_is_refused_with_one_line(run_dir: Path, policy_file: Path) -> None:
+    code, _, err = assay("policies", "tune", run_dir, "--policy", policy_file, "--name", "render")
+    assert code == 2 and "claim_selective" in err and len(err.strip().splitlines()) == 1
