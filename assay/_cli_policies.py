@@ -186,6 +186,41 @@ def tune(
         print(f"wrote {write_policy_to}", file=sys.stderr)
 
 
+@policies_app.command("compare")
+def compare(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory with applied policies.")],
+    a: Annotated[str, typer.Option("--a", help="The first applied policy.")],
+    b: Annotated[str, typer.Option("--b", help="The policy subtracted from the first.")],
+    resamples: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
+    random_state: Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")] = 0,
+    metrics: Annotated[
+        str | None, typer.Option(help="Comma-separated metrics (default: all).")
+    ] = None,
+) -> None:
+    """Paired deltas a - b of two applied claim_selective policies on the same
+    responses, with bootstrap intervals; writes policies/<a>/compare/<b>.json."""
+    from assay._table import print_table
+    from assay.policies._canonical import write_canonical_json
+    from assay.policies._compare_run import compare_path, compare_policies
+
+    _check_run_dir(run_dir)
+    chosen = [m.strip() for m in metrics.split(",")] if metrics else None
+    result = compare_policies(
+        run_dir, a, b, metrics=chosen, resamples=resamples, random_state=random_state
+    )
+    rows = []
+    for d in result["deltas"]:
+        ci = d.get("ci")
+        interval = f"{_fmt(ci[0])}–{_fmt(ci[1])}" if ci else ""
+        rows.append(
+            (d["metric"], _fmt(d["a"]["value"]), _fmt(d["b"]["value"]), _fmt(d["delta"]), interval)
+        )
+    print_table(("metric", a, b, "delta", "95% CI"), rows, title=f"{a} - {b}")
+    target = compare_path(run_dir, a, b)
+    write_canonical_json(target, result)
+    print(f"wrote {target}", file=sys.stderr)
+
+
 @policies_app.command("list")
 def list_kinds() -> None:
     """Policy kinds with their versions."""

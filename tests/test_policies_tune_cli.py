@@ -140,3 +140,77 @@ def test_tune_of_an_unknown_name_is_one_line(run_dir: Path, policy_file: Path) -
 def test_tune_of_another_kind_is_refused_with_one_line(run_dir: Path, policy_file: Path) -> None:
     code, _, err = assay("policies", "tune", run_dir, "--policy", policy_file, "--name", "render")
     assert code == 2 and "claim_selective" in err and len(err.strip().splitlines()) == 1
+
+
+STRICT = """
+[[policies]]
+name = "strict"
+kind = "claim_selective"
+selector = "threshold"
+verifier = "baseline:overlap"
+[policies.thresholds]
+support = "0.60"
+conflict = "0.40"
+condition_limited = "0.50"
+limitation = "0.50"
+"""
+
+
+def _apply_both(run_dir: Path, tmp_path: Path, policy_file: Path) -> None:
+    for file in (policy_file, write_text(tmp_path / "strict.toml", STRICT)):
+        code, _, err = assay("policies", "apply", run_dir, "--policy", file, "--resamples", 0)
+        assert code == 0, err
+
+
+def _compare(run_dir: Path, *extra: object) -> tuple[int, str, str]:
+    return assay("policies", "compare", run_dir, "--a", "cert", "--b", "strict", *extra)
+
+
+def test_compare_writes_paired_deltas_of_the_applied_metrics(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    _apply_both(run_dir, tmp_path, policy_file)
+    code, out, err = _compare(run_dir, "--resamples", 200)
+    assert code == 0, err
+    result = json.loads((run_dir / "policies/cert/compare/strict.json").read_text())
+    metrics = {
+        n: json.loads((run_dir / f"policies/{n}/metrics.json").read_text())
+        for n in ("cert", "strict")
+    }
+    assert result["bootstrap"] == {"resamples": 200, "random_state": 0}
+    assert (
+        result["inputs"]
+        == json.loads((run_dir / "policies/strict/manifest.json").read_text())["inputs"][
+            "records_sha256"
+        ]
+    )
+    for d in result["deltas"]:
+        a, b = metrics["cert"][d["metric"]], metrics["strict"][d["metric"]]
+        assert (d["a"]["numerator"], d["a"]["denominator"]) == (a["numerator"], a["denominator"])
+        assert (d["b"]["numerator"], d["b"]["denominator"]) == (b["numerator"], b["denominator"])
+        if a["value"] is None or b["value"] is None:
+            assert d["delta"] is None
+        else:
+            assert d["delta"] == pytest.approx(a["value"] - b["value"])
+        assert d["metric"] in out
+    again = (run_dir / "policies/cert/compare/strict.json").read_bytes()
+    assert _compare(run_dir, "--resamples", 200)[0] == 0
+    assert (run_dir / "policies/cert/compare/strict.json").read_bytes() == again
+
+
+def test_compare_refuses_outputs_of_different_inputs(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    _apply_both(run_dir, tmp_path, policy_file)
+    manifest_file = run_dir / "policies/strict/manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["inputs"]["records_sha256"]["verifications.jsonl"] = "0" * 64
+    manifest_file.write_text(json.dumps(manifest))
+    code, _, err = _compare(run_dir)
+    assert code == 2 and "verifications.jsonl" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_compare_of_an_unapplied_policy_is_one_line(run_dir: Path) -> None:
+    code, _, err = _compare(run_dir)
+    assert code != 0 and "apply it first" in err and "Traceback" not in err
