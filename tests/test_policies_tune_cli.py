@@ -7,6 +7,7 @@ import hashlib
 import json
 import shutil
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,88 @@ def test_compare_refuses_outputs_of_different_inputs(
 def test_compare_of_an_unapplied_policy_is_one_line(run_dir: Path) -> None:
     code, _, err = _compare(run_dir)
     assert code != 0 and "apply it first" in err and "Traceback" not in err
+
+
+def _row(qid: str, answer: str, passage: str, action: str, status: str) -> dict[str, object]:
+    claims = [
+        {"id": f"c{i}", "text": t.strip() + ".", "gold_status": status, "critical": True}
+        for i, t in enumerate(answer.rstrip(".").split(". "), start=1)
+    ]
+    return {
+        "id": qid,
+        "question": "?",
+        "answer": answer,
+        "gold_action": action,
+        "split": "dev",
+        "evidence": [{"id": f"{qid}-p1", "text": passage}],
+        "gold_claims": claims,
+    }
+
+
+GOLD_ROWS = [
+    _row(
+        "q1",
+        "Take 5 mg daily. Drink water with it.",
+        "Take 5 mg daily. Drink water with it.",
+        "full",
+        "certified",
+    ),
+    _row(
+        "q2",
+        "The canal opened with many zebras.",
+        "The canal opened in 1914 after years of work.",
+        "full",
+        "certified",
+    ),
+    _row("q3", "Made of green cheese.", "The moon is rock.", "abstain", "omitted"),
+]
+
+
+@pytest.fixture(scope="module")
+def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tune_gold")
+    write_text(root / "gold.jsonl", "".join(json.dumps(r) + "\n" for r in GOLD_ROWS))
+    spec = (
+        'name = "gold"\noutput_dir = "run"\n[factuality]\n'
+        'datasets = [{ name = "gold", path = "gold.jsonl" }]\n'
+        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
+    )
+    return make_run(root, spec)
+
+
+def test_tune_on_gold_selects_the_best_feasible_pau(gold_run: Path, policy_file: Path) -> None:
+    code, out, err = _tune(gold_run, policy_file, "--split", "dev")
+    assert code == 0, err
+    folder = gold_run / "policies" / "cert" / "tune"
+    candidates = lines(folder / "candidates.jsonl")
+    feasible = [c for c in candidates if c["feasible"]]
+    best = max(
+        Fraction(c["metrics"]["pau"]["numerator"], c["metrics"]["pau"]["denominator"])
+        for c in feasible
+    )
+    chosen = [c for c in candidates if c["rank"] == 1][0]
+    pau = chosen["metrics"]["pau"]
+    assert Fraction(pau["numerator"], pau["denominator"]) == best > 0
+    assert json.loads((folder / "result.json").read_text())["split"] == "dev"
+    # q2's claim scores s_support 0.5: the most conservative support that still
+    # expresses it (tie-break support desc) is 0.50
+    assert chosen["params"]["support"] == "0.50"
+    assert out.strip().splitlines() == [f"{k} = {v}" for k, v in sorted(chosen["params"].items())]
+
+
+def test_compare_on_gold_has_real_deltas(gold_run: Path, policy_file: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "gold"
+    shutil.copytree(gold_run, run_dir)
+    _apply_both(run_dir, tmp_path, policy_file)
+    code, _, err = _compare(run_dir, "--resamples", 200, "--metrics", "pau,action_accuracy")
+    assert code == 0, err
+    result = json.loads((run_dir / "policies/cert/compare/strict.json").read_text())
+    assert [d["metric"] for d in result["deltas"]] == ["pau", "action_accuracy"]
+    for d in result["deltas"]:
+        a = json.loads((run_dir / "policies/cert/metrics.json").read_text())[d["metric"]]
+        b = json.loads((run_dir / "policies/strict/metrics.json").read_text())[d["metric"]]
+        assert d["delta"] == pytest.approx(a["value"] - b["value"])
+        low, high = d["ci"]
+        assert low <= d["delta"] <= high
+    # strict (support 0.60) does not express q2's claim scored 0.5: one action fewer right
+    assert result["deltas"][1]["delta"] == pytest.approx(1 / 3)
