@@ -186,6 +186,60 @@ def tune(
         print(f"wrote {write_policy_to}", file=sys.stderr)
 
 
+@policies_app.command("sweep")
+def sweep(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
+    policy: Annotated[
+        Path,
+        typer.Option("--policy", help="A policy file or run spec (TOML) with policies blocks."),
+    ],
+    name: Annotated[str, typer.Option(help="The claim_selective policy to sweep.")],
+    param: Annotated[str, typer.Option(help="The threshold that moves.")] = "support",
+    start: Annotated[str, typer.Option("--from", help="First value (decimal).")] = "0.10",
+    stop: Annotated[str, typer.Option("--to", help="Last value (decimal).")] = "0.90",
+    step: Annotated[str, typer.Option(help="Step (decimal).")] = "0.05",
+    tie: Annotated[
+        list[str] | None,
+        typer.Option(help="Q=P-0.10: Q follows P (repeatable; default condition_limited)."),
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option(help="Only answers of this split (train, dev or test).")
+    ] = None,
+) -> None:
+    """The risk-coverage curve of policy NAME on RUN_DIR (one point per value of
+    --param); writes policies/<name>/sweep.jsonl."""
+    from assay._table import print_table
+    from assay.policies._apply import chain_of
+    from assay.policies._apply_write import policy_dir
+    from assay.policies._canonical import write_canonical_jsonl
+    from assay.policies._load_run import read_run, restrict_to_split
+    from assay.policies._spec import load_policy_file, select
+    from assay.policies._tune_run import SweepSettings, sweep_run
+
+    specs = load_policy_file(policy)
+    spec = select(specs, name)[0]
+    gates = _gates_for(specs, [spec])
+    _check_run_dir(run_dir)
+    run = restrict_to_split(read_run(run_dir), split)
+    after = spec.block.get("after")
+    chain = chain_of(gates[after], run) if after is not None else None
+    ties = tuple(tie) if tie is not None else SweepSettings().ties
+    settings = SweepSettings(param=param, start=start, stop=stop, step=step, ties=ties)
+    points = sweep_run(spec, spec.build(), run, chain, settings)
+    names = list(points[0]["metrics"]) if points else []
+    rows = [
+        (
+            ", ".join(f"{k}={v}" for k, v in p["params"].items()),
+            *(_fmt(p["metrics"][m]["value"]) for m in names),
+        )
+        for p in points
+    ]
+    print_table(("thresholds", *names), rows, title=f"{spec.name} sweep of {param}")
+    target = policy_dir(run_dir, spec.name) / "sweep.jsonl"
+    write_canonical_jsonl(target, points)
+    print(f"wrote {target}", file=sys.stderr)
+
+
 @policies_app.command("compare")
 def compare(
     run_dir: Annotated[Path, typer.Argument(help="A run directory with applied policies.")],

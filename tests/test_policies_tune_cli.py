@@ -300,3 +300,47 @@ def test_compare_on_gold_has_real_deltas(gold_run: Path, policy_file: Path, tmp_
         assert low <= d["delta"] <= high
     # strict (support 0.60) does not express q2's claim scored 0.5: one action fewer right
     assert result["deltas"][1]["delta"] == pytest.approx(1 / 3)
+
+
+def test_sweep_points_agree_with_applying_the_same_thresholds(
+    gold_run: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "gold"
+    shutil.copytree(gold_run, run_dir)
+    args = (
+        "--from",
+        "0.35",
+        "--to",
+        "0.60",
+        "--step",
+        "0.25",
+        "--tie",
+        "condition_limited=support-0.05",
+    )
+    code, out, err = assay(
+        "policies", "sweep", run_dir, "--policy", policy_file, "--name", "cert", *args
+    )
+    assert code == 0, err
+    points = lines(run_dir / "policies/cert/sweep.jsonl")
+    assert [p["params"] for p in points] == [
+        {"support": "0.35", "condition_limited": "0.30"},
+        {"support": "0.60", "condition_limited": "0.55"},
+    ]
+    assert "pau" in out and "critical_risk" in out
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--name", "cert")
+    assert code == 0, err
+    applied = json.loads((run_dir / "policies/cert/metrics.json").read_text())
+    for metric, ratio in points[0]["metrics"].items():
+        got = (ratio["numerator"], ratio["denominator"], ratio["value"])
+        assert got == (
+            applied[metric]["numerator"],
+            applied[metric]["denominator"],
+            applied[metric]["value"],
+        )
+
+
+def test_sweep_with_an_unreadable_tie_is_one_line(run_dir: Path, policy_file: Path) -> None:
+    args = ("--name", "cert", "--tie", "condition_limited")
+    code, _, err = assay("policies", "sweep", run_dir, "--policy", policy_file, *args)
+    assert code == 2 and "condition_limited" in err and len(err.strip().splitlines()) == 1
+    assert not (run_dir / "policies/cert/sweep.jsonl").exists()
