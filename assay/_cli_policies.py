@@ -166,6 +166,11 @@ def tune(
     grid_spec = load_grid(grid) if grid is not None else None
     specs = load_policy_file(policy)
     spec = select(specs, name)[0]
+    if write_policy_to is not None and spec.kind != "claim_selective":
+        raise SpecError(
+            f"--write-policy is built for claim_selective; {name!r} is a {spec.kind}",
+            field="--write-policy",
+        )
     gates = _gates_for(specs, [spec])
     _check_run_dir(run_dir)
     run = restrict_to_split(read_run(run_dir), split)

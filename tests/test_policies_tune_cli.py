@@ -138,9 +138,39 @@ def test_tune_of_an_unknown_name_is_one_line(run_dir: Path, policy_file: Path) -
     assert code == 2 and "nope" in err and "Traceback" not in err
 
 
-def test_tune_of_another_kind_is_refused_with_one_line(run_dir: Path, policy_file: Path) -> None:
-    code, _, err = assay("policies", "tune", run_dir, "--policy", policy_file, "--name", "render")
+def test_fail_closed_tuning_without_entailment_scores_is_infeasible(
+    run_dir: Path, policy_file: Path, tmp_path: Path
+) -> None:
+    """The overlap verifier records no p_entail: fail_closed withholds every claim, so
+    VC is null for all 50 candidates of §4.8's grid and `vc >= 0.50` fails."""
+    args = ("--policy", policy_file, "--name", "render")
+    code, out, err = assay("policies", "tune", run_dir, *args)
+    result = json.loads((run_dir / "policies/render/tune/result.json").read_text())
+    assert code == 3 and out == ""
+    assert (result["n_candidates"], result["n_feasible"], result["selected"]) == (50, 0, None)
+    assert "error: tuning infeasible: vc >= 0.50" in err
+    code, _, err = assay("policies", "tune", run_dir, *args, "--write-policy", tmp_path / "x")
     assert code == 2 and "claim_selective" in err and len(err.strip().splitlines()) == 1
+
+
+def test_gate_tuning_without_gold_labels_falls_to_the_tie_break(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """No evidence labels: both objectives are null everywhere, so §3.4's tie-break (tau
+    desc, tau_min desc) picks the top of the grid."""
+    from test_policies_cli_options import _write_gates
+
+    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    gate = '[[policies]]\nname = "gate"\nkind = "evidence_gate"\ngate = "ce-tiny"\n'
+    path = write_text(tmp_path / "gate.toml", gate)
+    code, out, err = assay("policies", "tune", run_dir, "--policy", path, "--name", "gate")
+    assert code == 0, err
+    assert out.strip().splitlines() == ["tau = 0.40", "tau_min = 0.20"]
+    result = json.loads((run_dir / "policies/gate/tune/result.json").read_text())
+    assert result["gate_id"] == "ce-tiny" and set(result["inputs"]) == {
+        "answers.jsonl",
+        "gates.jsonl",
+    }
 
 
 STRICT = """

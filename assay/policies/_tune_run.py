@@ -1,8 +1,8 @@
 """`assay policies tune` over a run directory (§5.6, §2.8): the kind's tuning function
 on the run's records, and the `tune/` files it leaves (candidate table and result).
 
-Only claim_selective is wired to a run here; the other kinds' tuning functions exist
-as libraries and are refused with one line until their inputs are mapped.
+All three kinds tune here; `--write-policy` (a `tuned` provenance block in the policy
+file) is claim_selective's, whose configuration carries that block.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from assay.errors import SpecError
 from assay.policies._apply import Chain, _consumed
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
-from assay.policies._tuning import TuningSpec
+from assay.policies._tuning import TuneResult, TuningSpec
 
 TUNE_DIR = "tune"
 CANDIDATES = "candidates.jsonl"
@@ -54,12 +54,44 @@ def load_grid(path: Path) -> TuningSpec:
         raise SpecError(str(err["msg"]), file=path, field=field) from None
 
 
-def tune_claim_selective(
+def _tune_record(
     spec: PolicySpec,
-    policy: Any,
     run: RunInputs,
-    chain: Chain | None,
-    grid: TuningSpec | None = None,
+    identity: dict[str, Any],
+    result: TuneResult,
+    provenance: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """result.json: what was tuned on what, and what was selected (§5.3, §5.6)."""
+    return {
+        "policy": spec.name,
+        "kind": spec.kind,
+        "split": run.split,
+        **identity,
+        "provenance": provenance,
+        "n_candidates": len(result.candidates),
+        "n_feasible": result.n_feasible,
+        "grid_sha256": result.grid_sha256,
+        "selected": result.selected,
+        "best_infeasible": result.best_infeasible,
+    }
+
+
+def _outcome(record: dict[str, Any], result: TuneResult, config: dict[str, Any] | None) -> TuneRun:
+    infeasible = result.selected is None
+    return TuneRun(
+        candidates=[c.model_dump(mode="json") for c in result.candidates],
+        result=record,
+        selected=result.selected,
+        selected_config=config,
+        exit_code=3 if infeasible else 0,
+        message=f"tuning infeasible: {result.best_infeasible or 'no candidate'}"
+        if infeasible
+        else None,
+    )
+
+
+def tune_claim_selective(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None
 ) -> TuneRun:
     """§2.8.2's default tuning of a claim_selective policy on the run's answers."""
     from assay.policies._cs_tuning import tune_policy
@@ -69,27 +101,54 @@ def tune_claim_selective(
     inputs = cs_inputs(run, verifier, chain.links if chain else None)
     outcome = tune_policy(policy.config, inputs, grid, split=run.split)
     tuned = (outcome.selected_config or {}).get("tuned")
-    result = {
-        "policy": spec.name,
-        "kind": spec.kind,
-        "split": run.split,
-        "verifier_id": verifier,
-        "inputs": _consumed(run, chain),
-        "provenance": tuned,
-        "n_candidates": len(outcome.result.candidates),
-        "n_feasible": outcome.result.n_feasible,
-        "grid_sha256": outcome.result.grid_sha256,
-        "selected": outcome.result.selected,
-        "best_infeasible": outcome.result.best_infeasible,
-    }
-    return TuneRun(
-        candidates=[c.model_dump(mode="json") for c in outcome.result.candidates],
-        result=result,
-        selected=outcome.result.selected,
-        selected_config=outcome.selected_config,
-        exit_code=outcome.exit_code,
-        message=outcome.message,
-    )
+    identity = {"verifier_id": verifier, "inputs": _consumed(run, chain)}
+    record = _tune_record(spec, run, identity, outcome.result, tuned)
+    return _outcome(record, outcome.result, outcome.selected_config)
+
+
+def tune_fail_closed_run(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None
+) -> TuneRun:
+    """§4.8's default tuning of a fail_closed policy on the run's answers."""
+    from assay.policies._cs_tuning import _provenance
+    from assay.policies._fc_tuning import default_tuning_spec, tune_fail_closed
+    from assay.policies._load_fc import fc_inputs
+
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    responses = fc_inputs(run, verifier, chain.links if chain else None)
+    grid = grid or default_tuning_spec()
+    result = tune_fail_closed(policy.config, responses, grid)
+    identity = {"verifier_id": verifier, "inputs": _consumed(run, chain)}
+    record = _tune_record(spec, run, identity, result, _provenance(grid, result, run.split))
+    config = None
+    if result.selected is not None:
+        config = policy.config.with_thresholds(**result.selected).model_dump(mode="json")
+    return _outcome(record, result, config)
+
+
+def tune_gate_run(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None
+) -> TuneRun:
+    """§3.4's default tuning of an evidence_gate policy on the run's questions."""
+    from assay.policies._cs_tuning import _provenance
+    from assay.policies._gate_tuning import default_tuning_spec, tune_gate, tuned_config
+    from assay.policies._load_gate import gate_inputs, resolve_gate
+
+    gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
+    grid = grid or default_tuning_spec()
+    result = tune_gate(gate_inputs(run, gate_id).questions, policy.config, grid)
+    inputs = _consumed(run, None, ("answers.jsonl", "gates.jsonl"))
+    identity = {"gate_id": gate_id, "inputs": inputs}
+    record = _tune_record(spec, run, identity, result, _provenance(grid, result, run.split))
+    chosen = tuned_config(policy.config, result)
+    return _outcome(record, result, None if chosen is None else chosen.model_dump(mode="json"))
+
+
+TUNERS = {
+    "claim_selective": tune_claim_selective,
+    "fail_closed": tune_fail_closed_run,
+    "evidence_gate": tune_gate_run,
+}
 
 
 def tune_run(
@@ -99,13 +158,9 @@ def tune_run(
     chain: Chain | None,
     grid: TuningSpec | None = None,
 ) -> TuneRun:
-    """The kind's default tuning of `spec` on `run` (already restricted to the split)."""
-    if spec.kind != "claim_selective":
-        raise SpecError(
-            f"tune over a run is built for claim_selective only; {spec.name!r} is a {spec.kind}",
-            field="--name",
-        )
-    return tune_claim_selective(spec, policy, run, chain, grid)
+    """The kind's default tuning (or `grid`) of `spec` on `run` (already restricted
+    to the split)."""
+    return TUNERS[spec.kind](spec, policy, run, chain, grid)
 
 
 def write_tune(folder: Path, tuned: TuneRun) -> Path:
