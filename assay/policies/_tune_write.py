@@ -8,6 +8,7 @@ strings, numbers, booleans, lists of those and tables.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,11 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
+def _key(key: str) -> str:
+    """A bare key where TOML allows one, a quoted key otherwise."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -32,7 +38,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_scalar(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_scalar(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_key(k)} = {_scalar(v)}" for k, v in value.items()) + " }"
     return json.dumps(str(value), ensure_ascii=False)
 
 
@@ -42,10 +48,10 @@ def _table(header: str, block: dict[str, Any], lines: list[str]) -> None:
     tables = {k: v for k, v in block.items() if isinstance(v, dict)}
     for key, value in block.items():
         if key not in tables:
-            lines.append(f"{json.dumps(key)} = {_scalar(value)}")
+            lines.append(f"{_key(key)} = {_scalar(value)}")
     prefix = header.strip("[]")
     for key, value in tables.items():
-        _table(f"[{prefix}.{json.dumps(key)}]", value, lines)
+        _table(f"[{prefix}.{_key(key)}]", value, lines)
 
 
 def tuned_block(spec: PolicySpec, selected_config: dict[str, Any]) -> dict[str, Any]:
