@@ -269,7 +269,7 @@ def compare(
     )
     rows = []
     for d in result["deltas"]:
-        ci = d.get("ci")
+        ci = d.get("ci") if d["delta"] is not None else None  # no interval for no delta
         interval = f"{_fmt(ci[0])}–{_fmt(ci[1])}" if ci else ""
         rows.append(
             (d["metric"], _fmt(d["a"]["value"]), _fmt(d["b"]["value"]), _fmt(d["delta"]), interval)
