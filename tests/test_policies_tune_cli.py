@@ -119,9 +119,7 @@ def test_write_policy_round_trips_through_apply(
 ) -> None:
     out_file = tmp_path / "tuned.toml"
     code, out, err = _tune(run_dir, policy_file, "--write-policy", out_file)
-    if code == 3:
-        pytest.skip("nothing feasible on this run")
-    assert code == 0, err
+    assert code == 0, err  # the demo run is deterministic: tuning finds a feasible candidate
     selected = dict(line.split(" = ") for line in out.strip().splitlines())
     code, _, err = assay("policies", "apply", run_dir, "--policy", out_file)
     assert code == 0, err

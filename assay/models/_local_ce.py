@@ -20,8 +20,7 @@ from assay.errors import ModelConfigError
 from assay.models._cache import canonical_json
 from assay.models._config import ModelConfig
 from assay.models._hf import SerialGate
-from assay.models._local_nli import LocalNLITransport
-from assay.models._transport import TransportError
+from assay.models._local_nli import LocalNLITransport, score_in_worker
 
 PROVIDER = "hf-ce"
 
@@ -126,12 +125,7 @@ class LocalRerankerTransport:
 
     async def send_batch(self, requests: Sequence[RerankRequest]) -> list[RerankScore]:
         """All pairs in one worker-thread call, batched and bucketed together."""
-        try:
-            return await self.gate.run(self._score, requests)
-        except ModelConfigError:
-            raise
-        except Exception as exc:  # an inference failure is the batch's recorded api_error
-            raise TransportError.final(exc) from exc
+        return await score_in_worker(self.gate, self._score, requests)
 
     async def send(self, request: RerankRequest) -> RerankScore:
         return (await self.send_batch([request]))[0]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -256,12 +256,24 @@ class LocalNLITransport:
 
     async def send_batch(self, requests: Sequence[PairRequest]) -> list[PairScores]:
         """All pairs in one worker-thread call, batched and bucketed together."""
-        try:
-            return await self.gate.run(self._score, requests)
-        except ModelConfigError:
-            raise
-        except Exception as exc:  # an inference failure is the batch's recorded api_error
-            raise TransportError.final(exc) from exc
+        return await score_in_worker(self.gate, self._score, requests)
 
     async def send(self, request: PairRequest) -> PairScores:
         return (await self.send_batch([request]))[0]
+
+
+_Req = TypeVar("_Req")
+_Out = TypeVar("_Out")
+
+
+async def score_in_worker(
+    gate: SerialGate, score: Callable[[Sequence[_Req]], list[_Out]], requests: Sequence[_Req]
+) -> list[_Out]:
+    """Run a local model's batch scoring on the worker thread; a configuration error stays
+    itself, any inference failure becomes the batch's final (recorded) transport error."""
+    try:
+        return await gate.run(score, requests)
+    except ModelConfigError:
+        raise
+    except Exception as exc:
+        raise TransportError.final(exc) from exc
