@@ -3,14 +3,15 @@
 The one reader of what runs write. Everything that reads a run directory (resume,
 recompute, reparse, reports, `assay.open_run`) goes through these functions, so a
 record file is parsed one way everywhere: a torn last line (a process killed mid-write)
-is skipped, a corrupt line is an error naming file and line, and for records with the
-same key the last line wins.
+is skipped, a corrupt line is an error naming file, line and field, and for records
+with the same key the last line wins.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -100,9 +101,42 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             try:
                 yield model.model_validate_json(line)
             except ValidationError as exc:
-                raise RunError(
-                    f"corrupt record: {exc.errors()[0]['msg']}", file=path, line=lineno
-                ) from None
+                raise _corrupt(exc, line, path, lineno) from None
+
+
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+_TYPE_TAGS = frozenset({"int", "float", "str", "bool", "none", "dict", "list"})
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str | None:
+    """pydantic's error location as a field path (`pairs.0.page`), without the member
+    tags it appends inside a union (`int`, `function-after[...]`)."""
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, str) and (part in _TYPE_TAGS or "[" in part):
+            break
+        parts.append(str(part))
+    return ".".join(parts) or None
+
+
+def _corrupt(exc: ValidationError, text: str, path: Path, lineno: int) -> RunError:
+    """One line naming file, line and the field that failed (pydantic's loc, dotted); a
+    line that is not JSON names the column and the last key before it."""
+    err = exc.errors()[0]
+    if err["type"] != "json_invalid":
+        field = _dotted(err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        return RunError(f"corrupt record: {message}", file=path, line=lineno, field=field)
+    try:
+        json.loads(text.rstrip("\n"))
+        where, why = "", str(err["msg"])  # JSON that only pydantic rejects
+    except json.JSONDecodeError as bad:
+        keys = _KEY.findall(text[: bad.pos])
+        after = f" after key {keys[-1]!r}" if keys else ""
+        where, why = f" at column {bad.colno}{after}", bad.msg
+    return RunError(f"corrupt record: not valid JSON{where}: {why}", file=path, line=lineno)
 
 
 def latest(path: Path, model: type[M]) -> dict[Any, M]:

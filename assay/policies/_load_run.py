@@ -14,8 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.core.answer_fields import RESPONSE_FIELDS, ResponseFields
 from assay.core.answers import Passage
 from assay.core.records import AnswerRecord, ClaimRecord, GateRecord, VerificationRecord
 from assay.core.rundir import (
@@ -26,6 +27,7 @@ from assay.core.rundir import (
     latest,
     read_manifest,
 )
+from assay.datasets._rows import validate_row
 from assay.errors import DatasetError, SpecError
 from assay.policies._canonical import canonical_sha256
 
@@ -49,15 +51,24 @@ class DatasetRow(BaseModel):
     line: int
 
     def passages(self) -> list[Passage]:
-        """The row's evidence passages (none when absent or malformed: no evidence)."""
+        """The row's evidence passages (none when absent or not a list; an item that is
+        not an object with a text is skipped; a bad known field is a `DatasetError`)."""
         found = self.fields.get("evidence")
         if not isinstance(found, list):
             return []
         out: list[Passage] = []
         for i, item in enumerate(found):
             if isinstance(item, dict) and isinstance(item.get("text"), str):
-                out.append(Passage.model_validate({"id": item.get("id", f"p{i}"), **item}))
+                out.append(self._passage(i, {"id": item.get("id", f"p{i}"), **item}))
         return out
+
+    def _passage(self, index: int, item: dict[str, Any]) -> Passage:
+        try:
+            return Passage.model_validate(item)
+        except ValidationError as exc:
+            err = exc.errors()[0]  # a passage's fields are flat: loc[0] names the field
+            where = ".".join(map(str, ("evidence", index, *err["loc"][:1])))
+            raise DatasetError(err["msg"], file=self.file, line=self.line, field=where) from None
 
 
 class RunAnswer(BaseModel):
@@ -173,8 +184,16 @@ def read_dataset_rows(path: Path) -> dict[str, DatasetRow]:
             except json.JSONDecodeError as exc:
                 raise DatasetError(f"not valid JSON: {exc.msg}", file=path, line=line_no) from None
             if isinstance(value, dict) and isinstance(value.get("id"), str | int):
+                _check_known_fields(value, path, line_no)
                 rows[str(value["id"])] = DatasetRow(fields=value, file=str(path), line=line_no)
     return rows
+
+
+def _check_known_fields(value: dict[str, Any], path: Path, line: int) -> None:
+    """The §5.2.5 response fields of a row are validated (unknown ones are ignored): a
+    bad value is one line naming file, line and field (`gold_action = "maybe"`)."""
+    validate_row(ResponseFields, {k: value[k] for k in RESPONSE_FIELDS if k in value}, path, line)
+    DatasetRow(fields=value, file=str(path), line=line).passages()  # names evidence.<i>.<field>
 
 
 def _dataset_rows(run_dir: Path, manifest_factuality: Any) -> dict[tuple[str, str], DatasetRow]:
