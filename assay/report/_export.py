@@ -7,12 +7,14 @@ undefined values and CIs (bootstrap off) are empty cells.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from assay.policies._report_data import PolicyReport
 from assay.report._views import POOLED
+from assay.report._views_policies import policy_records
 
 COLUMNS = (
     "section",
@@ -92,8 +94,9 @@ def _row_records(section: str, row: Mapping[str, Any]) -> Iterator[dict[str, Any
             }
 
 
-def tidy_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    """The long table of every numeric field of every metric row in `metrics.json`."""
+def tidy_frame(metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = ()) -> pd.DataFrame:
+    """The long table of every numeric field of every metric row in `metrics.json`,
+    then the applied policies' rows (section "policies", `model` = the policy's kind)."""
     records = [
         rec
         for section, part in _sections(metrics)
@@ -101,12 +104,13 @@ def tidy_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
         for row in part.get("rows") or []
         for rec in _row_records(section, row)
     ]
+    records += list(policy_records(policies))
     frame = pd.DataFrame(records, columns=list(COLUMNS))
     # Object dtype keeps counts as integers (`8`, not `8.0`) next to float metrics.
     frame["value"] = pd.Series([r["value"] for r in records], dtype=object)
     return frame.astype({"n": "Int64"})
 
 
-def tidy_csv(metrics: Mapping[str, Any]) -> str:
+def tidy_csv(metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = ()) -> str:
     """`tidy_frame` as CSV text with a header row (empty cells for nulls)."""
-    return str(tidy_frame(metrics).to_csv(index=False, lineterminator="\n"))
+    return str(tidy_frame(metrics, policies).to_csv(index=False, lineterminator="\n"))

@@ -17,16 +17,19 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import pandas as pd
 from markupsafe import Markup
 
-from assay._table import render_markdown, render_plain
+from assay._table import Grid, render_markdown, render_plain
 from assay.compare import compare_runs
 from assay.core.registry import REPORT_FORMATS
 from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
+from assay.policies._report_data import PolicyReport, policy_reports
 from assay.report._compare_html import comparison_section
 from assay.report._digests import RecordsCheck, check_records
 from assay.report._export import tidy_csv
 from assay.report._html import render_html_report
+from assay.report._policies_html import policies_section
 from assay.report._views import report_grids
+from assay.report._views_policies import policy_grids
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,16 @@ class RunReport:
     def records(self) -> RecordsCheck:
         """The record files' digests, checked against those metrics.json recorded."""
         return check_records(self.run_dir, self.metrics)
+
+    @cached_property
+    def policies(self) -> list[PolicyReport]:
+        """The policies applied under `policies/` (none: no policies section)."""
+        return policy_reports(self.run_dir)
+
+    def grids(self) -> list[Grid]:
+        """The run's tables, then the policies tables."""
+        grids = report_grids(self.metrics, self.title, detail=self.detail)
+        return grids + policy_grids(self.policies, self.title)
 
 
 @runtime_checkable
@@ -74,25 +87,28 @@ def status_line(manifest: dict[str, Any]) -> str:
 
 @REPORT_FORMATS.register("table", description="plain-text tables (rich tables on a terminal)")
 def table_format(report: RunReport) -> str:
-    grids = report_grids(report.metrics, report.title, detail=report.detail)
-    return "\n".join([status_line(report.manifest) + "\n", *(render_plain(g) for g in grids)])
+    plain = [render_plain(g) for g in report.grids()]
+    return "\n".join([status_line(report.manifest) + "\n", *plain])
 
 
 @REPORT_FORMATS.register("json", description="metrics.json, with the record files checked")
 def json_format(report: RunReport) -> str:
-    """metrics.json as is, except `records_sha256`: each file's recorded and current digest."""
-    return json.dumps({**report.metrics, DIGESTS_KEY: report.records.as_json()}, indent=2) + "\n"
+    """metrics.json as is, except `records_sha256`: each file's recorded and current
+    digest; and `policies`, one object per applied policy, when any was applied."""
+    data = {**report.metrics, DIGESTS_KEY: report.records.as_json()}
+    if report.policies:
+        data["policies"] = [p.model_dump(mode="json") for p in report.policies]
+    return json.dumps(data, indent=2) + "\n"
 
 
 @REPORT_FORMATS.register("csv", description="every metric as one tidy long table")
 def csv_format(report: RunReport) -> str:
-    return tidy_csv(report.metrics)
+    return tidy_csv(report.metrics, report.policies)
 
 
 @REPORT_FORMATS.register("markdown", description="the report's tables as markdown")
 def markdown_format(report: RunReport) -> str:
-    grids = report_grids(report.metrics, report.title, detail=report.detail)
-    return "\n".join(render_markdown(g) for g in grids)
+    return "\n".join(render_markdown(g) for g in report.grids())
 
 
 def _judgment_statuses(report: RunReport) -> pd.DataFrame | None:
@@ -120,6 +136,7 @@ class HtmlFormat:
             _judgment_statuses(report),
             report.records,
             comparison=run_comparison(report),
+            policies=policies_section(report.policies),
         )
 
 

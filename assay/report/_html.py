@@ -143,6 +143,7 @@ def render_html_report(
     records_check: RecordsCheck | None = None,
     *,
     comparison: Markup | None = None,
+    policies: Markup | None = None,
 ) -> str:
     """One self-contained HTML page for a run: header, tables, inline SVG charts.
 
@@ -153,7 +154,8 @@ def render_html_report(
     ``status``) and then supply the status counts instead of the manifest's stats — use it
     for runs whose manifest may lag behind ``judgments.jsonl``. ``records_check`` adds the
     record files' digests, and a stale warning when they changed since the metrics.
-    ``comparison`` is the judges-compared section (`comparison_section`), if any.
+    ``comparison`` is the judges-compared section (`comparison_section`), if any;
+    ``policies`` the applied policies' section (`policies_section`), if any.
     """
     page = build_page(manifest, metrics, records=records, records_check=records_check)
     return (
@@ -162,6 +164,7 @@ def render_html_report(
         .render(
             page=page,
             comparison=comparison,
+            policies=policies,
             legends={
                 "mvr": MVR_LEGEND,
                 "fs": FS_LEGEND,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay._table import print_grid
+from assay._table import Grid, print_grid
 from assay.errors import AssayError
 from assay.report._formats import (
     ReportFormat,
@@ -17,14 +17,24 @@ from assay.report._formats import (
     table_format,
 )
 from assay.report._views import report_grids
+from assay.report._views_policies import policy_grids
 
 WIDE = 110  # a terminal this wide also gets MVR per axis in the summary table
 
 
-def print_tables(console: Any, metrics: Mapping[str, Any], label: str, *, detail: bool) -> None:
-    """The run's tables on `console`: rich tables on a terminal, plain text elsewhere."""
+def print_tables(
+    console: Any,
+    metrics: Mapping[str, Any],
+    label: str,
+    *,
+    detail: bool,
+    extra: Sequence[Grid] = (),
+) -> None:
+    """The run's tables on `console` (then `extra`, e.g. the policies tables): rich
+    tables on a terminal, plain text elsewhere."""
     axes = not console.is_terminal or console.width >= WIDE
-    for i, grid in enumerate(report_grids(metrics, label, axes=axes, detail=detail)):
+    grids = [*report_grids(metrics, label, axes=axes, detail=detail), *extra]
+    for i, grid in enumerate(grids):
         if i:
             console.print()
         print_grid(console, grid)
@@ -53,7 +63,8 @@ def emit_report(fmt: ReportFormat, report: RunReport, output: Path | None, conso
         console.print(
             status_line(report.manifest) + "\n", markup=False, highlight=False, crop=False
         )
-        print_tables(console, report.metrics, report.title, detail=report.detail)
+        policies = policy_grids(report.policies, report.title)
+        print_tables(console, report.metrics, report.title, detail=report.detail, extra=policies)
         return
     text = fmt(report)
     if target is None:

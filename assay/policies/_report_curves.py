@@ -1,0 +1,192 @@
+"""The risk–coverage curve of an applied policy, for reports (spec §2.8.3, §3.6, §4.8).
+
+Read from the policy's `sweep.jsonl` when the user ran `assay policies sweep`; otherwise
+computed in-process with the kind's default sweep over the run's records, the policy
+rebuilt from its manifest (pure functions, never a model call). Each kind names its own
+axes: claim_selective plots critical-claim coverage against critical risk, evidence_gate
+coverage against selective risk (gold labels), fail_closed verified coverage (VC)
+against 1 − VCP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.errors import AssayError
+from assay.policies._load_run import RunInputs, read_run, restrict_to_split
+
+SWEEP_FILE = "sweep.jsonl"
+Dump = dict[str, Any]
+
+
+class Axes(BaseModel):
+    """Which metric of a curve point is coverage (x) and which is risk (y)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    x: str
+    y: str
+    x_label: str
+    y_label: str
+    y_complement: bool = False  # y = 1 − metric (fail_closed: 1 − VCP)
+
+
+AXES = {
+    "claim_selective": Axes(
+        x="critical_coverage", y="critical_risk", x_label="critical coverage",
+        y_label="critical risk",
+    ),
+    "evidence_gate": Axes(
+        x="coverage", y="selective_risk_label", x_label="coverage",
+        y_label="selective risk (label)",
+    ),
+    "fail_closed": Axes(
+        x="vc", y="vcp", x_label="verified coverage (VC)", y_label="1 − VCP",
+        y_complement=True,
+    ),
+}  # fmt: skip
+SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")  # C-5: evidence_gate's curve summary
+
+
+class CurvePoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str  # the thresholds of the point, e.g. "tau=0.3"
+    coverage: float
+    risk: float
+
+
+class Curve(BaseModel):
+    """Defined points in sweep order, the applied policy's own point, and where from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    axes: Axes
+    source: str  # "sweep.jsonl" | "computed (default sweep)"
+    points: list[CurvePoint]
+    current: CurvePoint | None = None
+    n_undefined: int = 0  # sweep points whose coverage or risk is null
+    summary: dict[str, float | None] = {}
+
+
+class RunCache:
+    """The run's records, read once per report and shared by every policy."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._run: RunInputs | None = None
+
+    def run(self, split: str | None = None) -> RunInputs:
+        if self._run is None:
+            self._run = read_run(self.run_dir)
+        return restrict_to_split(self._run, split)
+
+
+def _ratio_value(point: Dump, name: str) -> float | None:
+    metrics = point.get("metrics")
+    found = metrics.get(name) if isinstance(metrics, dict) and name in metrics else point.get(name)
+    value = found.get("value") if isinstance(found, dict) else found
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _label(point: Dump) -> str:
+    params = point.get("params")
+    source = params if isinstance(params, dict) else point
+    return ", ".join(f"{k}={v}" for k, v in source.items() if isinstance(v, str))
+
+
+def to_point(axes: Axes, point: Dump) -> CurvePoint | None:
+    """A sweep point on the kind's axes; None when either value is undefined."""
+    x, y = _ratio_value(point, axes.x), _ratio_value(point, axes.y)
+    if x is None or y is None:
+        return None
+    return CurvePoint(label=_label(point), coverage=x, risk=1.0 - y if axes.y_complement else y)
+
+
+def _cs_sweep(policy: Any, run: RunInputs, verifier: str, links: Any) -> list[Any]:
+    from assay.policies._cs_tuning import sweep
+    from assay.policies._load_cs import cs_inputs
+
+    return sweep(policy.config, cs_inputs(run, verifier, links))
+
+
+def _fc_sweep(policy: Any, run: RunInputs, verifier: str, links: Any) -> list[Any]:
+    from assay.policies._fc_tuning import sweep_tau_entail
+    from assay.policies._load_fc import fc_inputs
+
+    return sweep_tau_entail(policy.config, fc_inputs(run, verifier, links))
+
+
+SWEEPS: dict[str, Callable[[Any, RunInputs, str, Any], list[Any]]] = {
+    "claim_selective": _cs_sweep,
+    "fail_closed": _fc_sweep,
+}
+
+
+def computed_sweep(manifest: Dump, run: RunInputs, file: Path) -> list[Dump]:
+    """The kind's default sweep of the policy the manifest describes, on `run`."""
+    from assay.policies._export import _check_inputs, _rebuilt
+    from assay.policies._gate_tuning import risk_coverage_curve
+    from assay.policies._load_gate import chain_links, gate_inputs
+
+    section, inputs = manifest["policy"], manifest["inputs"]
+    kind = str(section["kind"])
+    _check_inputs(run, inputs["records_sha256"], file)
+    policy = _rebuilt(section, kind, file)
+    if kind == "evidence_gate":
+        questions = gate_inputs(run, inputs["gate_id"]).questions
+        return [p.model_dump(mode="json") for p in risk_coverage_curve(questions, policy.config)]
+    links = None
+    if inputs.get("gate_policy"):
+        gate = _rebuilt(inputs["gate_policy"], "evidence_gate", file)
+        links = chain_links(gate, run, inputs["gate_id"])
+    points = SWEEPS[kind](policy, run, inputs["verifier_ids"][0], links)
+    return [p.model_dump(mode="json") for p in points]
+
+
+def _sweep_points(folder: Path, manifest: Dump, cache: RunCache) -> tuple[list[Dump], str]:
+    path = folder / SWEEP_FILE
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()], SWEEP_FILE
+    run = cache.run((manifest.get("inputs") or {}).get("split"))
+    return computed_sweep(manifest, run, folder / "manifest.json"), "computed (default sweep)"
+
+
+def curve_of(
+    run_dir: Path, folder: Path, manifest: Dump, metrics: Dump, cache: RunCache
+) -> tuple[Curve | None, str | None]:
+    """(curve, None), or (None, why there is none): no defined point, changed inputs…"""
+    kind = str((manifest.get("policy") or {}).get("kind"))
+    axes = AXES.get(kind)
+    if axes is None:
+        return None, f"no risk–coverage curve for kind {kind!r}"
+    try:
+        raw, source = _sweep_points(folder, manifest, cache)
+    except (AssayError, OSError, ValueError, KeyError, IndexError) as exc:
+        return None, f"no risk–coverage curve: {exc}"
+    points = [to_point(axes, p) for p in raw]
+    defined = [p for p in points if p is not None]
+    if not defined:
+        why = f"no point of the {len(raw)}-point sweep has both {axes.x_label} and "
+        return None, why + f"{axes.y_label} defined (they need gold labels)"
+    nested = metrics.get("metrics")
+    flat = {**metrics, **(nested if isinstance(nested, dict) else {})}
+    summary = {k: _ratio_value(flat, k) for k in SUMMARY_KEYS if k in flat}
+    current = to_point(axes, {**flat, "params": {}})
+    return Curve(
+        axes=axes,
+        source=source,
+        points=defined,
+        current=current.model_copy(update={"label": "applied"}) if current else None,
+        n_undefined=len(points) - len(defined),
+        summary=summary,
+    ), None
+
+
+__all__ = ["AXES", "Axes", "Curve", "CurvePoint", "RunCache", "computed_sweep", "curve_of"]
