@@ -3,6 +3,7 @@ bad value as one error naming `gate.<key>` (no model is loaded here)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -170,3 +171,92 @@ def test_without_the_local_extra_the_gate_is_refused_before_the_run_dir(tmp_path
     for needle in ("gate.toml", "gate.model", "local extra", "pip install 'assay[local]'"):
         assert needle in lines[0]
     assert not out.exists()
+
+
+# ---- the lexical baseline reranker (`baseline:overlap`, no model) ------------------------
+
+
+def test_the_baseline_reranker_defaults_to_identity_and_refuses_sigmoid() -> None:
+    spec = validate_spec(spec_with({"model": "baseline:overlap", "corpus": "c.jsonl"}), where="x")
+    assert spec.gate is not None
+    assert (spec.gate.normalization, spec.gate.local_model, spec.gate.gate_id) == (
+        "identity",
+        False,
+        "baseline:overlap",
+    )
+    exc = error_of(
+        spec_with({"model": "baseline:overlap", "corpus": "c.jsonl", "normalization": "sigmoid"})
+    )
+    assert exc.field == "gate.normalization" and "not logits" in exc.message
+    assert "'baseline:overlap'" in error_of(spec_with({"model": "baseline:x"})).message
+
+
+BASELINE_CORPUS = [
+    {"id": "p1", "title": "Walking", "text": "Walking lowers blood pressure in adults."},
+    {"id": "p2", "text": "The Panama Canal opened in 1914.", "doc_id": "canal", "page": 2},
+    {"id": "p3", "text": "Blood tests measure pressure only indirectly."},
+]
+BASELINE_QUESTIONS = {
+    "q1": "Does walking lower blood pressure?",
+    "q2": "When did the Panama Canal open to ships?",
+    "q3": "zyzzyva quux",  # no corpus word: no candidate
+}
+
+
+def _baseline_run(tmp_path: Path, out: str) -> Any:
+    from assay.runs import Runner, RunOptions, load_spec
+
+    rows = [{"id": k, "question": q, "answer": "An answer."} for k, q in BASELINE_QUESTIONS.items()]
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in BASELINE_CORPUS))
+    (tmp_path / "gate.toml").write_text(
+        'name = "g"\nbootstrap = 0\n[factuality]\ndatasets = [{ path = "answers.jsonl" }]\n'
+        'verifiers = [{ kind = "overlap" }]\n'
+        '[gate]\nmodel = "baseline:overlap"\ncorpus = "c.jsonl"\nk1_initial = 1\nk1_expanded = 3\n'
+        "top_k = 2\n",
+        encoding="utf-8",
+    )
+    options = RunOptions(output_dir=str(tmp_path / out), progress=False)
+    return Runner(load_spec(tmp_path / "gate.toml"), options).run()
+
+
+def test_the_baseline_gate_scores_the_questions_words_found_in_each_passage(
+    tmp_path: Path,
+) -> None:
+    from assay.judges._baseline_text import content_tokens
+
+    assert _baseline_run(tmp_path, "run").status == "complete"
+    records = [json.loads(x) for x in (tmp_path / "run/gates.jsonl").read_text().splitlines()]
+    assert [r["question_id"] for r in records] == list(BASELINE_QUESTIONS)
+    texts = {p["id"]: f"{p.get('title', '')}\n{p['text']}".lstrip("\n") for p in BASELINE_CORPUS}
+    for r in records:
+        asked = set(content_tokens(BASELINE_QUESTIONS[r["question_id"]]))
+        for c in r["candidates"]:
+            found = asked & set(content_tokens(texts[c["passage_id"]]))
+            assert c["rerank_score"] == len(found) / len(asked)
+            assert c["rerank_logit"] is None
+        scores = [c["rerank_score"] for c in r["candidates"]]
+        assert r["s_expanded"] == (max(scores) if scores else None)
+        assert r["s_initial"] == (scores[0] if scores else None)  # k1_initial = 1
+        assert (r["status"], r["cache_hit"]) == ("ok", False)
+        reranker = r["reranker"]
+        assert (reranker["model"], reranker["normalization"]) == ("baseline:overlap", "identity")
+        assert len(reranker["model_sha256"]) == 64 and reranker["max_length"] is None
+    walking = records[0]["candidates"]
+    assert walking[0]["passage_id"] == "p1" and walking[0]["rerank_score"] > 0.5
+    assert records[2]["candidates"] == []
+    manifest = json.loads((tmp_path / "run/manifest.json").read_text())
+    described = manifest["gate"]["reranker"]
+    assert (described["kind"], described["model_sha256"]) == (
+        "baseline-overlap",
+        records[0]["reranker"]["model_sha256"],
+    )
+    assert set(described["lexicons"]) == {"tokens@1"}
+
+
+def test_a_resumed_baseline_gate_scores_nothing_again(tmp_path: Path) -> None:
+    assert _baseline_run(tmp_path, "run").status == "complete"
+    before = (tmp_path / "run/gates.jsonl").read_bytes()
+    again = _baseline_run(tmp_path, "run")
+    assert again.status == "complete" and again.written_this_session == 0
+    assert (tmp_path / "run/gates.jsonl").read_bytes() == before

@@ -372,6 +372,7 @@ def test_s_initial_leaves_out_ranks_beyond_k1_initial(workdir: Path) -> None:
     from assay.core.answers import Passage
     from assay.models import ModelResult
     from assay.retrieval import Hit
+    from assay.runs._gate_rerankers import CrossEncoderPairs
     from assay.runs._gate_scorer import GateQuestion, GateScorer
     from assay.runs._spec_gate import gate_retrieval
 
@@ -386,14 +387,16 @@ def test_s_initial_leaves_out_ranks_beyond_k1_initial(workdir: Path) -> None:
     ]
     logits = [-1.0, 0.0, 3.0, -2.0]
     ok = [ModelResult(response=RerankScore(logit=v, tokens=5)) for v in logits]
+    reranker = scorer.reranker
+    assert isinstance(reranker, CrossEncoderPairs)
     question = GateQuestion("answers", "q", "what?")
-    record = scorer.record(question, hits, ok, started=0.0)
+    record = scorer.record(question, hits, reranker.scored(ok), started=0.0)
     assert [c.rerank_score for c in record.candidates] == [float(expit(v)) for v in logits]
     assert (record.s_initial, record.s_expanded) == (float(expit(0.0)), float(expit(3.0)))
     assert [c.retrieval_score for c in record.candidates] == [1.0, 0.75, 0.5, 0.25]
     assert [c.page for c in record.candidates] == [1, 2, 3, 4]
     failed = [*ok[:3], ModelResult[RerankScore](error="Boom: out of memory")]
-    broken = scorer.record(question, hits, failed, started=0.0)
+    broken = scorer.record(question, hits, reranker.scored(failed), started=0.0)
     assert (broken.status.value, broken.error) == ("api_error", "Boom: out of memory")
     assert (broken.s_initial, broken.s_expanded) == (None, None)
     assert [c.rerank_logit for c in broken.candidates] == [*logits[:3], None]

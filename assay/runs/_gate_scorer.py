@@ -1,17 +1,17 @@
 """The gate scorer: retrieve a question's top `k1_expanded` passages, score every
-(question, passage) pair with a local cross-encoder, and build its `GateRecord`.
+(question, passage) pair with the gate's reranker, and build its `GateRecord`.
 
-The reranker runs through a `Model` (response cache, retries, accounting) like every
-other model; the retriever is one of `assay.retrieval`'s (BM25, dense, RRF fusion), the
-same classes the retrieval verifier uses. A pair's passage text is `title\\ntext` (the
-text alone without a title), the fields the retrievers index.
+The reranker (`_gate_rerankers`) is a local cross-encoder run through a `Model` (response
+cache, retries, accounting) like every other model, or the lexical baseline; the
+retriever is one of `assay.retrieval`'s (BM25, dense, RRF fusion), the same classes the
+retrieval verifier uses. A pair's passage text is `title\\ntext` (the text alone without
+a title), the fields the retrievers index.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,18 +26,11 @@ from assay.core.records import (
     GateReranker,
     GateRetriever,
 )
-from assay.errors import ModelConfigError, SpecError
-from assay.models import Model, ModelConfig, ModelResult, ResponseCache
+from assay.errors import ModelConfigError
+from assay.models import ResponseCache
 from assay.models._cache import canonical_json
-from assay.models._local_ce import LocalRerankerTransport, RerankRequest, RerankScore
-from assay.retrieval import (
-    Corpus,
-    Hit,
-    Retriever,
-    load_corpus,
-    normalise_scores,
-    normalised_hits,
-)
+from assay.retrieval import Corpus, Hit, Retriever, load_corpus, normalised_hits
+from assay.runs._gate_rerankers import PairScorer, PassagePair, Scored, pair_scorer
 from assay.runs._spec_gate import GateRetrieval, GateSpec
 
 _MACHINE_KEYS = frozenset({"path", "model_dir", "resolved_path"})
@@ -93,10 +86,6 @@ def maxima(candidates: Sequence[GateCandidate], k1: int) -> float | None:
     return max(kept) if kept else None
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 class GateScorer:
     """Scores questions for one `[gate]`: retrieval, reranking, records.
 
@@ -119,12 +108,13 @@ class GateScorer:
         self.retrieval = retrieval
         self.spec_path = spec_path
         self.corpus = load_corpus(base_dir / retrieval.corpus)
-        self.transport = LocalRerankerTransport(
-            ModelConfig(model=spec.model), max_length=spec.max_length, batch_size=spec.batch_size
+        self.reranker: PairScorer = pair_scorer(
+            spec,
+            spec_path=spec_path,
+            cache=cache,
+            use_cache=use_cache,
+            refresh_cache=refresh_cache,
         )
-        self.reranker: Model[RerankRequest, RerankScore] = Model(self.transport, cache)
-        self.use_cache = use_cache
-        self.refresh_cache = refresh_cache
         self._retriever: Retriever | None = None
         self._identity: tuple[GateReranker, GateRetriever] | None = None
 
@@ -139,19 +129,14 @@ class GateScorer:
 
     def preflight(self) -> None:
         """Load the reranker and build the index now, so a bad model fails early."""
-        self.transport.preflight()
+        self.reranker.preflight()
         self.retriever()
 
     def identity(self) -> tuple[GateReranker, GateRetriever]:
         """The reranker and retriever blocks every record of this gate carries."""
         if self._identity is None:
             retriever = self.retriever()
-            reranker = GateReranker(
-                model=self.spec.model,
-                model_sha256=self.transport.fingerprint(),
-                max_length=self.transport.limit(),
-                normalization=self.spec.normalization,
-            )
+            reranker = self.reranker.identity()
             described = retriever.describe()
             kind = str(described.get("kind", self.retrieval.kind))
             method = getattr(retriever, "score_normalization", None)
@@ -170,7 +155,7 @@ class GateScorer:
             retriever = self._retriever.describe()
         return {
             "id": self.gate_id,
-            "reranker": self.transport.describe(),
+            "reranker": self.reranker.describe(),
             "retriever": retriever,
             "settings": settings,
         }
@@ -192,9 +177,7 @@ class GateScorer:
             error = f"retrieval failed: {type(exc).__name__}: {exc}"
             return [self._failed(q, [], error, started) for q in questions]
         pairs, rows = self._pairs(questions, hits)
-        results = await self.reranker.complete_many(
-            pairs, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-        )
+        results = await self.reranker.score(pairs)
         return [
             self.record(q, h, [results[i] for i in r], started)
             for q, h, r in zip(questions, hits, rows, strict=True)
@@ -202,15 +185,15 @@ class GateScorer:
 
     def _pairs(
         self, questions: Sequence[GateQuestion], hits: Sequence[list[Hit]]
-    ) -> tuple[list[RerankRequest], list[list[int]]]:
+    ) -> tuple[list[PassagePair], list[list[int]]]:
         """The distinct (question, passage) pairs, and each question's rows in them."""
-        pairs: list[RerankRequest] = []
-        row_of: dict[RerankRequest, int] = {}
+        pairs: list[PassagePair] = []
+        row_of: dict[PassagePair, int] = {}
         rows: list[list[int]] = []
         for question, found in zip(questions, hits, strict=True):
             mine = []
             for hit in found:
-                pair = RerankRequest(query=question.text, passage=passage_text(hit.passage))
+                pair = PassagePair(query=question.text, passage=passage_text(hit.passage))
                 if pair not in row_of:
                     row_of[pair] = len(pairs)
                     pairs.append(pair)
@@ -222,19 +205,14 @@ class GateScorer:
         self,
         question: GateQuestion,
         hits: list[Hit],
-        results: list[ModelResult[RerankScore]],
+        results: list[Scored],
         started: float,
     ) -> GateRecord:
         """One question's record from its hits (best first) and the reranker's result
-        for each hit: candidates, their normalised scores and the two pool maxima."""
-        logits = [_finite(r.response.logit) if r.response is not None else None for r in results]
+        for each hit: candidates, their scores and the two pool maxima. One failed pair
+        fails the question (its scores are withheld, the logits kept)."""
         retrieval = normalised_hits(hits, self.identity()[1].score_normalization)
-        failed = next((r.error or "reranker failed" for r in results if r.response is None), None)
-        if failed is None and None in logits:
-            failed = "the reranker returned a non-finite score"
-        scores: list[float | None] = [None] * len(hits)
-        if failed is None:
-            scores = list(self._normalised([v for v in logits if v is not None]))
+        failed = next((r.error for r in results if r.error is not None), None)
         candidates = [
             GateCandidate(
                 passage_id=h.passage.id,
@@ -243,8 +221,8 @@ class GateScorer:
                 retrieval_rank=h.rank,
                 retrieval_score_raw=h.score,
                 retrieval_score=retrieval[i],
-                rerank_logit=logits[i],
-                rerank_score=scores[i],
+                rerank_logit=results[i].logit,
+                rerank_score=None if failed is not None else results[i].score,
             )
             for i, h in enumerate(hits)
         ]
@@ -259,18 +237,6 @@ class GateScorer:
             s_expanded=maxima(candidates, self.spec.k1_expanded),
             cache_hit=bool(results) and all(r.cache_hit for r in results),
         )
-
-    def _normalised(self, logits: list[float]) -> list[float]:
-        """Rerank scores from logits: sigmoid, or identity when every value is already
-        in [0, 1] (else a one-line error: the setting does not fit the model)."""
-        try:
-            return normalise_scores(logits, self.spec.normalization)
-        except ValueError as exc:
-            raise SpecError(
-                f'{exc} from reranker {self.spec.model!r}; use normalization = "sigmoid"',
-                file=self.spec_path,
-                field="gate.normalization",
-            ) from None
 
     def _base(
         self,

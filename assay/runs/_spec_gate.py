@@ -1,5 +1,6 @@
 """The `[gate]` block of a run spec: a local cross-encoder reranker scoring each question
-of the run's answers against the passages a retriever finds for it (spec §5.2.4).
+of the run's answers against the passages a retriever finds for it (spec §5.2.4), or
+the lexical `baseline:overlap` scorer, which needs no model (demos, tests, a floor).
 
 Every key is checked when the spec loads, each error naming its `gate.<key>`; the
 retriever may be the run's own (the corpus of its `retrieval` verifier).
@@ -8,9 +9,9 @@ retriever may be the run's own (the corpus of its `retrieval` verifier).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from assay.errors import SpecError
 from assay.runs._spec_blocks import Strict
@@ -19,13 +20,17 @@ if TYPE_CHECKING:
     from assay.runs._spec import RunSpec
 
 RERANKER_PREFIX = "hf-ce/"
+BASELINE_RERANKER = "baseline:overlap"
 RetrieverKind = Literal["bm25", "dense", "hybrid"]
 
 
 class GateSpec(Strict):
     """`[gate]`: which reranker, how deep to retrieve, and over which corpus."""
 
-    model: str = Field(description="hf-ce/<directory or hub id>: a one-output cross-encoder.")
+    model: str = Field(
+        description="hf-ce/<directory or hub id>: a one-output cross-encoder; or "
+        "baseline:overlap: the share of the question's content words in the passage."
+    )
     name: str | None = Field(default=None, description="The gate_id; defaults to `model`.")
     k1_initial: int = Field(default=50, ge=1, le=100_000)
     k1_expanded: int = Field(default=100, ge=1, le=100_000)
@@ -37,12 +42,34 @@ class GateSpec(Strict):
     dense_model: str | None = Field(default=None, description="Local embedding model dir.")
     retriever: RetrieverKind | None = Field(default=None, validate_default=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _baseline_scores_are_shares(cls, data: Any) -> Any:
+        """The baseline's scores already lie in [0, 1]: its default is `identity`."""
+        if isinstance(data, dict) and data.get("model") == BASELINE_RERANKER:
+            return {"normalization": "identity", **data}
+        return data
+
     @field_validator("model")
     @classmethod
     def _reranker_model(cls, model: str) -> str:
+        if model == BASELINE_RERANKER:
+            return model
         if not model.startswith(RERANKER_PREFIX) or not model[len(RERANKER_PREFIX) :].strip("/"):
-            raise ValueError(f"expected {RERANKER_PREFIX}<directory or hub id>, got {model!r}")
+            raise ValueError(
+                f"expected {RERANKER_PREFIX}<directory or hub id> or {BASELINE_RERANKER!r}, "
+                f"got {model!r}"
+            )
         return model
+
+    @field_validator("normalization")
+    @classmethod
+    def _baseline_is_not_a_logit(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("model") == BASELINE_RERANKER and value != "identity":
+            raise ValueError(
+                f'{BASELINE_RERANKER} scores are shares in [0, 1], not logits: use "identity"'
+            )
+        return value
 
     @field_validator("k1_expanded")
     @classmethod
@@ -75,6 +102,11 @@ class GateSpec(Strict):
     @property
     def gate_id(self) -> str:
         return self.name or self.model
+
+    @property
+    def local_model(self) -> bool:
+        """Whether the reranker is a transformers model (the `local` extra)."""
+        return self.model != BASELINE_RERANKER
 
 
 @dataclass(frozen=True)
