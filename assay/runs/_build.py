@@ -61,8 +61,8 @@ LOCAL_PREFIXES = ("hf/", "hf-nli/", "hf-ce/")
 
 def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
     """(field, what) for every part of the spec that runs a transformers model locally:
-    an hf/, hf-nli/ or hf-ce/ model in any block (the gate's reranker), or a dense
-    retrieval model."""
+    an hf/, hf-nli/ or hf-ce/ model in any block (the gate's reranker, unless it is the
+    lexical baseline), or a dense retrieval model."""
     spec = loaded.spec
     uses = [
         (f"judges[{i}].models[{k}]", f"model {m!r}")
@@ -70,8 +70,10 @@ def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
         for k, m in enumerate(block.models)
         if m.startswith(LOCAL_PREFIXES)
     ]
-    if spec.gate is not None:
+    if spec.gate is not None and spec.gate.local_model:
         uses.append(("gate.model", f"reranker {spec.gate.model!r}"))
+    if spec.gate is not None and spec.gate.dense_model:
+        uses.append(("gate.dense_model", "dense retrieval"))
     fact = spec.factuality
     if fact is None:
         return uses
