@@ -31,6 +31,7 @@ __all__ = [
     "CTX_PARAMETER",
     "INSTRUCTOR_MODE",
     "STRUCTURED_OUTPUT",
+    "TRANSPORT",
     "BuildContext",
     "EndpointOverrides",
     "build_component",
@@ -42,6 +43,7 @@ __all__ = [
 CTX_PARAMETER = "ctx"
 STRUCTURED_OUTPUT = "^(auto|json_schema|json_object|off|instructor)$"
 INSTRUCTOR_MODE = "^(tools|json|md_json)$"
+TRANSPORT = "^(litellm|openai)$"
 
 
 class EndpointOverrides(BaseModel):
@@ -63,6 +65,7 @@ class EndpointOverrides(BaseModel):
     structured_output: str | None = Field(default=None, pattern=STRUCTURED_OUTPUT)
     instructor_mode: str | None = Field(default=None, pattern=INSTRUCTOR_MODE)
     max_reasks: int | None = Field(default=None, ge=0, le=50)
+    transport: str | None = Field(default=None, pattern=TRANSPORT)
 
 
 @runtime_checkable

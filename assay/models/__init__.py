@@ -84,7 +84,8 @@ TRANSPORTS.add_lazy(
 
 def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
     """The chat transport registered under the model id's prefix (litellm otherwise;
-    litellm through instructor with ``structured_output = "instructor"``)."""
+    litellm through instructor with ``structured_output = "instructor"``; the lean
+    OpenAI-compatible client with ``transport = "openai"``)."""
     name = config.provider if config.provider in TRANSPORTS else DEFAULT_TRANSPORT
     if config.structured_output == "instructor":
         if name != DEFAULT_TRANSPORT:
@@ -93,6 +94,10 @@ def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
                 f"litellm; {config.model!r} is served by the {name!r} transport"
             )
         return InstructorTransport(config)
+    if config.transport == "openai":  # ModelConfig refused it for any other provider
+        from assay.models._openai_http import OpenAIHTTPTransport  # aiohttp loads on use
+
+        return OpenAIHTTPTransport(config)
     factory: Any = TRANSPORTS.get(name)
     if getattr(factory, "request_type", ChatRequest) is not ChatRequest:
         refusal = getattr(factory, "not_chat", "{model!r} is not a chat model")
@@ -110,6 +115,10 @@ def make_client(
 
 def __getattr__(name: str) -> Any:
     """The local transports load on demand (their modules are cheap; torch is not)."""
+    if name == "OpenAIHTTPTransport":
+        from assay.models._openai_http import OpenAIHTTPTransport
+
+        return OpenAIHTTPTransport
     if name == "LocalCausalTransport":
         from assay.models._local_causal import LocalCausalTransport
 
@@ -149,6 +158,7 @@ __all__ = [
     "ModelClient",
     "ModelConfig",
     "ModelResult",
+    "OpenAIHTTPTransport",
     "PairRequest",
     "PairScores",
     "RawResponse",

@@ -34,6 +34,7 @@ class RetryPolicy(BaseModel):
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "off", "instructor"]
 InstructorMode = Literal["tools", "json", "md_json"]
+TransportName = Literal["litellm", "openai"]
 
 
 class ModelConfig(BaseModel):
@@ -72,6 +73,12 @@ class ModelConfig(BaseModel):
     extra_body: dict[str, object] = Field(
         default_factory=dict, description="Extra provider parameters, part of the cache key."
     )
+    transport: TransportName = Field(
+        default="litellm",
+        description="How hosted requests travel: 'litellm' (any provider), or 'openai', a "
+        "lean pooled HTTP client for OpenAI-compatible endpoints (provider 'openai'). "
+        "Not part of the cache key: both send the same request.",
+    )
 
     @field_validator("model")
     @classmethod
@@ -94,6 +101,24 @@ class ModelConfig(BaseModel):
                     f"{name} = {getattr(self, name)!r} needs structured_output = "
                     f'"instructor" (it is {self.structured_output!r})'
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _lean_transport_serves_openai_only(self) -> ModelConfig:
+        """The lean path speaks only the OpenAI chat-completions wire format."""
+        if self.transport != "openai":
+            return self
+        if self.provider != "openai":
+            raise ModelConfigError(
+                f'transport = "openai" serves openai/<model> ids (OpenAI, or an '
+                f"OpenAI-compatible server at api_base); {self.model!r} needs "
+                'transport = "litellm"'
+            )
+        if self.structured_output == "instructor":
+            raise ModelConfigError(
+                'structured_output = "instructor" asks through litellm: it needs '
+                'transport = "litellm"'
+            )
         return self
 
     @property

@@ -33,9 +33,10 @@ def litellm_module() -> Any:
     return _LITELLM
 
 
-class LiteLLMTransport:
-    """One model endpoint reached through litellm (any provider litellm knows, or an
-    OpenAI-compatible server at `api_base`)."""
+class HostedEndpoint:
+    """What every hosted transport shares, whatever sends its requests: the secrets it
+    teaches `scrub_text`, the key, structured-output resolution, preflight, the manifest
+    description, the cache key, and the stop when its server never answers."""
 
     response_type = RawResponse
 
@@ -71,6 +72,7 @@ class LiteLLMTransport:
             "retry": self.config.retry.model_dump(),
             "structured_output": self.structured_mode(),
             "extra_body": redact(self.config.extra_body),
+            "transport": self.config.transport,
         }
 
     def structured_mode(self) -> str:
@@ -119,6 +121,43 @@ class LiteLLMTransport:
             return "no-key"  # local OpenAI-compatible servers accept any key
         return None
 
+    def response_format(self, request: ChatRequest) -> dict[str, Any] | None:
+        """The `response_format` sent for this request by the resolved structured mode."""
+        mode = self.structured_mode()
+        if mode == "json_object":
+            return {"type": "json_object"}
+        if mode == "json_schema" and request.response_schema is not None:
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "schema": request.response_schema},
+            }
+        return None
+
+    def _note_failure(self, exc: BaseException) -> None:
+        """Before the server has ever answered, UNREACHABLE_AFTER attempts in a row that
+        failed to connect mean it is not there: with `stop_if_unreachable` (set by runs),
+        raise `TargetUnreachable` to stop the run. Once it has answered, connection errors
+        are transient and retried as usual; a client used on its own just retries."""
+        failure = connection_failure(exc, self.config.api_base)
+        if failure is None:
+            self._reached = self._reached or status_of(exc) is not None
+            return
+        if self._reached:
+            return
+        self._unreached += 1
+        if self._unreached >= UNREACHABLE_AFTER and self.stop_if_unreachable:
+            raise TargetUnreachable(failure, self.config.model, self.config.api_base) from exc
+
+    def cache_key(self, request: ChatRequest) -> str:
+        """The response-cache key: config + request + the structured-output mode sent.
+        The transport is not part of it: both send the same request."""
+        return cache_key(self.config, request, structured_mode=self.structured_mode())
+
+
+class LiteLLMTransport(HostedEndpoint):
+    """One model endpoint reached through litellm (any provider litellm knows, or an
+    OpenAI-compatible server at `api_base`)."""
+
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         d = request.decoding
         kwargs: dict[str, Any] = {
@@ -139,14 +178,9 @@ class LiteLLMTransport:
         key = self._api_key()
         if key:
             kwargs["api_key"] = key
-        mode = self.structured_mode()
-        if mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        elif mode == "json_schema" and request.response_schema is not None:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": request.schema_name, "schema": request.response_schema},
-            }
+        response_format = self.response_format(request)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         if self.config.extra_body:
             # a copy: litellm adds its own fields to dicts such as `metadata`
             kwargs.update(copy.deepcopy(self.config.extra_body))
@@ -166,25 +200,6 @@ class LiteLLMTransport:
             raise classify(exc, self.config.api_base) from exc
         self._reached = True
         return response
-
-    def _note_failure(self, exc: BaseException) -> None:
-        """Before the server has ever answered, UNREACHABLE_AFTER attempts in a row that
-        failed to connect mean it is not there: with `stop_if_unreachable` (set by runs),
-        raise `TargetUnreachable` to stop the run. Once it has answered, connection errors
-        are transient and retried as usual; a client used on its own just retries."""
-        failure = connection_failure(exc, self.config.api_base)
-        if failure is None:
-            self._reached = self._reached or status_of(exc) is not None
-            return
-        if self._reached:
-            return
-        self._unreached += 1
-        if self._unreached >= UNREACHABLE_AFTER and self.stop_if_unreachable:
-            raise TargetUnreachable(failure, self.config.model, self.config.api_base) from exc
-
-    def cache_key(self, request: ChatRequest) -> str:
-        """The response-cache key: config + request + the structured-output mode sent."""
-        return cache_key(self.config, request, structured_mode=self.structured_mode())
 
 
 def to_raw(litellm: Any, response: Any) -> RawResponse:

@@ -51,8 +51,12 @@ def is_retryable(exc: BaseException) -> bool:
     }:
         return True
     code = status_of(exc)
-    if code is None:
-        return False
+    return code is not None and retryable_status(code)
+
+
+def retryable_status(code: int) -> bool:
+    """The one status table of both hosted transports: 408/409/425/429 and 5xx are
+    worth another attempt, other client errors are not."""
     if code in _FINAL_STATUS:
         return False
     return code in _RETRY_STATUS or code >= 500
@@ -72,7 +76,12 @@ def _headers_of(exc: BaseException) -> dict[str, str]:
 
 def retry_after_s(exc: BaseException) -> float | None:
     """Seconds the server asked us to wait (Retry-After as seconds or HTTP date)."""
-    headers = _headers_of(exc)
+    return retry_after_from_headers(_headers_of(exc))
+
+
+def retry_after_from_headers(headers: dict[str, str]) -> float | None:
+    """The wait asked by lower-cased response headers: `retry-after-ms`, else
+    `Retry-After` in seconds or as an HTTP date."""
     if "retry-after-ms" in headers:
         try:
             return max(0.0, float(headers["retry-after-ms"]) / 1000.0)

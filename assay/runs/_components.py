@@ -94,6 +94,7 @@ def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: s
         instructor_mode=_pick(block, defaults, "instructor_mode"),
         max_reasks=_pick(block, defaults, "max_reasks"),
         extra_body=block.extra_body,
+        transport=_pick(block, defaults, "transport"),
     )
 
 

@@ -24,9 +24,17 @@ from assay.runs._spec import LoadedSpec, RunSpec
 # Fields that never change a record or a metric: the run's naming and where its files
 # go, the failure policy (re-applied to all records at the end) ...
 TOP_LEVEL_IGNORED = frozenset({"name", "description", "output_dir", "failure"})
-# ... and, in each endpoint block, how requests are authenticated, throttled and retried.
+# ... and, in each endpoint block, how requests are sent, authenticated, throttled, retried.
 IGNORED_IN_BLOCKS = frozenset(
-    {"api_key_env", "timeout_s", "max_concurrency", "max_attempts", "initial_wait_s", "max_wait_s"}
+    {
+        "api_key_env",
+        "timeout_s",
+        "max_concurrency",
+        "max_attempts",
+        "initial_wait_s",
+        "max_wait_s",
+        "transport",
+    }
 )
 MAX_LISTED = 6
 

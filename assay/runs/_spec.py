@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT
+from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT, TRANSPORT
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
@@ -140,6 +140,7 @@ class ModelDefaults(_Strict):
     structured_output: str = Field(default="auto", pattern=STRUCTURED_OUTPUT)
     instructor_mode: str = Field(default="tools", pattern=INSTRUCTOR_MODE)
     max_reasks: int = Field(default=0, ge=0, le=50)
+    transport: str = Field(default="litellm", pattern=TRANSPORT)
 
 
 class AnswersDatasetSpec(DatasetSpec):

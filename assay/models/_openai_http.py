@@ -1,0 +1,210 @@
+"""The lean transport (`transport = "openai"`): OpenAI-compatible chat completions over
+one pooled aiohttp session per target and event loop.
+
+Local servers (vLLM, Ollama, llama.cpp) answer in milliseconds, and then litellm's own
+client work per request is the bottleneck. This path sends the same body litellm sends,
+reads the same fields back, and fails with the same typed errors; what it shares with the
+litellm path (key, secrets, structured output, preflight, cache key) lives in
+`HostedEndpoint`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import aiohttp
+
+from assay.core.outcomes import Usage
+from assay.models._config import ModelConfig
+from assay.models._hosted import HostedEndpoint, litellm_module
+from assay.models._openai_errors import (
+    bad_body_error,
+    connection_error,
+    status_error,
+    timeout_error,
+)
+from assay.models._retry import connection_failure
+from assay.models._transport import TransportError
+from assay.models._types import ChatRequest, RawResponse
+
+OPENAI_API_BASE = "https://api.openai.com/v1"
+# extra_body keys litellm does not send as body fields: it sends `extra_headers` as HTTP
+# headers, merges `extra_body` into the body, and keeps `metadata` for its own callbacks
+_NOT_BODY_FIELDS = frozenset({"extra_headers", "extra_body", "metadata"})
+
+
+def chat_url(config: ModelConfig) -> str:
+    """POST target: `{api_base}/chat/completions`, OpenAI's own API by default."""
+    base = (config.api_base or OPENAI_API_BASE).rstrip("/")
+    return f"{base}/chat/completions"
+
+
+async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncIterator[None]:
+    """Held open until its loop finalises async generators (`asyncio.run` does, at its
+    end): then the session closes on the loop it was made for, with no warning."""
+    try:
+        yield
+    finally:
+        await session.close()
+
+
+class _Pricing:
+    """litellm's local cost map, imported once on the first answer that needs a price:
+    the same figures the litellm path records, None for a model the map does not know."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._cost_per_token: Any = None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self._cost_per_token is None:
+            self._cost_per_token = litellm_module().cost_per_token
+        try:
+            prompt, completion = self._cost_per_token(
+                model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+            )
+        except Exception:
+            return None
+        return float(prompt) + float(completion)
+
+
+class OpenAIHTTPTransport(HostedEndpoint):
+    """One OpenAI-compatible endpoint reached directly over HTTP (provider `openai`)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__(config)
+        self.url = chat_url(config)
+        self.model_name = config.model.split("/", 1)[1]
+        self.pricing = _Pricing(config.model)
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, Any]
+        ] = weakref.WeakKeyDictionary()
+        self._headers: dict[str, str] | None = None
+
+    def headers(self) -> dict[str, str]:
+        """Bearer key from the same resolution as litellm's, then `extra_headers`."""
+        if self._headers is None:
+            key = self._api_key() or self._provider_key()
+            headers = {"Content-Type": "application/json"}
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            extra = self.config.extra_body.get("extra_headers")
+            if isinstance(extra, Mapping):
+                headers.update({str(k): str(v) for k, v in extra.items()})
+            self._headers = headers
+        return self._headers
+
+    def _provider_key(self) -> str | None:
+        return os.environ.get(f"{self.config.provider.upper()}_API_KEY")
+
+    async def session(self) -> aiohttp.ClientSession:
+        """This loop's pooled session: keep-alive connections, as many as may be in flight."""
+        loop = asyncio.get_running_loop()
+        held = self._sessions.get(loop)
+        if held is not None and not held[0].closed:
+            return held[0]
+        connector = aiohttp.TCPConnector(limit=self.config.max_concurrency, limit_per_host=0)
+        session = aiohttp.ClientSession(
+            connector=connector, headers=self.headers(), skip_auto_headers=("User-Agent",)
+        )
+        closer = _close_with_loop(session)
+        await closer.__anext__()
+        self._sessions[loop] = (session, closer)
+        return session
+
+    async def aclose(self) -> None:
+        """Close this loop's session now (otherwise it closes when its loop ends)."""
+        held = self._sessions.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held[0].close()
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body litellm would send for this request."""
+        d = request.decoding
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": d.temperature,
+            "max_tokens": d.max_tokens,
+        }
+        for name in ("top_p", "seed", "stop"):
+            value = getattr(d, name)
+            if value is not None:
+                body[name] = value
+        response_format = self.response_format(request)
+        if response_format is not None:
+            body["response_format"] = response_format
+        extra = self.config.extra_body
+        if extra:
+            body.update({k: v for k, v in extra.items() if k not in _NOT_BODY_FIELDS})
+            merged = extra.get("extra_body")
+            if isinstance(merged, Mapping):
+                body.update(merged)
+        return body
+
+    async def send(self, request: ChatRequest) -> RawResponse:
+        """One attempt within `timeout_s`; failures typed as the litellm path types them."""
+        data = json.dumps(self.body(request), ensure_ascii=False).encode()
+        session = await self.session()
+        started = time.monotonic()
+        timeout = aiohttp.ClientTimeout(total=self.config.timeout_s)
+        try:
+            async with session.post(self.url, data=data, timeout=timeout) as response:
+                payload = await response.read()
+                status, headers = response.status, response.headers
+        except TimeoutError:
+            self._reached = True
+            raise timeout_error(self.config.timeout_s, time.monotonic() - started) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            self._note_failure(exc)
+            raise connection_error(connection_failure(exc, self.config.api_base)) from exc
+        self._reached = True
+        if status >= 400:
+            raise status_error(status, payload, headers)
+        return self.to_raw(payload)
+
+    def to_raw(self, payload: bytes) -> RawResponse:
+        """A chat-completion body reduced to what assay records and caches."""
+        try:
+            data: Any = json.loads(payload)
+        except ValueError as exc:
+            raise bad_body_error(str(exc)) from None
+        if not isinstance(data, dict):
+            raise bad_body_error(
+                f"Empty or invalid response from LLM endpoint. Received: {data!r}. "
+                "Check the reverse proxy or model server configuration."
+            )
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise bad_body_error("the response has no choices")
+        choice = choices[0]
+        found = choice.get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
+        return RawResponse(
+            content=message.get("content"),
+            refusal=message.get("refusal"),
+            finish_reason=choice.get("finish_reason"),
+            model_returned=data.get("model"),
+            response_id=data.get("id"),
+            usage=self.usage(data.get("usage")),
+        )
+
+    def usage(self, reported: Any) -> Usage:
+        counts = reported if isinstance(reported, dict) else {}
+        prompt = int(counts.get("prompt_tokens") or 0)
+        completion = int(counts.get("completion_tokens") or 0)
+        return Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=int(counts.get("total_tokens") or 0),
+            cost_usd=self.pricing.cost(prompt, completion),
+        )
+
+
+__all__ = ["OPENAI_API_BASE", "OpenAIHTTPTransport", "TransportError", "chat_url"]
