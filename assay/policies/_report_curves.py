@@ -95,9 +95,10 @@ def _ratio_value(point: Dump, name: str) -> float | None:
 
 
 def _label(point: Dump) -> str:
+    """`k=v, …` of the point's thresholds, sorted (sweep.jsonl is canonical JSON)."""
     params = point.get("params")
     source = params if isinstance(params, dict) else point
-    return ", ".join(f"{k}={v}" for k, v in source.items() if isinstance(v, str))
+    return ", ".join(f"{k}={v}" for k, v in sorted(source.items()) if isinstance(v, str))
 
 
 def to_point(axes: Axes, point: Dump) -> CurvePoint | None:
