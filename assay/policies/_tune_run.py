@@ -174,42 +174,4 @@ def write_tune(folder: Path, tuned: TuneRun) -> Path:
     return target
 
 
-class SweepSettings(BaseModel):
-    """The curve's grid: `param` from `start` to `stop` by `step`, tied parameters."""
-
-    model_config = ConfigDict(frozen=True)
-
-    param: str = "support"
-    start: str = "0.10"
-    stop: str = "0.90"
-    step: str = "0.05"
-    ties: tuple[str, ...] = ("condition_limited=support-0.10",)
-
-
-def sweep_run(
-    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, settings: SweepSettings
-) -> list[dict[str, Any]]:
-    """§2.8.3's risk-coverage curve of a claim_selective policy over the run's answers."""
-    from assay.policies._cs_tuning import sweep
-    from assay.policies._load_cs import cs_inputs
-
-    if spec.kind != "claim_selective":
-        raise SpecError(
-            f"sweep over a run is built for claim_selective only; {spec.name!r} is a {spec.kind}",
-            field="--name",
-        )
-    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    inputs = cs_inputs(run, verifier, chain.links if chain else None)
-    points = sweep(
-        policy.config,
-        inputs,
-        param=settings.param,
-        start=settings.start,
-        stop=settings.stop,
-        step=settings.step,
-        ties=settings.ties,
-    )
-    return [p.model_dump(mode="json") for p in points]
-
-
-__all__ = ["SweepSettings", "TuneRun", "load_grid", "sweep_run", "tune_run", "write_tune"]
+__all__ = ["TuneRun", "load_grid", "tune_run", "write_tune"]

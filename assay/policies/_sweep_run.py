@@ -1,0 +1,238 @@
+"""`assay policies sweep` over a run directory: one point (params + metrics) per value
+of the moving threshold, for every kind (§2.8.3, §3.6, §4.8).
+
+The threshold that moves and its default range depend on the kind, so the CLI passes
+None for what the user left out and `resolve` fills it in here. An evidence_gate sweep
+also has a summary the points cannot carry: the areas under its risk-coverage curve
+(C-5 names `aurc`, `aurc_opt`, `e_aurc`), independent of `tau` and `tau_min`; it goes to
+`sweep_summary.json` beside `sweep.jsonl`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.errors import SpecError
+from assay.policies._apply import Chain
+from assay.policies._load_run import RunInputs
+from assay.policies._numbers import decimal_grid, threshold
+from assay.policies._spec import PolicySpec
+
+SWEEP = "sweep.jsonl"
+SUMMARY = "sweep_summary.json"
+CS_DEFAULT_TIE = "condition_limited=support-0.10"
+
+# kind -> moving threshold -> (from, to, step); the first threshold is the default.
+RANGES: dict[str, dict[str, tuple[str, str, str]]] = {
+    "claim_selective": {
+        "support": ("0.10", "0.90", "0.05"),
+        "conflict": ("0.10", "0.90", "0.05"),
+        "condition_limited": ("0.10", "0.90", "0.05"),
+        "limitation": ("0.10", "0.90", "0.05"),
+    },
+    "fail_closed": {
+        "tau_entail": ("0.50", "0.99", "0.01"),
+        "tau_contradict": ("0.50", "0.99", "0.01"),
+    },
+    "evidence_gate": {
+        "tau": ("0.00", "1.00", "0.01"),
+        "tau_min": ("0.00", "1.00", "0.01"),
+    },
+}
+AURC_KEYS = ("aurc", "aurc_opt", "e_aurc", "aurc_support", "aurc_opt_support", "e_aurc_support")
+
+
+class SweepSettings(BaseModel):
+    """What the user asked for; None means the kind's default (see `resolve`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    param: str | None = None
+    start: str | None = None
+    stop: str | None = None
+    step: str | None = None
+    ties: tuple[str, ...] | None = None
+
+
+class Resolved(BaseModel):
+    """The sweep actually run: every setting written out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    param: str
+    start: str
+    stop: str
+    step: str
+    values: list[str]
+    ties: tuple[str, ...]
+
+
+class SweepResult(BaseModel):
+    """sweep.jsonl's points, and sweep_summary.json's content (evidence_gate only)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    param: str
+    points: list[dict[str, Any]]
+    shown: list[str] = Field(description="The metrics the CLI's table shows.")
+    summary: dict[str, Any] | None = None
+
+
+def _grid(start: str, stop: str, step: str) -> list[str]:
+    threshold(start, field="--from")
+    threshold(stop, field="--to")
+    try:
+        positive = Decimal(step) > 0
+    except InvalidOperation:
+        positive = False
+    if not positive:
+        raise SpecError(f"must be a positive decimal such as 0.05, got {step!r}", field="--step")
+    return decimal_grid(start, stop, step)
+
+
+def resolve(kind: str, settings: SweepSettings) -> Resolved:
+    """The kind's defaults where the user gave none; a --param or --tie the kind does
+    not have is one line naming the option and what is allowed."""
+    ranges = RANGES[kind]
+    param = settings.param or next(iter(ranges))
+    if param not in ranges:
+        allowed = ", ".join(ranges)
+        raise SpecError(f"a {kind} policy sweeps {allowed}; got {param!r}", field="--param")
+    default = ranges[param]
+    start = settings.start or default[0]
+    stop = settings.stop or default[1]
+    step = settings.step or default[2]
+    values = _grid(start, stop, step)
+    ties: tuple[str, ...] = settings.ties or ()
+    if kind != "claim_selective" and ties:
+        raise SpecError(f"ties are claim_selective's; this is a {kind}", field="--tie")
+    if kind == "claim_selective" and settings.ties is None and param == "support":
+        ties = (CS_DEFAULT_TIE,)
+    return Resolved(param=param, start=start, stop=stop, step=step, values=values, ties=ties)
+
+
+def _check_ties(resolved: Resolved) -> None:
+    from assay.policies._cs_tuning import parse_tie
+
+    for text in resolved.ties:
+        target, source, _ = parse_tie(text)
+        if source != resolved.param or target not in RANGES["claim_selective"]:
+            raise SpecError(
+                f"{text!r}: a tie moves a threshold with --param {resolved.param}", field="--tie"
+            )
+
+
+def _sweep_claim_selective(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
+) -> SweepResult:
+    from assay.policies._cs_tuning import SWEEP_METRICS, sweep
+    from assay.policies._load_cs import cs_inputs
+
+    _check_ties(resolved)
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    inputs = cs_inputs(run, verifier, chain.links if chain else None)
+    points = sweep(
+        policy.config,
+        inputs,
+        param=resolved.param,
+        start=resolved.start,
+        stop=resolved.stop,
+        step=resolved.step,
+        ties=resolved.ties,
+    )
+    dumped = [p.model_dump(mode="json") for p in points]
+    shown = list(dumped[0]["metrics"]) if dumped else list(SWEEP_METRICS)
+    return SweepResult(param=resolved.param, points=dumped, shown=shown)
+
+
+def _sweep_fail_closed(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
+) -> SweepResult:
+    from assay.policies._fc_tuning import SWEEP_METRICS, evaluate
+    from assay.policies._load_fc import fc_inputs
+
+    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
+    responses = fc_inputs(run, verifier, chain.links if chain else None)
+    config = policy.config
+    points = []
+    for value in resolved.values:
+        moved = config.with_thresholds(**{resolved.param: value})
+        metrics = evaluate(config, responses, {resolved.param: value})
+        points.append(
+            {
+                "params": {"tau_entail": moved.tau_entail, "tau_contradict": moved.tau_contradict},
+                "metrics": {m: r.model_dump(mode="json") for m, r in sorted(metrics.items())},
+            }
+        )
+    return SweepResult(param=resolved.param, points=points, shown=list(SWEEP_METRICS))
+
+
+def _sweep_gate(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
+) -> SweepResult:
+    from assay.policies._gate_tuning import Prepared, sweep_gate
+    from assay.policies._load_gate import gate_inputs, resolve_gate
+
+    gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
+    questions = gate_inputs(run, gate_id).questions
+    curve = sweep_gate(questions, policy.config, param=resolved.param, values=resolved.values)
+    points = [
+        {
+            "params": {"tau": p.tau, "tau_min": p.tau_min},
+            "metrics": p.model_dump(
+                mode="json",
+                include={"coverage", "selective_risk_label", "selective_risk_support"},
+            ),
+        }
+        for p in curve
+    ]
+    values = Prepared(questions, policy.config).metrics(policy.config.tau, policy.config.tau_min)
+    summary = {
+        "policy": spec.name,
+        "kind": spec.kind,
+        "gate_id": gate_id,
+        "param": resolved.param,
+        "n_points": len(points),
+        **{key: values[key].model_dump(mode="json") for key in AURC_KEYS},
+    }
+    shown = ["coverage", "selective_risk_label", "selective_risk_support"]
+    return SweepResult(param=resolved.param, points=points, shown=shown, summary=summary)
+
+
+SWEEPERS = {
+    "claim_selective": _sweep_claim_selective,
+    "fail_closed": _sweep_fail_closed,
+    "evidence_gate": _sweep_gate,
+}
+
+
+def sweep_run(
+    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, settings: SweepSettings
+) -> SweepResult:
+    """The curve of `spec` over `run` (already restricted to the split), chained
+    policies reading their gate's decisions."""
+    resolved = resolve(spec.kind, settings)
+    return SWEEPERS[spec.kind](spec, policy, run, chain, resolved)
+
+
+def write_sweep(folder: Path, result: SweepResult) -> list[Path]:
+    """`<folder>/sweep.jsonl` and, with a summary, `sweep_summary.json` (canonical
+    JSON); a summary left by an earlier sweep of the same policy is removed."""
+    from assay.policies._canonical import write_canonical_json, write_canonical_jsonl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / SWEEP]
+    write_canonical_jsonl(folder / SWEEP, result.points)
+    if result.summary is not None:
+        write_canonical_json(folder / SUMMARY, result.summary)
+        written.append(folder / SUMMARY)
+    else:
+        (folder / SUMMARY).unlink(missing_ok=True)
+    return written
+
+
+__all__ = ["RANGES", "SweepResult", "SweepSettings", "resolve", "sweep_run", "write_sweep"]
