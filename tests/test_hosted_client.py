@@ -1,8 +1,10 @@
-"""The hosted client through litellm against a real loopback HTTP server."""
+"""The hosted client against a real loopback HTTP server, through each hosted transport:
+litellm and the lean OpenAI-compatible one must behave the same."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +25,13 @@ from assay.testing import (
 
 GOOD = '{"label": "fully_supported", "confidence": 0.9, "rationale": "stated"}'
 FAST_RETRY = RetryPolicy(max_attempts=4, initial_wait_s=0.01, max_wait_s=2.0, jitter_s=0.01)
+TRANSPORT = "litellm"  # every test runs once per transport (the autouse fixture below)
+
+
+@pytest.fixture(autouse=True, params=["litellm", "openai"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(sys.modules[__name__], "TRANSPORT", request.param)
+    return str(request.param)
 
 
 def _judge(server: FakeOpenAIServer, cache: ResponseCache | None, **config: object) -> LLMJudge:
@@ -31,6 +40,7 @@ def _judge(server: FakeOpenAIServer, cache: ResponseCache | None, **config: obje
         "api_base": server.base_url,
         "retry": FAST_RETRY,
         "timeout_s": 5.0,
+        "transport": TRANSPORT,
     }
     settings.update(config)
     client = make_client(ModelConfig.model_validate(settings), cache)
@@ -142,7 +152,9 @@ def test_label_outside_the_label_set_is_a_parse_error(server: FakeOpenAIServer) 
 def test_connection_refused_is_an_api_error_after_retries() -> None:
     with FakeOpenAIServer() as srv:
         base = srv.base_url
-    config = ModelConfig(model="openai/fake", api_base=base, retry=FAST_RETRY, timeout_s=2.0)
+    config = ModelConfig(
+        model="openai/fake", api_base=base, retry=FAST_RETRY, timeout_s=2.0, transport=TRANSPORT
+    )
     judge = LLMJudge(make_client(config, None), PromptRegistry().get("generic-support"))
     result = asyncio.run(judge(_item("x")))
     assert result.status is Status.API_ERROR and result.attempts == FAST_RETRY.max_attempts
@@ -207,7 +219,13 @@ def test_refresh_cache_calls_again_and_overwrites(server: FakeOpenAIServer, tmp_
     _run(_judge(server, cache), _item("fresh"))
     server.script("claim fresh", [reply('{"label": "unsupported", "confidence": 0.2}')])
     client = make_client(
-        ModelConfig(model="openai/fake-judge", api_base=server.base_url, retry=FAST_RETRY), cache
+        ModelConfig(
+            model="openai/fake-judge",
+            api_base=server.base_url,
+            retry=FAST_RETRY,
+            transport=TRANSPORT,
+        ),
+        cache,
     )
     prompt = PromptRegistry().get("generic-support@1")
     refreshed = asyncio.run(LLMJudge(client, prompt, refresh_cache=True)(_item("fresh")))
@@ -224,7 +242,13 @@ def test_sampling_without_seed_warns_and_samples_have_distinct_cache_keys(
 
     cache = ResponseCache(tmp_path / "c")
     client = make_client(
-        ModelConfig(model="openai/fake-judge", api_base=server.base_url, retry=FAST_RETRY), cache
+        ModelConfig(
+            model="openai/fake-judge",
+            api_base=server.base_url,
+            retry=FAST_RETRY,
+            transport=TRANSPORT,
+        ),
+        cache,
     )
     prompt = PromptRegistry().get("generic-support@1")
     hot = Decoding(temperature=0.7)
