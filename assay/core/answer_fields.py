@@ -10,14 +10,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from enum import StrEnum
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
 
 GoldAction = Literal["full", "partial", "conflict", "abstain"]
 Split = Literal["train", "dev", "test"]
-EvidenceLabel = Literal["has_evidence", "no_evidence"]
-CitationQuality = Literal["GOOD", "WEAK", "BAD"]
+
+
+class EvidenceLabel(StrEnum):
+    """Gold label of a question: should an evidence gate pass it or abstain?"""
+
+    HAS_EVIDENCE = "has_evidence"  # should pass
+    NO_EVIDENCE = "no_evidence"  # should abstain (the positive class of §3.6)
+
+
+class CitationQuality(StrEnum):
+    """Gold quality of an answer's citations (§3.6)."""
+
+    GOOD = "GOOD"  # the cited evidence suffices without outside inference
+    WEAK = "WEAK"  # indirect or incomplete
+    BAD = "BAD"  # no verifiable support
+
+
 GoldStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
 USABLE_GOLD: frozenset[str] = frozenset({"certified", "condition_limited"})
 
@@ -43,9 +59,10 @@ def _upper(value: object) -> object:
 
 
 def _choice(kind: Any, normalise: Callable[[object], object] = _snake) -> BeforeValidator:
-    """Normalise, then check against the Literal `kind`; the error quotes the bad value
-    (`must be full|partial|conflict|abstain, got 'maybe'`)."""
-    allowed: tuple[str, ...] = get_args(kind)
+    """Normalise, then check against `kind` (a Literal or a StrEnum); the error quotes
+    the bad value (`must be full|partial|conflict|abstain, got 'maybe'`)."""
+    is_enum = isinstance(kind, type) and issubclass(kind, StrEnum)
+    allowed: tuple[str, ...] = tuple(kind) if is_enum else get_args(kind)
 
     def check(value: object) -> object:
         read = normalise(value)

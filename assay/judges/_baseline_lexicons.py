@@ -129,11 +129,12 @@ def parse_lexicon(key: str, raw: bytes) -> LexiconFile:
 
 
 @cache
-def lexicon(key: str) -> Lexicon:
-    """Load ``lexicons/<key>.toml`` (key ``id@version``), validated, macros resolved."""
+def lexicon(key: str, package: str = "assay.judges") -> Lexicon:
+    """Load ``lexicons/<key>.toml`` (key ``id@version``) of `package` (the judges' by
+    default; the policies keep their cue lists in their own), validated, macros resolved."""
     if not _KEY_RE.match(key):
         raise DatasetError(f"lexicon key {key!r} is not 'name@version'")
-    path = resources.files("assay.judges").joinpath("lexicons", f"{key}.toml")
+    path = resources.files(package).joinpath("lexicons", f"{key}.toml")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -143,7 +144,7 @@ def lexicon(key: str) -> Lexicon:
     data = parse_lexicon(key, raw)
     macros: dict[str, str] = {}
     for used in data.uses:
-        macros.update(lexicon(used).macros)
+        macros.update(lexicon(used, package).macros)
     for name, entry in data.macros.items():
         macros[name] = _expand(entry.template(), macros, f"{key}:{name}")
     return Lexicon(key, data, hashlib.sha256(raw).hexdigest(), macros)

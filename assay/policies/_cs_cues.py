@@ -2,44 +2,33 @@
 a dosing instruction. Read where passage texts are read (building the policy's inputs),
 never by the decision itself (FC-5): the policy reads `PassageInfo.dosage_instruction`.
 
-The phrases live in `lexicons/cs-priors@1.toml`, validated like the judges' lexicons and
-hashed, so a manifest can name the exact list that flagged the passages.
+The phrases live in `lexicons/cs-priors@1.toml`, loaded and hashed by the judges' lexicon
+loader, so a manifest can name the exact list that flagged the passages.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 
-from assay.errors import DatasetError
-from assay.judges._baseline_lexicons import LexiconFile, parse_lexicon
+from assay.judges._baseline_lexicons import Lexicon, lexicon
 from assay.policies._cs_config import PRIORS_LEXICON
 from assay.policies._cs_inputs import PassageInfo
 
 
-@cache
-def _load(key: str) -> tuple[LexiconFile, str]:
-    path = resources.files("assay.policies").joinpath("lexicons", f"{key}.toml")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(
-            "lexicon file not found (a packaging bug)", file=f"lexicons/{key}.toml"
-        ) from None
-    return parse_lexicon(key, raw), hashlib.sha256(raw).hexdigest()
+def _load(key: str) -> Lexicon:
+    return lexicon(key, package="assay.policies")
 
 
 def priors_lexicon_digest(key: str = PRIORS_LEXICON) -> dict[str, str]:
     """`{key: sha256}` of the cue file, for the policy manifest."""
-    return {key: _load(key)[1]}
+    return {key: _load(key).sha256}
 
 
 @cache
 def _pattern(key: str) -> re.Pattern[str]:
-    phrases = _load(key)[0].words["dosage_instruction"]
+    phrases = _load(key).words("dosage_instruction")
     alternatives = "|".join(r"\s+".join(map(re.escape, p.split())) for p in phrases)
     # not inside a word, but a number may precede a unit ("5mg")
     return re.compile(rf"(?<![^\W\d])(?:{alternatives})(?!\w)", re.IGNORECASE)

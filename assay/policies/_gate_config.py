@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from assay.core.answer_fields import CitationQuality, EvidenceLabel
 from assay.core.records import GateRecord
 from assay.errors import SpecError
 from assay.policies._numbers import decimal_text, threshold
@@ -28,25 +29,12 @@ KIND = "evidence_gate"
 VERSION = 1
 
 
-class EvidenceLabel(StrEnum):
-    """Gold label of a question: should the gate pass it or abstain?"""
-
-    HAS_EVIDENCE = "has_evidence"  # should pass
-    NO_EVIDENCE = "no_evidence"  # should abstain (the positive class of §3.6)
-
-
 class SupportLevel(StrEnum):
     """How much of a passed question's answer the cited evidence supports (§3.6)."""
 
     FULL = "full"  # 1: every claim directly verifiable
     PARTIAL = "partial"  # alpha: some claims need minor inference
     NONE = "none"  # 0: nothing traceable
-
-
-class CitationQuality(StrEnum):
-    GOOD = "GOOD"  # the cited evidence suffices without outside inference
-    WEAK = "WEAK"  # indirect or incomplete
-    BAD = "BAD"  # no verifiable support
 
 
 class GateRule(StrEnum):
