@@ -133,6 +133,9 @@ class VerificationRecord(PromptProvenance, CallAccounting):
         default_factory=list, description="Every scored (claim, passage/span) pair."
     )
     set_scores: list[SetScore] = Field(default_factory=list)
+    pairs_dropped_by_cap: int = Field(
+        default=0, ge=0, description="Premises a cost cap left unscored (FC-6)."
+    )
     gold_label: str | None = None
     finish_reason: str | None = None
     raw_output: str | None = None
@@ -146,11 +149,11 @@ class VerificationRecord(PromptProvenance, CallAccounting):
 
     @model_serializer(mode="wrap")
     def _omit_empty_pairs(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """No `pairs`/`set_scores` keys when a verifier scored none (imported verdicts,
-        failures): such records dump byte for byte as before pairs existed."""
+        """No `pairs`/`set_scores`/`pairs_dropped_by_cap` keys when empty or 0 (imported
+        verdicts, failures, no cap hit): such records dump byte for byte as before."""
         data = handler(self)
         if isinstance(data, dict):
-            for key in ("pairs", "set_scores"):
+            for key in ("pairs", "set_scores", "pairs_dropped_by_cap"):
                 if not data.get(key):
                     data.pop(key, None)
         return data

@@ -123,7 +123,8 @@ class Verdict(CallAccounting):
     """`label` is None unless `status` is ok: a failure is never read as a label.
 
     `pairs` are every (claim, premise) pair the verifier scored, whatever the verdict
-    rests on; `evidence` stays the verdict's own best evidence.
+    rests on; `evidence` stays the verdict's own best evidence. `pairs_dropped_by_cap`
+    counts the premises a cost cap kept the verifier from scoring (absent from `pairs`).
     """
 
     status: Status
@@ -132,6 +133,9 @@ class Verdict(CallAccounting):
     evidence: list[EvidenceUse] = Field(default_factory=list)
     pairs: list[ScoredPair] = Field(default_factory=list)
     set_scores: list[SetScore] = Field(default_factory=list)
+    pairs_dropped_by_cap: int = Field(
+        default=0, ge=0, description="Premises a cost cap left unscored (FC-6: never scored)."
+    )
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None
     error: str | None = None
