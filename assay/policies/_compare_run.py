@@ -51,7 +51,10 @@ def _policy(manifest: dict[str, Any], file: Path) -> Any:
 def _same_inputs(a: str, b: str, ma: dict[str, Any], mb: dict[str, Any]) -> None:
     ka, kb = ma["policy"].get("kind"), mb["policy"].get("kind")
     if ka != kb:
-        raise SpecError(f"{a!r} is a {ka} and {b!r} a {kb}: compare two policies of one kind")
+        raise SpecError(
+            f"{a!r} ({ka}) and {b!r} ({kb}) are of different kinds: "
+            "compare two policies of one kind"
+        )
     ha, hb = ma["inputs"]["records_sha256"], mb["inputs"]["records_sha256"]
     differ = sorted(n for n in set(ha) | set(hb) if ha.get(n) != hb.get(n))
     if differ:
@@ -125,7 +128,7 @@ def _counted_deltas(
     if keys_a != keys_b:
         raise RunError("the two policies decided different responses: apply both again")
     out = []
-    for metric in _chosen(metrics, sorted(counts_a)):
+    for metric in _chosen(metrics, list(counts_a)):
         interval = paired_delta_interval(counts_a[metric], counts_b[metric], **bootstrap)
         ra, rb = values_a[metric], values_b[metric]
         delta = point_delta(ra, rb)
