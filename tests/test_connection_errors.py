@@ -52,12 +52,14 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_refused_connection_is_its_own_error_naming_host_and_port() -> None:
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
+def test_refused_connection_is_its_own_error_naming_host_and_port(transport: str) -> None:
     port = closed_port()
     config = ModelConfig(
         model="openai/fake",
         api_base=f"http://127.0.0.1:{port}/v1",
         retry=RetryPolicy(max_attempts=1),
+        transport=transport,
     )
     judge = LLMJudge(make_client(config, None), PromptRegistry().get("generic-support@1"))
     judgment = asyncio.run(judge(JudgeItem(claim="c", evidence="e")))
@@ -86,12 +88,14 @@ def test_dns_failure_and_unreachable_host_are_classified() -> None:
     assert connection_failure(RuntimeError("500 from the server")) is None
 
 
-def test_run_against_a_closed_port_stops_in_seconds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
+def test_run_against_a_closed_port_stops_in_seconds(tmp_path: Path, transport: str) -> None:
     port = closed_port()
     base = f"http://127.0.0.1:{port}/v1"
     # one request at a time with the default retry budget (6 attempts, 1 s doubling
     # waits): before, every request burned ~40 s of retries
-    spec = write_spec(tmp_path, f"openai/fake {base}", defaults="max_concurrency = 1")
+    defaults = f'max_concurrency = 1\ntransport = "{transport}"'
+    spec = write_spec(tmp_path, f"openai/fake {base}", defaults=defaults)
     runner = Runner(load_spec(spec), RunOptions(output_dir=str(tmp_path / "out"), progress=False))
     started = time.monotonic()
     outcome = runner.run()

@@ -93,7 +93,7 @@ def _responder() -> Any:
     return respond
 
 
-def _write_inputs(tmp: Path, server: FakeOpenAIServer) -> Path:
+def _write_inputs(tmp: Path, server: FakeOpenAIServer, transport: str = "litellm") -> Path:
     pairs = (ROOT / "assay" / "data" / "forcebench_demo.jsonl").read_text(encoding="utf-8")
     (tmp / "pairs.jsonl").write_text("".join(pairs.splitlines(True)[:2]), encoding="utf-8")
     (tmp / "answers.jsonl").write_text(
@@ -117,6 +117,7 @@ path = "pairs.jsonl"
 max_attempts = 1
 timeout_s = 5
 max_concurrency = 2
+transport = "{transport}"
 [[judges]]
 models = ["openai/fake-judge"]
 prompts = ["generic-support@1"]
@@ -209,8 +210,12 @@ def _file_leaks(*roots: Path) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
 def test_no_planted_secret_reaches_any_file_or_terminal(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    transport: str,
 ) -> None:
     """`assay run` in its own process with the secrets in its environment; the commands
     that only read the run directory in this process, which never saw the secrets."""
@@ -218,7 +223,7 @@ def test_no_planted_secret_reaches_any_file_or_terminal(
     (tmp_path / "reports").mkdir()
     run_dir, reports = tmp_path / "out", tmp_path / "reports"
     with FakeOpenAIServer(responder=_responder()) as server:
-        spec = _write_inputs(tmp_path, server)
+        spec = _write_inputs(tmp_path, server, transport)
         runs = [_assay(tmp_path, "run", "spec.toml", "--output-dir", "out", "--no-progress")]
         headers = server.headers_seen
         by_path = server.stats.by_path
@@ -227,7 +232,9 @@ def test_no_planted_secret_reaches_any_file_or_terminal(
     assert any(h.get("authorization") == f"Bearer {HEADER}" for h in headers)
     assert any(h.get("authorization") == f"Bearer {PROVIDER}" for h in headers)
     assert any(h.get("x-api-key") == HEADER for h in headers)
-    assert by_path.get("/v1", 0) >= 1  # the api_base with a query reached the server
+    # the api_base with a query reached the server (litellm appends the path after the
+    # query; the lean transport keeps the query after /chat/completions)
+    assert by_path.get("/v1" if transport == "litellm" else "/v1/chat/completions", 0) >= 1
     assert _leaks(stats_http) == []  # the stats endpoint echoes no credential header
     assert runs[0].returncode == 0, runs[0].stdout + runs[0].stderr
     assert _leaks(runs[0].stdout + runs[0].stderr) == []
@@ -280,11 +287,17 @@ def _check_manifest(manifest: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- client-level checks
 
 
-def test_user_dicts_are_copied_before_litellm(server: FakeOpenAIServer) -> None:
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
+def test_user_dicts_are_copied_before_litellm(server: FakeOpenAIServer, transport: str) -> None:
     server.default = reply(GOOD)
     metadata = {"run": "copy"}
     config = ModelConfig.model_validate(
-        {"model": "openai/fake", "api_base": server.base_url, "extra_body": {"metadata": metadata}}
+        {
+            "model": "openai/fake",
+            "api_base": server.base_url,
+            "extra_body": {"metadata": metadata},
+            "transport": transport,
+        }
     )
     client = make_client(config, None)
     request = ChatRequest(messages=[Message(role="user", content="hi")], decoding=Decoding())
@@ -294,8 +307,9 @@ def test_user_dicts_are_copied_before_litellm(server: FakeOpenAIServer) -> None:
     assert client.describe()["extra_body"] == {"metadata": {"run": "copy"}}
 
 
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
 def test_error_records_do_not_echo_the_key(
-    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
     key = "planted-client-key-0a1b2c3d4e"
     monkeypatch.setenv("ASSAY_REDACTION_CLIENT_KEY", key)
@@ -306,6 +320,7 @@ def test_error_records_do_not_echo_the_key(
             "api_base": server.base_url,
             "api_key_env": "ASSAY_REDACTION_CLIENT_KEY",
             "retry": {"max_attempts": 1},
+            "transport": transport,
         }
     )
     client = make_client(config, None)

@@ -17,6 +17,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
@@ -40,9 +41,13 @@ _NOT_BODY_FIELDS = frozenset({"extra_headers", "extra_body", "metadata"})
 
 
 def chat_url(config: ModelConfig) -> str:
-    """POST target: `{api_base}/chat/completions`, OpenAI's own API by default."""
-    base = (config.api_base or OPENAI_API_BASE).rstrip("/")
-    return f"{base}/chat/completions"
+    """POST target: `{api_base}/chat/completions` (a query in api_base kept after the
+    path, e.g. `?api-version=`), OpenAI's own API by default. User info in api_base is
+    dropped: the key travels as the Bearer header, and aiohttp refuses both at once."""
+    parts = urlsplit(config.api_base or OPENAI_API_BASE)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
 
 
 async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncIterator[None]:
