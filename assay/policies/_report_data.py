@@ -165,8 +165,12 @@ def _identity(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def policy_report(run_dir: Path, folder: Path, cache: RunCache) -> PolicyReport:
-    """One policy folder; a missing or unreadable file is a warning, never a crash."""
+def policy_report(
+    run_dir: Path, folder: Path, cache: RunCache, *, charts: bool = True
+) -> PolicyReport:
+    """One policy folder; a missing or unreadable file is a warning, never a crash.
+    `charts=False` skips the curve and the sample renderings (the run's records are
+    then never read): the text formats show neither."""
     name = folder.name
     try:
         manifest = _read_json(folder / MANIFEST)
@@ -185,9 +189,9 @@ def policy_report(run_dir: Path, folder: Path, cache: RunCache) -> PolicyReport:
     except (OSError, ValueError, TypeError) as exc:
         warnings.append(f"cannot read the outputs ({exc})")
         return PolicyReport(**_identity(name, manifest), warnings=warnings)
-    curve, note = curve_of(run_dir, folder, manifest, metrics, cache)
+    curve, note = curve_of(run_dir, folder, manifest, metrics, cache) if charts else (None, None)
     try:
-        samples = samples_of(folder, manifest, cache) if not stale else []
+        samples = samples_of(folder, manifest, cache) if charts and not stale else []
     except (AssayError, OSError, ValueError) as exc:
         samples, warnings = [], [*warnings, f"no sample renderings ({exc})"]
     return PolicyReport(
@@ -202,7 +206,7 @@ def policy_report(run_dir: Path, folder: Path, cache: RunCache) -> PolicyReport:
     )
 
 
-def policy_reports(run_dir: Path) -> list[PolicyReport]:
+def policy_reports(run_dir: Path, *, charts: bool = True) -> list[PolicyReport]:
     """Every policy applied under RUN_DIR/policies/, by name; [] when none was."""
     root = run_dir / POLICIES_DIR
     if not root.is_dir():
@@ -211,7 +215,7 @@ def policy_reports(run_dir: Path) -> list[PolicyReport]:
         p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(STAGING_PREFIX)
     ]
     cache = RunCache(run_dir)
-    return [policy_report(run_dir, f, cache) for f in folders]
+    return [policy_report(run_dir, f, cache, charts=charts) for f in folders]
 
 
 __all__ = ["MetricRow", "MixRow", "PolicyReport", "metric_rows", "policy_report", "policy_reports"]

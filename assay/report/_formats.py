@@ -53,13 +53,19 @@ class RunReport:
 
     @cached_property
     def policies(self) -> list[PolicyReport]:
-        """The policies applied under `policies/` (none: no policies section)."""
+        """The policies applied under `policies/` (none: no policies section), with
+        their risk–coverage curves and sample renderings (html, json)."""
         return policy_reports(self.run_dir)
+
+    @cached_property
+    def policy_tables(self) -> list[PolicyReport]:
+        """The same without curves and samples: what the tables and the CSV show."""
+        return policy_reports(self.run_dir, charts=False)
 
     def grids(self) -> list[Grid]:
         """The run's tables, then the policies tables."""
         grids = report_grids(self.metrics, self.title, detail=self.detail)
-        return grids + policy_grids(self.policies, self.title)
+        return grids + policy_grids(self.policy_tables, self.title)
 
 
 @runtime_checkable
@@ -103,7 +109,7 @@ def json_format(report: RunReport) -> str:
 
 @REPORT_FORMATS.register("csv", description="every metric as one tidy long table")
 def csv_format(report: RunReport) -> str:
-    return tidy_csv(report.metrics, report.policies)
+    return tidy_csv(report.metrics, report.policy_tables)
 
 
 @REPORT_FORMATS.register("markdown", description="the report's tables as markdown")

@@ -63,7 +63,7 @@ def emit_report(fmt: ReportFormat, report: RunReport, output: Path | None, conso
         console.print(
             status_line(report.manifest) + "\n", markup=False, highlight=False, crop=False
         )
-        policies = policy_grids(report.policies, report.title)
+        policies = policy_grids(report.policy_tables, report.title)
         print_tables(console, report.metrics, report.title, detail=report.detail, extra=policies)
         return
     text = fmt(report)

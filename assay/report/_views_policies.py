@@ -34,7 +34,9 @@ def thresholds_text(report: PolicyReport) -> str:
 
 
 def overview_grid(reports: Sequence[PolicyReport], label: str) -> Grid:
-    headers = ("policy", "kind", "version", "sha256", "reads", "thresholds", "refused", "warning")
+    """One row per policy; a `warning` column only when some policy folder is off."""
+    warn = any(r.warnings for r in reports)
+    headers = ("policy", "kind", "version", "sha256", "reads", "thresholds", "refused")
     rows = [
         (
             r.name,
@@ -44,13 +46,15 @@ def overview_grid(reports: Sequence[PolicyReport], label: str) -> Grid:
             r.reads or DASH,
             thresholds_text(r),
             DASH if r.n_refused is None else str(r.n_refused),
-            "; ".join(r.warnings),
+            *(["; ".join(r.warnings)] if warn else []),
         )
         for r in reports
     ]
-    numeric = (False, False, True, False, False, False, True, False)
+    numeric = (False, False, True, False, False, False, True) + ((False,) if warn else ())
     caption = "applied under policies/ · sha256: policy_sha256 (first 12) · refused: n_refused"
-    return Grid(f"Policies · {label}", headers, numeric, rows, caption)
+    return Grid(
+        f"Policies · {label}", headers + (("warning",) if warn else ()), numeric, rows, caption
+    )
 
 
 def metrics_grid(report: PolicyReport, label: str) -> Grid:
