@@ -304,7 +304,9 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path) -> None:
         )
 
 
-def test_manifest_counts_retries_requests_and_statuses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["litellm", "openai"])
+def test_manifest_counts_retries_requests_and_statuses(tmp_path: Path, transport: str) -> None:
+    """The fault storm (429 + Retry-After, 5xx, refusal, truncation) through each transport."""
     from assay.testing import refusal, truncated
 
     with FakeOpenAIServer(responder=verdict_for) as srv:
@@ -322,6 +324,7 @@ path = "three.jsonl"
 max_attempts = 3
 initial_wait_s = 0.01
 max_wait_s = 0.2
+transport = "{transport}"
 [[judges]]
 models = ["openai/fake-judge"]
 prompts = ["generic-support@1"]
