@@ -154,14 +154,15 @@ def _reads(inputs: dict[str, Any]) -> str | None:
 
 def _identity(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
     section = manifest.get("policy") or {}
-    kind = str(section.get("kind"))
+    kind = section.get("kind")
+    kind = str(kind) if kind is not None else None
     return {
         "name": name,
         "kind": kind,
         "version": section.get("version"),
         "policy_sha256": section.get("policy_sha256"),
         "reads": _reads(manifest.get("inputs") or {}),
-        "thresholds": _thresholds(kind, section.get("config") or {}),
+        "thresholds": _thresholds(kind or "", section.get("config") or {}),
     }
 
 
