@@ -236,6 +236,7 @@ def test_a_chained_sweep_reads_its_gate(run_dir: Path, policy_file: Path) -> Non
         ("cert", ("--param", "tau"), ("--param", "support, conflict")),
         ("render", ("--tie", "tau_contradict=tau_entail-0.10"), ("--tie", "claim_selective")),
         ("cert", ("--param", "conflict", "--tie", "limitation=support-0.1"), ("--tie",)),
+        ("cert", ("--param", "x.support"), ("x.support", "families")),
         ("gate", ("--step", "0"), ("--step",)),
         ("gate", ("--from", "1.5"), ("--from",)),
     ],
@@ -248,6 +249,16 @@ def test_a_bad_sweep_option_is_one_line_and_writes_nothing(
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert all(text in err for text in expected), err
     assert not (run_dir / "policies" / name / "sweep.jsonl").exists()
+
+
+def test_a_claim_selective_sweep_of_conflict_moves_nothing_else(
+    run_dir: Path, policy_file: Path
+) -> None:
+    args = ("--param", "conflict", "--from", "0.40", "--to", "0.60", "--step", "0.10")
+    code, _, err = _sweep(run_dir, policy_file, "cert", *args)
+    assert code == 0, err
+    points = lines(run_dir / "policies/cert/sweep.jsonl")
+    assert [p["params"] for p in points] == [{"conflict": v} for v in ("0.40", "0.50", "0.60")]
 
 
 def test_sweeps_are_byte_identical_on_rerun(run_dir: Path, policy_file: Path) -> None:

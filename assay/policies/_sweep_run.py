@@ -43,6 +43,7 @@ RANGES: dict[str, dict[str, tuple[str, str, str]]] = {
         "tau_min": ("0.00", "1.00", "0.01"),
     },
 }
+THRESHOLDS = tuple(RANGES["claim_selective"])
 AURC_KEYS = ("aurc", "aurc_opt", "e_aurc", "aurc_support", "aurc_opt_support", "e_aurc_support")
 
 
@@ -94,15 +95,21 @@ def _grid(start: str, stop: str, step: str) -> list[str]:
     return decimal_grid(start, stop, step)
 
 
+def _base(kind: str, param: str) -> str:
+    """The threshold a parameter names: an intent-aware claim_selective policy also takes
+    `<family>.support` (one family; `with_params` checks the family)."""
+    return param.rpartition(".")[2] if kind == "claim_selective" else param
+
+
 def resolve(kind: str, settings: SweepSettings) -> Resolved:
     """The kind's defaults where the user gave none; a --param or --tie the kind does
     not have is one line naming the option and what is allowed."""
     ranges = RANGES[kind]
     param = settings.param or next(iter(ranges))
-    if param not in ranges:
+    if _base(kind, param) not in ranges:
         allowed = ", ".join(ranges)
         raise SpecError(f"a {kind} policy sweeps {allowed}; got {param!r}", field="--param")
-    default = ranges[param]
+    default = ranges[_base(kind, param)]
     start = settings.start or default[0]
     stop = settings.stop or default[1]
     step = settings.step or default[2]
@@ -120,7 +127,7 @@ def _check_ties(resolved: Resolved) -> None:
 
     for text in resolved.ties:
         target, source, _ = parse_tie(text)
-        if source != resolved.param or target not in RANGES["claim_selective"]:
+        if source != resolved.param or _base("claim_selective", target) not in THRESHOLDS:
             raise SpecError(
                 f"{text!r}: a tie moves a threshold with --param {resolved.param}", field="--tie"
             )
