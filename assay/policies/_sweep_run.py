@@ -44,6 +44,7 @@ RANGES: dict[str, dict[str, tuple[str, str, str]]] = {
     },
 }
 THRESHOLDS = tuple(RANGES["claim_selective"])
+CURVE_METRICS = ("coverage", "selective_risk_label", "selective_risk_support")  # §3.6
 AURC_KEYS = ("aurc", "aurc_opt", "e_aurc", "aurc_support", "aurc_opt_support", "e_aurc_support")
 
 
@@ -172,7 +173,7 @@ def _sweep_fail_closed(
         points.append(
             {
                 "params": {"tau_entail": moved.tau_entail, "tau_contradict": moved.tau_contradict},
-                "metrics": {m: r.model_dump(mode="json") for m, r in sorted(metrics.items())},
+                "metrics": {m: r.model_dump(mode="json") for m, r in metrics.items()},
             }
         )
     return SweepResult(param=resolved.param, points=points, shown=list(SWEEP_METRICS))
@@ -192,7 +193,7 @@ def _sweep_gate(
             "params": {"tau": p.tau, "tau_min": p.tau_min},
             "metrics": p.model_dump(
                 mode="json",
-                include={"coverage", "selective_risk_label", "selective_risk_support"},
+                include=set(CURVE_METRICS),
             ),
         }
         for p in curve
@@ -206,7 +207,7 @@ def _sweep_gate(
         "n_points": len(points),
         **{key: values[key].model_dump(mode="json") for key in AURC_KEYS},
     }
-    shown = ["coverage", "selective_risk_label", "selective_risk_support"]
+    shown = list(CURVE_METRICS)
     return SweepResult(param=resolved.param, points=points, shown=shown, summary=summary)
 
 
