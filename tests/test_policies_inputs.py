@@ -20,8 +20,10 @@ RECORD_FILES = ("answers.jsonl", "claims.jsonl", "verifications.jsonl", "gates.j
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = make_run(tmp_path_factory.mktemp("policies_inputs"), RUN_SPEC)
     answers = [json.loads(line) for line in (run / "answers.jsonl").read_text().splitlines()]
-    gates = [scored_record(a["answer_id"], 0.4, 0.6) for a in answers]  # one per question
-    records = [g.model_copy(update={"dataset": a["dataset"]}) for g, a in zip(gates, answers)]
+    records = [  # one gate record per question
+        scored_record(a["answer_id"], 0.4, 0.6).model_copy(update={"dataset": a["dataset"]})
+        for a in answers
+    ]
     text = "".join(r.model_dump_json() + "\n" for r in records)
     write_text(run / "gates.jsonl", text)
     return run
@@ -151,3 +153,91 @@ def test_unknown_dataset_fields_are_ignored(run_dir: Path, policy_file: Path) ->
     _dataset_copy(run_dir, lambda r: {**r, "reviewer_mood": "maybe", "gold_actions": "maybe"})
     code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file)
     assert code == 0, err
+
+
+# ---- FC-6: pairs a verifier's cost cap dropped (a real local NLI run, tiny model) ----
+
+NLI_SPEC = """
+name = "nli-cap"
+output_dir = "run"
+[factuality]
+datasets = [{{ name = "factuality-demo", path = "builtin:factuality-demo" }}]
+decomposer = {{ kind = "sentence" }}
+[[factuality.verifiers]]
+kind = "nli-local"
+model = "hf-nli/{model}"
+premise = "sentence"
+{cap}
+"""
+
+ANY_VERIFIER = """
+[[policies]]
+name = "cert"
+kind = "claim_selective"
+
+[[policies]]
+name = "render"
+kind = "fail_closed"
+"""
+
+
+@pytest.fixture(scope="module")
+def nli_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The factuality demo verified by sentence with a tiny NLI model: uncapped, and
+    with `max_premises = 1` (each demo passage has several sentences)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from _tiny_models import save_nli_model, sentences, wordpiece_tokenizer
+
+    root = tmp_path_factory.mktemp("nli_cap")
+    model = save_nli_model(root / "nli", wordpiece_tokenizer(sentences()))
+    runs = []
+    for name, cap in (("uncapped", ""), ("capped", "max_premises = 1")):
+        (root / name).mkdir()
+        runs.append(make_run(root / name, NLI_SPEC.format(model=model, cap=cap)))
+    return runs[0], runs[1]
+
+
+def _by_key(path: Path) -> dict[tuple[str, str], dict[str, object]]:
+    return {(r["answer_id"], r["claim_id"]): r for r in map(json.loads, path.open())}
+
+
+def test_a_verifier_cap_records_the_pairs_it_dropped(nli_runs: tuple[Path, Path]) -> None:
+    uncapped, capped = (_by_key(r / "verifications.jsonl") for r in nli_runs)
+    assert uncapped.keys() == capped.keys()
+    assert not any("pairs_dropped_by_cap" in r for r in uncapped.values())  # 0: omitted
+    dropped = 0
+    for key, full in uncapped.items():
+        pairs, kept = full["pairs"], capped[key]["pairs"]
+        assert isinstance(pairs, list) and len(pairs) >= 1
+        assert kept == pairs[:1]  # the first premise, scored as without the cap
+        assert capped[key].get("pairs_dropped_by_cap", 0) == len(pairs) - 1
+        dropped += len(pairs) - 1
+    assert dropped > 0
+
+
+def test_dropped_pairs_reach_both_claim_kinds(nli_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """The cap reaches the kinds: fail_closed marks the claims `truncated`; a claim whose
+    every pair was dropped is `cap_exceeded` in both kinds (C-6), and one with no pair
+    and no drop stays `no_evidence`."""
+    run = tmp_path / "run"
+    shutil.copytree(nli_runs[1], run)
+    path = run / "verifications.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[0].get("pairs_dropped_by_cap", 0) > 0
+    records[0]["pairs"] = []  # a cap that left this claim nothing
+    records[1]["pairs"] = []
+    records[1].pop("pairs_dropped_by_cap", None)  # ... and one that had nothing to score
+    write_text(path, "".join(json.dumps(r) + "\n" for r in records))
+    policy = write_text(tmp_path / "any.toml", ANY_VERIFIER)
+    code, _, err = assay("policies", "apply", run, "--policy", policy)
+    assert code == 0, err
+    verified = {(r["answer_id"], r["claim_id"]): r for r in records}
+    capped_out, empty = list(verified)[:2]
+    for name in ("cert", "render"):
+        claims = _by_key(run / "policies" / name / "claims.jsonl")
+        assert claims[capped_out]["reason"] == "cap_exceeded"
+        assert claims[empty]["reason"] == "no_evidence"
+    render = _by_key(run / "policies" / "render" / "claims.jsonl")
+    for key, claim in render.items():
+        assert claim["truncated"] == (verified[key].get("pairs_dropped_by_cap", 0) > 0)

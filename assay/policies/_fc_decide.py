@@ -90,8 +90,9 @@ def _judge(
         return _unverified(Reason.UNSUPPORTED_BY_DESIGN, spans)
     if flags and config.reject_non_atomic:
         return _unverified(Reason.NON_ATOMIC, spans)
-    if not spans:
-        return _unverified(Reason.CAP_EXCEEDED if capped.truncated else Reason.NO_EVIDENCE)
+    if not spans:  # C-6: every pair dropped by a cap (the policy's or the verifier's)
+        capped_out = capped.truncated or claim.pairs_dropped_by_cap > 0
+        return _unverified(Reason.CAP_EXCEEDED if capped_out else Reason.NO_EVIDENCE)
     return _rule(spans, sets, config, budget)
 
 
@@ -192,7 +193,7 @@ def _claim_record(
         spans_scored=[p.span_id for p in capped.kept],
         n_pairs_recorded=len(claim.pairs),
         n_pairs_scored=len(capped.kept) + judged.set_lookups,
-        truncated=capped.truncated,
+        truncated=capped.truncated or claim.pairs_dropped_by_cap > 0,
         atomicity_flags=flags,
         unsupported_by_design=claim.unsupported_by_design,
         gold=claim.gold,

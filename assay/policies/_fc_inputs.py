@@ -13,7 +13,15 @@ import hashlib
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from assay.core.answer_fields import GoldAction
 from assay.core.outcomes import Status
@@ -154,6 +162,9 @@ class FCClaim(BaseModel):
     verification_status: Status | None = None
     pairs: list[FCPair] = Field(default_factory=list)
     set_scores: list[FCSetScore] = Field(default_factory=list)
+    pairs_dropped_by_cap: int = Field(
+        default=0, ge=0, description="Pairs the verifier's cost cap left unscored (FC-6)."
+    )
     gold: GoldClaim | None = None
 
     @field_validator("gold", mode="before")
@@ -174,11 +185,20 @@ class FCClaim(BaseModel):
 
     def verification_view(self) -> dict[str, Any]:
         """The verification record the policy consumes (what `inputs_sha256` hashes);
-        a non-finite score is written as its name ("nan", "inf"), as JSON has none."""
-        view = self.model_dump(
-            mode="python", include={"claim_id", "verification_status", "pairs", "set_scores"}
-        )
+        a non-finite score is written as its name ("nan", "inf"), as JSON has none;
+        `pairs_dropped_by_cap` only when a cap dropped some (see `_omit_no_drop`)."""
+        keys = {"claim_id", "verification_status", "pairs", "set_scores", "pairs_dropped_by_cap"}
+        view = self.model_dump(mode="python", include=keys)
         return {k: _finite_json(v) for k, v in view.items()}
+
+    @model_serializer(mode="wrap")
+    def _omit_no_drop(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No `pairs_dropped_by_cap` key when no cap dropped a pair: claims and hashes
+        stay as they were before the field existed."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("pairs_dropped_by_cap"):
+            data.pop("pairs_dropped_by_cap", None)
+        return data
 
 
 def _finite_json(value: Any) -> Any:

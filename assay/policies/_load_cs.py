@@ -1,9 +1,10 @@
 """Run records -> `claim_selective` inputs (docs/policies-integration.md): one
-`ResponseInput` per answer, each claim carrying the chosen verifier's record (status and
-scored pairs) or None when it has none. The §5.2.5 fields come from the run's records
-(answers.jsonl, claims.jsonl), falling back to the answers dataset row for runs recorded
-before the records carried them; passages (ids, `evidence_level`, the dosage cue) come
-from that row. A bad value names file, line and field."""
+`ResponseInput` per answer, each claim carrying the chosen verifier's record (status,
+scored pairs, and how many pairs a cost cap dropped: FC-6) or None when it has none.
+The §5.2.5 fields come from the run's records (answers.jsonl, claims.jsonl), falling
+back to the answers dataset row for runs recorded before the records carried them;
+passages (ids, `evidence_level`, the dosage cue) come from that row. A bad value names
+file, line and field."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def _claim(run: RunInputs, verifier: str, claim: ClaimRecord) -> dict[str, Any]:
             "verifier_id": record.verifier_id,
             "status": record.status.value,
             "pairs": [p.model_dump(mode="python") for p in record.pairs],
+            "pairs_dropped_by_cap": record.pairs_dropped_by_cap,
         }
     )
     fields = claim_fields_of(claim)  # critical, required, gold_status... as recorded

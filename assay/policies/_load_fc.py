@@ -62,6 +62,7 @@ def _claim(claim: ClaimRecord, record: VerificationRecord | None) -> FCClaim:
         verification_status=record.status if record else None,
         pairs=pairs,
         set_scores=[FCSetScore(**s.model_dump()) for s in record.set_scores] if record else [],
+        pairs_dropped_by_cap=record.pairs_dropped_by_cap if record else 0,
         gold=_GOLD_ALIASES.get((claim.gold_label or "").strip().lower()),
     )
 

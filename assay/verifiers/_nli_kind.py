@@ -27,6 +27,11 @@ class LocalNLIParams(BaseModel):
         default="chunk",
         description="What the model reads: token windows of a passage, or its sentences.",
     )
+    max_premises: int | None = Field(
+        default=None,
+        ge=1,
+        description="Cost cap: premises scored per claim (the rest: pairs_dropped_by_cap).",
+    )
     name: str | None = None
 
 
@@ -40,6 +45,7 @@ def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:
         batch_size=params.batch_size,
         label_map=params.label_map,
         premise=params.premise,
+        max_premises=params.max_premises,
         name=params.name,
         cache=ctx.cache,
         use_cache=ctx.use_cache,

@@ -48,10 +48,17 @@ class _Plan:
     rows: list[int]
     tokens: frozenset[str]  # the claim's content tokens (limitation scores)
     passages: dict[str, Passage]  # by id: each pair's doc_id and page
+    dropped: int = 0  # premises beyond max_premises, never scored
 
 
 def _check_settings(
-    model: str, threshold: float, max_length: int, chunk_tokens: int | None, stride: int, batch: int
+    model: str,
+    threshold: float,
+    max_length: int,
+    chunk_tokens: int | None,
+    stride: int,
+    batch: int,
+    max_premises: int | None = None,
 ) -> None:
     if not 0.0 <= threshold < 1.0:
         raise ModelConfigError(f"model {model!r}: threshold must be in [0, 1)")
@@ -61,6 +68,8 @@ def _check_settings(
         raise ModelConfigError(f"model {model!r}: chunk_tokens must be at least 8")
     if stride < 0 or batch < 1:
         raise ModelConfigError(f"model {model!r}: chunk_stride must be >= 0 and batch_size >= 1")
+    if max_premises is not None and max_premises < 1:
+        raise ModelConfigError(f"model {model!r}: max_premises must be at least 1")
 
 
 class LocalNLIVerifier:
@@ -79,6 +88,8 @@ class LocalNLIVerifier:
     Premises are token windows of each passage (`premise="chunk"`) or its sentences
     (`"sentence"`, offsets in code points). Every scored window is recorded in the
     verdict's `pairs` with its three probabilities and a lexicon limitation score.
+    `max_premises` caps the premises scored per claim (the first ones, in passage and
+    window order); the rest are never scored and counted in `pairs_dropped_by_cap`.
     """
 
     version = "1"
@@ -100,6 +111,7 @@ class LocalNLIVerifier:
         device: str = "cpu",
         dtype: str | None = None,
         premise: Premise = "chunk",
+        max_premises: int | None = None,
         name: str | None = None,
     ) -> None:
         path = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
@@ -107,7 +119,10 @@ class LocalNLIVerifier:
             raise ModelConfigError(f"model {model!r}: expected hf-nli/<directory or hub id>")
         self.model = f"{PROVIDER}/{path}"
         self.path = path
-        _check_settings(self.model, threshold, max_length, chunk_tokens, chunk_stride, batch_size)
+        _check_settings(
+            self.model, threshold, max_length, chunk_tokens, chunk_stride, batch_size, max_premises
+        )
+        self.max_premises = max_premises
         options = {"device": device, "dtype": dtype}
         config = ModelConfig(
             model=f"{PROVIDER}/{path.rstrip('/') or path}",
@@ -201,6 +216,7 @@ class LocalNLIVerifier:
             "max_length": self.max_length,
             "effective_max_length": model["effective_max_length"],
             "premise": self.premise,
+            **({"max_premises": self.max_premises} if self.max_premises is not None else {}),
             "chunk_tokens": self.chunk_tokens,
             "chunk_stride": self.chunk_stride,
             "batch_size": self.batch_size,
@@ -255,14 +271,16 @@ class LocalNLIVerifier:
             if early is not None:
                 plans.append(early)
                 continue
-            chunks = chunker.chunks(item, chunker.size(claim_tokens), encoded, self.premise)
+            every = chunker.chunks(item, chunker.size(claim_tokens), encoded, self.premise)
+            chunks = every[: self.max_premises]  # None: no cap
             for chunk in chunks:
                 if (chunk.text, item.claim) not in row_of:  # identical pairs are scored once
                     row_of[(chunk.text, item.claim)] = len(pairs)
                     pairs.append(PairRequest(premise=chunk.text, hypothesis=item.claim))
             rows = [row_of[(c.text, item.claim)] for c in chunks]
             evidence = {p.id: p for p in item.evidence}
-            plans.append(_Plan(chunks, rows, content_token_set(item.claim), evidence))
+            tokens = content_token_set(item.claim)
+            plans.append(_Plan(chunks, rows, tokens, evidence, len(every) - len(chunks)))
         return plans, pairs
 
     # ---- scoring -------------------------------------------------------------------
@@ -339,6 +357,7 @@ class LocalNLIVerifier:
         roles = self._roles_of_labels()
         by_role = [{role: p[i] for role, i in roles.items()} for p in probs]
         verdict.pairs = nli_pairs(plan.chunks, by_role, plan.tokens, plan.passages)
+        verdict.pairs_dropped_by_cap = plan.dropped
         verdict.cache_hit = all(r.cache_hit for r in parts)
         verdict.attempts = 0 if verdict.cache_hit else max(attempts, 1)
         return verdict
