@@ -17,8 +17,15 @@ process with a fixed per-request latency, so the client's CPU is what differs):
 * assay cached -- the same spec again into a new output directory with the same cache
                   directory: every judgment must be a cache hit and the server must see
                   0 requests.
+* assay lean   -- assay cold with ``transport = "openai"`` in the judges block (the lean
+                  pooled-aiohttp transport), its own empty cache.
+* raw aiohttp  -- the ceiling: one ``aiohttp.ClientSession``, a ``Semaphore(concurrency)``
+                  and ``session.post(json=...)`` of the same messages, the JSON body read
+                  and its content checked; nothing else.
 
-Targets: assay cold >= 0.9x the plain loop's judgments/s; cold time / cached time >= 20x.
+Targets: assay cold >= 0.9x the plain loop's judgments/s; cold time / cached time >= 20x;
+lean >= 4x the plain loop's judgments/s, <= 1/4 of its client CPU per judgment, and
+>= 0.6x the raw aiohttp loop's judgments/s (issue 11).
 Besides wall time it reports client CPU time per judgment, which is robust to other load
 on the machine (wall figures are not). With --repeat, plain and cold runs alternate.
 
@@ -59,6 +66,9 @@ MODEL = "openai/bench"
 PROMPT_REF = "generic-support@1"
 TARGET_COLD_VS_PLAIN = 0.9
 TARGET_COLD_VS_CACHED = 20.0
+TARGET_LEAN_VS_PLAIN = 4.0  # throughput
+TARGET_LEAN_CPU_SHARE = 0.25  # lean client CPU per judgment / the plain loop's
+TARGET_LEAN_VS_RAW = 0.6  # throughput
 
 _AXES = ["relation", "modality", "scope", "temporal", "numeric"]
 _EVIDENCE = (
@@ -140,7 +150,7 @@ def write_dataset(path: Path, pairs: list[dict[str, Any]]) -> None:
 
 
 def write_spec(path: Path, *, dataset: Path, api_base: str, concurrency: int,
-               bootstrap: int | None, name: str = "bench") -> None:
+               bootstrap: int | None, name: str = "bench", transport: str = "litellm") -> None:
     lines = [
         f'name = "{name}"',
         'description = "assay throughput benchmark (fake server)"',
@@ -159,6 +169,7 @@ def write_spec(path: Path, *, dataset: Path, api_base: str, concurrency: int,
         f"api_base = {json.dumps(api_base)}",
         f"max_concurrency = {concurrency}",
         'structured_output = "off"',
+        f'transport = "{transport}"',
         "",
     ]
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -308,6 +319,34 @@ def run_plain(messages: list[list[dict[str, str]]], api_base: str, concurrency: 
     return asyncio.run(_plain_loop(messages, api_base, concurrency, total_timeout))
 
 
+async def _raw_loop(messages: list[list[dict[str, str]]], api_base: str,
+                    concurrency: int) -> tuple[int, int]:
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    url = api_base + "/chat/completions"
+    headers = {"Authorization": "Bearer sk-bench"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+        async def one(msgs: list[dict[str, str]]) -> bool:
+            body = {"model": MODEL.split("/", 1)[1], "messages": msgs, "temperature": 0,
+                    "max_tokens": 1024}
+            async with sem, session.post(url, json=body) as resp:
+                data = await resp.json()
+            return bool(data["choices"][0]["message"]["content"] == CONTENT)
+
+        results = await asyncio.gather(*(one(m) for m in messages), return_exceptions=True)
+    ok = sum(1 for r in results if r is True)
+    return ok, len(results) - ok
+
+
+def run_raw(messages: list[list[dict[str, str]]], api_base: str,
+            concurrency: int) -> tuple[int, int]:
+    """The ceiling: a bare aiohttp POST loop; returns (ok, failed) calls."""
+    return asyncio.run(_raw_loop(messages, api_base, concurrency))
+
+
 def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
     """Import litellm/assay and make first calls on both code paths (not timed)."""
     # NB: `import assay.models` as the *first* assay import fails with a circular import
@@ -318,18 +357,20 @@ def warm_up(api_base: str, workdir: Path, concurrency: int) -> None:
 
     litellm_module()  # assay's import path: sets suppress_debug_info, telemetry off
     run_plain(render_messages(make_pairs(4, tag="w")), api_base, concurrency)
+    run_raw(render_messages(make_pairs(4, tag="w")), api_base, concurrency)
     # assay side: a tiny run (own dataset, cache and output dir) so assay.metrics, pandas,
     # diskcache, tenacity, jinja templates and litellm's client for assay's key are loaded.
-    d = workdir / "warmup"
-    d.mkdir()
-    write_dataset(d / "data.jsonl", make_pairs(4, tag="w"))
-    write_spec(d / "spec.toml", dataset=d / "data.jsonl", api_base=api_base,
-               concurrency=concurrency, bootstrap=None, name="warmup")
-    runner = Runner(load_spec(d / "spec.toml"), RunOptions(
-        cache_dir=str(d / "cache"), progress=False, output_dir=str(d / "out")))
-    runner.run()
-    if runner.cache is not None:
-        runner.cache.close()
+    for transport in ("litellm", "openai"):
+        d = workdir / f"warmup-{transport}"
+        d.mkdir()
+        write_dataset(d / "data.jsonl", make_pairs(4, tag="w"))
+        write_spec(d / "spec.toml", dataset=d / "data.jsonl", api_base=api_base,
+                   concurrency=concurrency, bootstrap=None, name="warmup", transport=transport)
+        runner = Runner(load_spec(d / "spec.toml"), RunOptions(
+            cache_dir=str(d / "cache"), progress=False, output_dir=str(d / "out")))
+        runner.run()
+        if runner.cache is not None:
+            runner.cache.close()
 
 
 def run_assay(spec_path: Path, cache_dir: Path, out_dir: Path,
@@ -415,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
             spec = workdir / "spec.toml"
             write_spec(spec, dataset=ds, api_base=api_base, concurrency=ns.concurrency,
                        bootstrap=ns.bootstrap)
+            lean_spec = workdir / "spec-lean.toml"
+            write_spec(lean_spec, dataset=ds, api_base=api_base, concurrency=ns.concurrency,
+                       bootstrap=ns.bootstrap, transport="openai")
             messages = render_messages(pairs)
             assert len(messages) == n
             chars = [sum(len(m["content"]) for m in ms) for ms in messages]
@@ -431,7 +475,9 @@ def main(argv: list[str] | None = None) -> int:
 
             # ---- plain loop and assay cold, alternating (a fresh cache dir per cold run)
             plain: list[Meter] = []
+            raw: list[Meter] = []
             cold: list[dict[str, Any]] = []
+            lean: list[dict[str, Any]] = []
             cache_dir = workdir / "cache-0"
             for r in range(ns.repeat):
                 before = client.stats().total
@@ -456,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
                 if info["statuses"] != {"ok": n} or info["lines"] != n:
                     raise SystemExit(f"assay cold run: expected {n} ok judgments, got {info}")
                 cold.append(info)
+                raw.append(_raw_phase(client, proc.pid, messages, api_base, ns.concurrency, r))
+                lean.append(_lean_phase(client, proc.pid, lean_spec, workdir, n, r))
 
             # ---- assay cached (cache dir of the last cold run, new output dirs)
             cached: list[dict[str, Any]] = []
@@ -473,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
 
             result["plain"] = summarize([m.wall for m in plain], n, [m.cpu for m in plain],
                                         [m.server_cpu for m in plain])
+            result["raw"] = summarize([m.wall for m in raw], n, [m.cpu for m in raw],
+                                      [m.server_cpu for m in raw])
+            result["assay_lean"] = summarize([c["run_s"] for c in lean], n,
+                                             [c["cpu_s"] for c in lean],
+                                             [c["server_cpu_s"] for c in lean])
             for name, runs in (("assay_cold", cold), ("assay_cached", cached)):
                 result[name] = summarize([c["run_s"] for c in runs], n,
                                          [c["cpu_s"] for c in runs],
@@ -500,6 +553,63 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result["pass"] else 1
 
 
+def _raw_phase(client: Any, pid: int, messages: list[list[dict[str, str]]], api_base: str,
+               concurrency: int, r: int) -> Meter:
+    before = client.stats().total
+    with Meter(pid) as m:
+        ok, bad = run_raw(messages, api_base, concurrency)
+    reqs = client.stats().total - before
+    print(f"raw aiohttp  #{r + 1}: {m.wall:7.3f}s wall  {m.cpu:7.3f}s cpu  ok={ok} failed={bad} "
+          f"requests={reqs}  load {m.load_before}->{m.load_after}", flush=True)
+    if bad or reqs != len(messages):
+        raise SystemExit(f"raw aiohttp loop: {bad} failed calls, {reqs} requests")
+    return m
+
+
+def _lean_phase(client: Any, pid: int, spec: Path, workdir: Path, n: int,
+                r: int) -> dict[str, Any]:
+    before = client.stats().total
+    info = run_assay(spec, workdir / f"cache-lean-{r}", workdir / f"out-lean-{r}", pid)
+    info["requests"] = client.stats().total - before
+    print(f"assay lean   #{r + 1}: {info['run_s']:7.3f}s wall  {info['cpu_s']:7.3f}s cpu  "
+          f"(construct {info['construct_s']:.3f}s)  status={info['status']} "
+          f"statuses={info['statuses']} requests={info['requests']}  load "
+          f"{info['load'][0]}->{info['load'][1]}", flush=True)
+    if info["statuses"] != {"ok": n} or info["lines"] != n or info["requests"] != n:
+        raise SystemExit(f"assay lean run: expected {n} ok judgments and requests, got {info}")
+    return info
+
+
+def report_lean(res: dict[str, Any]) -> dict[str, Any]:
+    """The lean transport's three ratios (issue 11) against the plain and raw loops."""
+    plain, lean, raw = res["plain"], res["assay_lean"], res["raw"]
+    vs_plain = plain["best_s"] / lean["best_s"]
+    vs_plain_med = plain["median_s"] / lean["median_s"]
+    cpu_share = lean["client_cpu_us_per_judgment"] / plain["client_cpu_us_per_judgment"]
+    vs_raw = raw["best_s"] / lean["best_s"]
+    vs_raw_med = raw["median_s"] / lean["median_s"]
+    checks = (vs_plain >= TARGET_LEAN_VS_PLAIN, cpu_share <= TARGET_LEAN_CPU_SHARE,
+              vs_raw >= TARGET_LEAN_VS_RAW)
+    verdicts = ["PASS" if ok else "FAIL" for ok in checks]
+    print(f"assay_lean / plain throughput : {vs_plain:6.3f}x best, {vs_plain_med:6.3f}x "
+          f"median  (target >= {TARGET_LEAN_VS_PLAIN:g})   {verdicts[0]}")
+    print(f"assay_lean / plain client CPU : {cpu_share:6.3f} of the plain loop's per judgment "
+          f"(target <= {TARGET_LEAN_CPU_SHARE:g})   {verdicts[1]}")
+    print(f"assay_lean / raw aiohttp      : {vs_raw:6.3f}x best, {vs_raw_med:6.3f}x "
+          f"median  (target >= {TARGET_LEAN_VS_RAW:g})   {verdicts[2]}")
+    return {
+        "assay_lean_over_plain_best": round(vs_plain, 4),
+        "assay_lean_over_plain_median": round(vs_plain_med, 4),
+        "assay_lean_cpu_share_of_plain": round(cpu_share, 4),
+        "assay_lean_over_raw_best": round(vs_raw, 4),
+        "assay_lean_over_raw_median": round(vs_raw_med, 4),
+        "lean_targets": {"assay_lean_over_plain": TARGET_LEAN_VS_PLAIN,
+                         "assay_lean_cpu_share_of_plain": TARGET_LEAN_CPU_SHARE,
+                         "assay_lean_over_raw": TARGET_LEAN_VS_RAW},
+        "pass_lean": all(checks),
+    }
+
+
 def report(res: dict[str, Any]) -> None:
     m, c = res["machine"], res["config"]
     print()
@@ -519,7 +629,9 @@ def report(res: dict[str, Any]) -> None:
     print(hdr)
     print("-" * len(hdr))
     rows = [
+        ("raw aiohttp loop (ceiling)", res["raw"]),
         ("plain litellm loop", res["plain"]),
+        ("assay lean   (run() only)", res["assay_lean"]),
         ("assay cold   (run() only)", res["assay_cold"]),
         ("assay cold   (construct + run)", res["assay_cold_incl_construct"]),
         ("assay cached (run() only)", res["assay_cached"]),
@@ -531,7 +643,8 @@ def report(res: dict[str, Any]) -> None:
         print(f"{name:<32}{s['judgments']:>10}{s['best_s']:>9.3f}{s['median_s']:>10.3f}"
               f"{s['best_per_s']:>10.1f}{s['median_per_s']:>11.1f}{cpu_txt}")
     print()
-    print("run()     = Runner(...).run(): plan, render, calls, parsing, cache, judgments.jsonl,\n"
+    print("lean      = assay with transport = \"openai\" (pooled aiohttp), an empty cache.\n"
+          "run()     = Runner(...).run(): plan, render, calls, parsing, cache, judgments.jsonl,\n"
           "            manifest, metrics (bootstrap CIs). Construct = load_spec + Runner(...)\n"
           "            (dataset load, judge build), timed outside run().\n"
           "cpu us/j  = this process's CPU time per judgment (best run); robust to other load.")
@@ -549,6 +662,7 @@ def report(res: dict[str, Any]) -> None:
     print(f"   same, by client CPU/judgment: {cpu_ratio:6.3f}x")
     print(f"cold time / cached time       : {ratio_cache:6.1f}x best, {ratio_cache_med:6.1f}x "
           f"median  (target >= {TARGET_COLD_VS_CACHED:g}x)   {'PASS' if ok2 else 'FAIL'}")
+    lean_ratios = report_lean(res)
     print(f"server requests: plain {c['judgments']} per run; assay cold "
           f"{res['assay_cold']['server_requests']}; assay cached "
           f"{res['assay_cached']['server_requests']} (cache hits "
@@ -571,7 +685,8 @@ def report(res: dict[str, Any]) -> None:
         "pass_cold_over_plain": ok1,
         "pass_cold_over_cached": ok2,
     }
-    res["pass"] = ok1 and ok2
+    res["ratios"].update(lean_ratios)
+    res["pass"] = ok1 and ok2 and lean_ratios["pass_lean"]
 
 
 if __name__ == "__main__":
