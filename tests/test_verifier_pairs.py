@@ -34,6 +34,7 @@ from assay.retrieval import (
 )
 from assay.runs._stage_verify import claim_inputs
 from assay.verifiers import ClaimToVerify, OverlapVerifier
+from assay.verifiers._pairs import LEXICAL_LABELS, lexical_probabilities
 from assay.verifiers._relations import claim_tokens, cue, describe_relations, lexical_triple
 from assay.verifiers._spans import sentence_spans
 
@@ -166,7 +167,12 @@ def test_the_lexicon_holds_the_spec_examples_and_its_hash_is_the_files() -> None
     raw = resources.files("assay.judges").joinpath("lexicons", "relation-cues@1.toml").read_bytes()
     described = OverlapVerifier().describe()["pairs"]
     assert described["lexicons"]["relation-cues@1"] == hashlib.sha256(raw).hexdigest()
-    assert described == {"relation_source": "lexical", **describe_relations()}
+    assert described == {
+        "relation_source": "lexical",
+        "score_source": "label_confidence",
+        "labels": LEXICAL_LABELS,
+        **describe_relations(),
+    }
 
 
 def test_lexical_triple_is_overlap_times_cues() -> None:
@@ -242,11 +248,57 @@ def test_overlap_verifier_records_a_lexical_pair_per_passage() -> None:
     assert [p.s_limitation for p in verdict.pairs] == [0.0, 0.0, 0.75]
     assert (verdict.pairs[1].doc_id, verdict.pairs[1].page) == ("label-7", 3)
     for pair in verdict.pairs:
-        assert (pair.relation_source, pair.score_source) == ("lexical", "lexical")
-        assert pair.p_entail is None and pair.chunk_id is None and pair.retrieval_rank is None
+        assert (pair.relation_source, pair.score_source) == ("lexical", "label_confidence")
+        assert pair.chunk_id is None and pair.retrieval_rank is None
+    # label_confidence (§4.2): a neutral (1 - 0); b neutral (1 - 0.5): its ov and its
+    # conflict cue's score 0.5 are under the threshold 0.6; c entailment at ov 0.75
+    triples = [(p.p_entail, p.p_contradict, p.p_neutral) for p in verdict.pairs]
+    assert triples == [(0.0, 0.0, 1.0), (0.0, 0.0, 0.5), (0.75, 0.0, 0.0)]
     # the verdict is still the best passage's overlap
     assert verdict.score == round(max(expected_support), 6) and verdict.label.value == "supported"
     assert verdict.evidence[0].passage_id == "c"
+
+
+@pytest.mark.parametrize(
+    ("threshold", "expected"),
+    [
+        (0.5, (0.0, 0.5, 0.0)),  # ov 0.5 and "avoid": s_conflict reaches it (a tie counts)
+        (0.6, (0.0, 0.0, 0.5)),  # below it: neutral with confidence 1 - ov
+        (0.4, (0.0, 0.5, 0.0)),
+    ],
+)
+def test_a_conflict_cue_with_enough_overlap_is_a_contradiction(
+    threshold: float, expected: tuple[float, float, float]
+) -> None:
+    item = ClaimToVerify(
+        claim_id="c",
+        claim="Aspirin thins the blood in adults",
+        evidence=[Passage(id="b", text="Adults should avoid aspirin.")],
+    )
+    (pair,) = _verify(OverlapVerifier(threshold=threshold), item).pairs
+    assert (pair.p_entail, pair.p_contradict, pair.p_neutral) == expected
+    assert (pair.s_support, pair.s_conflict) == (0.5, 0.5)  # the triple does not move
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ov=st.sampled_from([0.0, 0.25, 0.5, 0.7, 1.0]) | st.floats(0.0, 1.0),
+    has_cue=st.booleans(),
+    threshold=st.sampled_from([0.0, 0.5, 0.7, 1.0]) | st.floats(0.0, 1.0),
+)
+def test_lexical_label_is_the_argmax_and_carries_its_confidence(
+    ov: float, has_cue: bool, threshold: float
+) -> None:
+    conflict = ov if has_cue else 0.0
+    probs = lexical_probabilities(ov, conflict, threshold)
+    nonzero = [i for i, p in enumerate(probs) if p]
+    assert all(0.0 <= p <= 1.0 for p in probs) and len(nonzero) <= 1
+    if has_cue and 0.0 < ov >= threshold:
+        assert probs == (0.0, ov, 0.0)
+    elif ov >= threshold:
+        assert probs == (ov, 0.0, 0.0)
+    else:
+        assert probs == (0.0, 0.0, 1.0 - ov)
 
 
 def test_a_claim_without_content_tokens_scores_zero_everywhere() -> None:

@@ -3,7 +3,8 @@
 It exists so the factuality pipeline runs end to end with no key and no download, and
 as a floor any model verifier should beat. Its verdict cannot detect contradiction; its
 scored pairs carry the lexical relation triple of the policies spec (§2.2), with
-conflict and limitation cues from the `relation-cues@1` lexicon.
+conflict and limitation cues from the `relation-cues@1` lexicon, and a label with its
+confidence (§4.2 `label_confidence`) so a fail-closed policy can verify on them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from assay.core.building import BuildContext
 from assay.core.outcomes import Status
 from assay.core.registry import VERIFIERS
 from assay.core.verification import ClaimToVerify, EvidenceUse, Verdict, VerdictLabel, Verifier
-from assay.verifiers._pairs import lexical_pair
+from assay.verifiers._pairs import LEXICAL_LABELS, lexical_pair
 from assay.verifiers._relations import claim_tokens, describe_relations
 
 
@@ -42,12 +43,17 @@ class OverlapVerifier:
             "version": self.version,
             "threshold": self.threshold,
             "parser_version": None,
-            "pairs": {"relation_source": "lexical", **describe_relations()},
+            "pairs": {
+                "relation_source": "lexical",
+                "score_source": "label_confidence",
+                "labels": LEXICAL_LABELS,
+                **describe_relations(),
+            },
         }
 
     async def verify(self, item: ClaimToVerify) -> Verdict:
         tokens = claim_tokens(item.claim)
-        pairs = [lexical_pair(tokens, passage) for passage in item.evidence]
+        pairs = [lexical_pair(tokens, passage, self.threshold) for passage in item.evidence]
         if not tokens or not item.evidence:
             return Verdict(
                 status=Status.OK,

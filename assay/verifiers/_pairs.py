@@ -18,7 +18,15 @@ from assay.verifiers._nli_chunks import EvidenceChunk
 from assay.verifiers._relations import lexical_triple, lexicon_limitation
 from assay.verifiers._spans import chunk_id
 
-__all__ = ["lexical_pair", "llm_pair", "nli_pair", "nli_pairs", "probability"]
+__all__ = [
+    "LEXICAL_LABELS",
+    "lexical_pair",
+    "lexical_probabilities",
+    "llm_pair",
+    "nli_pair",
+    "nli_pairs",
+    "probability",
+]
 
 
 def probability(value: float | None) -> float | None:
@@ -28,18 +36,45 @@ def probability(value: float | None) -> float | None:
     return min(1.0, max(0.0, float(value)))
 
 
-def lexical_pair(tokens: frozenset[str], passage: Passage) -> ScoredPair:
-    """The overlap verifier's pair for one whole passage (relation source `lexical`)."""
+LEXICAL_LABELS = (
+    "contradiction if s_conflict >= threshold, else entailment if overlap >= threshold, "
+    "else neutral; p_label = overlap (1 - overlap for neutral), the other two 0"
+)
+
+
+def lexical_probabilities(
+    ov: float, conflict: float, threshold: float
+) -> tuple[float, float, float]:
+    """(p_entail, p_contradict, p_neutral) of a lexical pair in §4.2's `label_confidence`
+    form: contradiction when s_conflict (ov times a conflict cue) is positive and reaches
+    the verifier's threshold, else entailment when ov reaches it, else
+    neutral; the label's confidence is ov (1 - ov for neutral), the other two 0."""
+    if conflict > 0.0 and conflict >= threshold:
+        return 0.0, ov, 0.0
+    if ov >= threshold:
+        return ov, 0.0, 0.0
+    return 0.0, 0.0, 1.0 - ov
+
+
+def lexical_pair(tokens: frozenset[str], passage: Passage, threshold: float) -> ScoredPair:
+    """The overlap verifier's pair for one whole passage: the lexical triple of §2.2 and
+    a label with its confidence (so a fail-closed policy can read it, FC-1)."""
     triple = lexical_triple(tokens, passage.text)
+    p_entail, p_contradict, p_neutral = lexical_probabilities(
+        triple.support, triple.conflict, threshold
+    )
     return ScoredPair(
         passage_id=passage.id,
         doc_id=passage.doc_id,
         page=passage.page,
+        p_entail=p_entail,
+        p_contradict=p_contradict,
+        p_neutral=p_neutral,
         s_support=triple.support,
         s_conflict=triple.conflict,
         s_limitation=triple.limitation,
         relation_source="lexical",
-        score_source="lexical",
+        score_source="label_confidence",
         limitation_source="lexicon",
     )
 
