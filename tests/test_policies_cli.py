@@ -66,10 +66,18 @@ def test_apply_writes_records_metrics_and_a_manifest(run_dir: Path, policy_file:
         assert str(run_dir) not in text and "applied_at" not in text
         assert "applied_at" in json.loads((folder / "run_info.json").read_text())
     assert "uccr_cert" in out and "empty_strict_rate" in out
-    # lexical pairs carry no entailment probability: fail_closed verifies nothing, says so
-    assert "no entailment probability" in err
+    # lexical pairs are label_confidence (§4.2): VERIFIED exactly where a pair's p_entail
+    # reaches tau_entail and no pair's p_contradict reaches tau_contradict
+    assert "no entailment probability" not in err
+    pairs = {v["claim_id"]: v["pairs"] for v in _lines(run_dir / "verifications.jsonl")}
     render = _lines(run_dir / "policies" / "render" / "claims.jsonl")
-    assert {c["native"] for c in render} == {"UNVERIFIED"}
+    verified = {c["claim_id"] for c in render if c["native"] == "VERIFIED"}
+    assert verified == {
+        k
+        for k, ps in pairs.items()
+        if any(p["p_entail"] >= 0.85 for p in ps) and all(p["p_contradict"] < 0.70 for p in ps)
+    }
+    assert verified and len(verified) < len(render)
 
 
 def test_claim_statuses_follow_the_recorded_support(run_dir: Path, policy_file: Path) -> None:

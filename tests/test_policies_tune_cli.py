@@ -139,8 +139,8 @@ def test_tune_of_an_unknown_name_is_one_line(run_dir: Path, policy_file: Path) -
 def test_fail_closed_tuning_without_entailment_scores_is_infeasible(
     run_dir: Path, policy_file: Path, tmp_path: Path
 ) -> None:
-    """The overlap verifier records no p_entail: fail_closed withholds every claim, so
-    VC is null for all 50 candidates of §4.8's grid and `vc >= 0.50` fails."""
+    """The bundled answers carry no gold labels, so VC is null for all 50 candidates
+    of §4.8's grid and `vc >= 0.50` fails."""
     args = ("--policy", policy_file, "--name", "render")
     code, out, err = assay("policies", "tune", run_dir, *args)
     result = json.loads((run_dir / "policies/render/tune/result.json").read_text())
