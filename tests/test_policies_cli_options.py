@@ -256,7 +256,7 @@ def test_the_bundled_policies_example_runs_and_applies(tmp_path: Path) -> None:
     code, out, err = _assay("policies", "apply", run, "--policy", example)
     assert code == 0, err
     assert "cert (claim_selective v1)" in out and "render (fail_closed v1)" in out
-    assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert", "render"]
+    assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert", "gate", "render"]
 
 
 def test_split_keeps_its_answers_and_marks_in_sample_metrics(
