@@ -61,13 +61,18 @@ async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncIterator[None
 
 class _Pricing:
     """litellm's local cost map, imported once on the first answer that needs a price:
-    the same figures the litellm path records, None for a model the map does not know."""
+    the same figures the litellm path records, None for a model the map does not know.
+    A model the map does not know is remembered (asking costs ~0.3 ms a time, as much as
+    the rest of a request; local servers' models are never in the map)."""
 
     def __init__(self, model: str) -> None:
         self.model = model
         self._cost_per_token: Any = None
+        self._unpriced = False
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self._unpriced:
+            return None
         if self._cost_per_token is None:
             self._cost_per_token = litellm_module().cost_per_token
         try:
@@ -75,6 +80,7 @@ class _Pricing:
                 model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
             )
         except Exception:
+            self._unpriced = True
             return None
         return float(prompt) + float(completion)
 
