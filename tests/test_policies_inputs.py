@@ -241,3 +241,79 @@ def test_dropped_pairs_reach_both_claim_kinds(nli_runs: tuple[Path, Path], tmp_p
     render = _by_key(run / "policies" / "render" / "claims.jsonl")
     for key, claim in render.items():
         assert claim["truncated"] == (verified[key].get("pairs_dropped_by_cap", 0) > 0)
+
+
+# ---- fail_closed over a verifier that records no entailment probability ----
+
+
+def _no_entailment(pair: dict[str, object]) -> dict[str, object]:
+    """A pair as a label-only verifier records it: no probabilities at all."""
+    return {**pair, "p_entail": None, "p_contradict": None, "p_neutral": None}
+
+
+def _scored(pair: dict[str, object]) -> dict[str, object]:
+    return {**pair, "p_entail": 0.2, "p_contradict": 0.1, "p_neutral": 0.7}
+
+
+def test_no_entailment_scores_is_its_own_fail_closed_reason(
+    run_dir: Path, policy_file: Path
+) -> None:
+    """Hand-built records (not the overlap verifier, whose scores may change): every pair
+    of answer A without p_entail -> its claims withheld `no_entailment_scores` and A
+    refused for that reason (FC-1, FC-2); answer B with one such claim among scored ones
+    -> that claim alone; one warning naming the verifier and the count."""
+    path = run_dir / "verifications.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    answer_a, answer_b = sorted({r["answer_id"] for r in records})[:2]
+    one_of_b = next(r["claim_id"] for r in records if r["answer_id"] == answer_b)
+    assert sum(r["answer_id"] == answer_b for r in records) > 1
+    stripped = set()
+    for r in records:
+        strip = r["answer_id"] == answer_a or (r["answer_id"], r["claim_id"]) == (
+            answer_b,
+            one_of_b,
+        )
+        assert r["pairs"], "every demo claim has a scored pair"
+        r["pairs"] = [_no_entailment(p) if strip else _scored(p) for p in r["pairs"]]
+        if strip:
+            stripped.add((r["answer_id"], r["claim_id"]))
+    write_text(path, "".join(json.dumps(r) + "\n" for r in records))
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--name", "render")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "no entailment probability" in line]
+    assert len(warnings) == 1, err
+    assert "'baseline:overlap'" in warnings[0] and f"for {len(stripped)} claims" in warnings[0]
+    folder = run_dir / "policies" / "render"
+    claims = _by_key(folder / "claims.jsonl")
+    for key, claim in claims.items():
+        expected = "no_entailment_scores" if key in stripped else "below_tau_entail"
+        assert (claim["native"], claim["decision"], claim["reason"]) == (
+            ("UNVERIFIED", "withhold", expected)
+        )
+    responses = {r["answer_id"]: r for r in map(json.loads, (folder / "responses.jsonl").open())}
+    assert (responses[answer_a]["outcome"], responses[answer_a]["reason"]) == (
+        "refuse",
+        "no_entailment_scores",
+    )
+    assert (responses[answer_b]["outcome"], responses[answer_b]["reason"]) == (
+        "abstain",
+        "no_verified_claim",
+    )
+
+
+def test_one_pair_without_entailment_among_scored_ones_stays_invalid_score() -> None:
+    """C-1 is unchanged: a claim whose pairs are partly unscored is `invalid_score`;
+    only a claim none of whose pairs has p_entail is `no_entailment_scores`."""
+    from assay.policies.fail_closed import FailClosedPolicy, FCClaim, FCPair, FCResponse
+
+    scored = FCPair(span_id="s1", p_entail=0.9, p_contradict=0.05, p_neutral=0.05)
+    bare = [FCPair(span_id=f"s{i}") for i in (2, 3)]
+    claims = [
+        FCClaim(claim_id="mixed", verification_status="ok", pairs=[scored, bare[0]]),
+        FCClaim(claim_id="bare", verification_status="ok", pairs=bare),
+        FCClaim(claim_id="none", verification_status="ok", pairs=[]),
+    ]
+    decided = FailClosedPolicy().decide(FCResponse(dataset="d", answer_id="a", claims=claims))
+    reasons = [c.reason for c in decided.claims]
+    assert reasons == ["invalid_score", "no_entailment_scores", "no_evidence"]
+    assert decided.response.outcome == "abstain"  # not every claim's inputs failed

@@ -221,10 +221,12 @@ def apply_fail_closed(
     )
     ratios = {k: v.model_dump(mode="json") for k, v in metrics.metrics.items()}
     warnings = []
-    if any(p.p_entail is None for r in responses for c in r.claims for p in c.pairs):
+    unscored = sum(c.reason == "no_entailment_scores" for d in decisions for c in d.claims)
+    if unscored:
         warnings.append(
-            f"verifier {verifier!r} records no entailment probability for some pairs: "
-            "fail_closed withholds those claims (invalid_score)"
+            f"verifier {verifier!r} recorded no entailment probability for {unscored} claims: "
+            "fail_closed withholds them (no_entailment_scores) and refuses answers made only "
+            "of them; read a verifier that scores entailment (e.g. nli-local)"
         )
     return Outputs(
         records={

@@ -104,6 +104,7 @@ def explain(record: ClaimRecord, config: FailClosedConfig) -> str:
         Reason.VERIFICATION_NOT_OK: f"the verification ended {record.verification_status}",
         Reason.MISSING_VERIFICATION: "there is no verification record",
         Reason.INVALID_SCORE: "a score is missing, NaN, infinite or outside [0, 1]",
+        Reason.NO_ENTAILMENT_SCORES: "the verifier recorded no entailment probability",
         Reason.UNSUPPORTED_BY_DESIGN: "the claim is flagged unsupported by design",
         Reason.NON_ATOMIC: "the claim is not atomic: " + ", ".join(record.atomicity_flags),
         Reason.GATE_ABSTAINED: "the evidence gate abstained on this question",

@@ -37,6 +37,7 @@ UnverifiedReason = Literal[
     "verification_not_ok",
     "missing_verification",
     "invalid_score",
+    "no_entailment_scores",
     "unsupported_by_design",
     "non_atomic",
     "gate_abstained",

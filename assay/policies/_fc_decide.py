@@ -1,7 +1,8 @@
 """The fail-closed decision (§4.3): per claim a render state and a reason, per answer an
 outcome and the renderings of §4.6.
 
-    FC-1 (missing / non-ok verification, invalid score)      -> UNVERIFIED <reason>
+    FC-1 (missing / non-ok verification, invalid score,
+          no pair with an entailment probability)            -> UNVERIFIED <reason>
     unsupported_by_design, non_atomic (opt-in), caps         -> UNVERIFIED <reason>
     no scored span                                           -> UNVERIFIED no_evidence
     max p_contradict over scored spans >= tau_contradict     -> BLOCKED    contradiction
@@ -82,6 +83,8 @@ def _judge(
         return _unverified(Reason.MISSING_VERIFICATION)
     if claim.verification_status != "ok":
         return _unverified(Reason.VERIFICATION_NOT_OK)
+    if claim.pairs and all(p.p_entail is None for p in claim.pairs):
+        return _unverified(Reason.NO_ENTAILMENT_SCORES)  # FC-1, named: a label-only verifier
     spans = _scored_spans(capped, config)
     sets = _set_triples(capped, config)
     if spans is None or sets is None:

@@ -45,6 +45,7 @@ class Reason(StrEnum):
     VERIFICATION_NOT_OK = "verification_not_ok"
     MISSING_VERIFICATION = "missing_verification"
     INVALID_SCORE = "invalid_score"
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-1: no pair has a p_entail at all
     UNSUPPORTED_BY_DESIGN = "unsupported_by_design"
     NON_ATOMIC = "non_atomic"
     GATE_ABSTAINED = "gate_abstained"
@@ -52,7 +53,12 @@ class Reason(StrEnum):
 
 
 FC1_REASONS = frozenset(
-    {Reason.VERIFICATION_NOT_OK, Reason.MISSING_VERIFICATION, Reason.INVALID_SCORE}
+    {
+        Reason.VERIFICATION_NOT_OK,
+        Reason.MISSING_VERIFICATION,
+        Reason.INVALID_SCORE,
+        Reason.NO_ENTAILMENT_SCORES,
+    }
 )
 """Reasons of FC-1: the inputs failed. Such a claim is never counted as caught or
 correct (FC-8), and a response made only of them is refused (FC-2)."""
@@ -66,6 +72,7 @@ class ResponseReason(StrEnum):
     NO_VERIFIED_CLAIM = "no_verified_claim"
     NO_CLAIMS = "no_claims"
     ALL_VERIFICATIONS_FAILED = "all_verifications_failed"
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-2, every claim for that reason
     GATE_ABSTAINED = "gate_abstained"
     GATE_REFUSED = "gate_refused"
 

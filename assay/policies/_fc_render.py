@@ -62,6 +62,8 @@ def outcome_of(response: FCResponse, claims: Sequence[ClaimRecord]) -> ResponseR
     if not claims:
         return ResponseReason.NO_CLAIMS
     if all(c.reason in FC1_REASONS for c in claims):
+        if all(c.reason == Reason.NO_ENTAILMENT_SCORES for c in claims):
+            return ResponseReason.NO_ENTAILMENT_SCORES
         return ResponseReason.ALL_VERIFICATIONS_FAILED
     n_verified = sum(c.native is RenderState.VERIFIED for c in claims)
     if n_verified == 0:
@@ -78,6 +80,7 @@ OUTCOME = {
     ResponseReason.NO_CLAIMS: ResponseOutcome.ABSTAIN,
     ResponseReason.GATE_ABSTAINED: ResponseOutcome.ABSTAIN,
     ResponseReason.ALL_VERIFICATIONS_FAILED: ResponseOutcome.REFUSE,
+    ResponseReason.NO_ENTAILMENT_SCORES: ResponseOutcome.REFUSE,
     ResponseReason.GATE_REFUSED: ResponseOutcome.REFUSE,
 }
 
