@@ -247,7 +247,7 @@ def test_the_baseline_gate_scores_the_questions_words_found_in_each_passage(
     assert records[2]["candidates"] == []
     manifest = json.loads((tmp_path / "run/manifest.json").read_text())
     described = manifest["gate"]["reranker"]
-    assert (described["kind"], described["model_sha256"]) == (
+    assert (described["kind"], described["fingerprint"]) == (
         "baseline-overlap",
         records[0]["reranker"]["model_sha256"],
     )

@@ -83,7 +83,7 @@ class LexicalPairs:
             "kind": "baseline-overlap",
             "model": BASELINE_RERANKER,
             "version": self.version,
-            "model_sha256": self.fingerprint(),
+            "fingerprint": self.fingerprint(),
             "score": "share of the question's content tokens found in the passage title and text",
             "lexicons": lexicon_digest((TOKENS_LEXICON,)),
             "activation": "identity",
