@@ -263,3 +263,33 @@ def test_records_cache_and_manifest_do_not_depend_on_the_transport(tmp_path: Pat
     assert judges["openai"] == judges["litellm"]
     for counter in ("requests_sent", "by_status", "tokens", "cost_usd"):
         assert stats["openai"].get(counter) == stats["litellm"].get(counter), counter
+
+
+def test_spec_key_is_checked_and_dry_run_accepts_it(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.cli import main
+
+    def dry_run(spec: Path) -> tuple[int, str]:
+        capfd.readouterr()
+        monkeypatch.setattr("sys.argv", ["assay", "run", str(spec), "--dry-run"])
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capfd.readouterr()
+        return code, out + err
+
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path, "dry", "http://127.0.0.1:9/v1", "openai")
+    code, output = dry_run(spec)
+    assert code == 0 and "nothing sent" in output, output
+    spec.write_text(spec.read_text().replace('"openai/gpt-4o-mini"', '"anthropic/x"'))
+    code, output = dry_run(spec)
+    lines = output.strip().splitlines()
+    assert code == 2 and len(lines) == 1, output
+    assert lines[0].startswith(f"error: {spec}: field 'judges[0]': transport = \"openai\"")
+    spec.write_text(spec.read_text().replace('transport = "openai"', 'transport = "http"'))
+    code, output = dry_run(spec)
+    assert code == 2 and "field 'defaults.transport'" in output, output

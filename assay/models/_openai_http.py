@@ -122,7 +122,10 @@ class OpenAIHTTPTransport(HostedEndpoint):
             return held[0]
         connector = aiohttp.TCPConnector(limit=self.config.max_concurrency, limit_per_host=0)
         session = aiohttp.ClientSession(
-            connector=connector, headers=self.headers(), skip_auto_headers=("User-Agent",)
+            connector=connector,
+            headers=self.headers(),
+            timeout=aiohttp.ClientTimeout(total=self.config.timeout_s),  # per attempt
+            skip_auto_headers=("User-Agent",),
         )
         closer = _close_with_loop(session)
         await closer.__anext__()
@@ -164,9 +167,8 @@ class OpenAIHTTPTransport(HostedEndpoint):
         data = json.dumps(self.body(request), ensure_ascii=False).encode()
         session = await self.session()
         started = time.monotonic()
-        timeout = aiohttp.ClientTimeout(total=self.config.timeout_s)
         try:
-            async with session.post(self.url, data=data, timeout=timeout) as response:
+            async with session.post(self.url, data=data) as response:
                 payload = await response.read()
                 status, headers = response.status, response.headers
         except TimeoutError:
