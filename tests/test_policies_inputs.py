@@ -138,6 +138,11 @@ def _dataset_copy(run_dir: Path, edit: object) -> Path:
             "evidence.0.page",
             "",
         ),
+        (
+            lambda r: {**r, "evidence": r["evidence"] * 2},  # ambiguous pairs
+            "evidence.1.id",
+            "is also evidence.0",
+        ),
     ],
 )
 def test_a_bad_known_dataset_field_names_file_line_and_field(

@@ -52,14 +52,22 @@ class DatasetRow(BaseModel):
 
     def passages(self) -> list[Passage]:
         """The row's evidence passages (none when absent or not a list; an item that is
-        not an object with a text is skipped; a bad known field is a `DatasetError`)."""
+        not an object with a text is skipped; a bad known field or an id given twice, which
+        would make a scored pair ambiguous, is a `DatasetError`)."""
         found = self.fields.get("evidence")
         if not isinstance(found, list):
             return []
         out: list[Passage] = []
+        seen: dict[str, int] = {}
         for i, item in enumerate(found):
             if isinstance(item, dict) and isinstance(item.get("text"), str):
-                out.append(self._passage(i, {"id": item.get("id", f"p{i}"), **item}))
+                passage = self._passage(i, {"id": item.get("id", f"p{i}"), **item})
+                if passage.id in seen:
+                    message = f"passage id {passage.id!r} is also evidence.{seen[passage.id]}"
+                    field = f"evidence.{i}.id"
+                    raise DatasetError(message, file=self.file, line=self.line, field=field)
+                seen[passage.id] = i
+                out.append(passage)
         return out
 
     def _passage(self, index: int, item: dict[str, Any]) -> Passage:
