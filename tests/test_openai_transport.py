@@ -112,6 +112,7 @@ FAILURES = {
     "nomsg": http_error(500, body={"detail": "oops"}),
     "notjson": malformed_body(),
     "array": malformed_body("[1, 2]"),
+    "nochoices": malformed_body('{"id": "x", "object": "chat.completion", "choices": []}'),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from assay.core.outcomes import Usage
 from assay.models._cache import cache_key
 from assay.models._config import ModelConfig
+from assay.models._openai_errors import bad_body_error
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
 from assay.models._types import ChatRequest, RawResponse
 from assay.redaction import redact, redact_url, register_secrets, secret_values
@@ -188,7 +189,10 @@ class LiteLLMTransport(HostedEndpoint):
 
     async def send(self, request: ChatRequest) -> RawResponse:
         """One attempt; litellm enforces `timeout` per attempt and retries nothing."""
-        return to_raw(litellm_module(), await self.acompletion(self._kwargs(request)))
+        response = await self.acompletion(self._kwargs(request))
+        if not getattr(response, "choices", None):  # was an IndexError that ended the run
+            raise bad_body_error("the response has no choices")
+        return to_raw(litellm_module(), response)
 
     async def acompletion(self, kwargs: dict[str, Any]) -> Any:
         """One HTTP completion with these litellm arguments: litellm's response, or a
