@@ -322,3 +322,15 @@ def test_one_pair_without_entailment_among_scored_ones_stays_invalid_score() -> 
     reasons = [c.reason for c in decided.claims]
     assert reasons == ["invalid_score", "no_entailment_scores", "no_evidence"]
     assert decided.response.outcome == "abstain"  # not every claim's inputs failed
+
+
+def test_a_span_scored_twice_names_the_answer_and_field(run_dir: Path, policy_file: Path) -> None:
+    path = run_dir / "verifications.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0]["pairs"] = records[0]["pairs"] * 2
+    write_text(path, "".join(json.dumps(r) + "\n" for r in records))
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--name", "render")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "verifications.jsonl: field 'pairs': " in err and "twice" in err
+    assert f"answer {records[0]['answer_id']!r}" in err
+    assert not (run_dir / "policies" / "render").exists()

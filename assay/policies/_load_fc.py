@@ -114,7 +114,7 @@ def fc_inputs(
             err = exc.errors()[0]
             message = str(err["msg"]).removeprefix("Value error, ")
             raise RunError(
-                f"answer {answer.answer_id!r}: {message}", file="verifications.jsonl"
+                f"answer {answer.answer_id!r}: {message}", file="verifications.jsonl", field="pairs"
             ) from None
     return out
 
