@@ -37,8 +37,9 @@ def probability(value: float | None) -> float | None:
 
 
 LEXICAL_LABELS = (
-    "contradiction if s_conflict >= threshold, else entailment if overlap >= threshold, "
-    "else neutral; p_label = overlap (1 - overlap for neutral), the other two 0"
+    "contradiction if s_conflict > 0 and s_conflict >= threshold, else entailment if "
+    "overlap >= threshold, else neutral; p_label = overlap (1 - overlap for neutral), "
+    "the other two 0"
 )
 
 
@@ -47,8 +48,8 @@ def lexical_probabilities(
 ) -> tuple[float, float, float]:
     """(p_entail, p_contradict, p_neutral) of a lexical pair in §4.2's `label_confidence`
     form: contradiction when s_conflict (ov times a conflict cue) is positive and reaches
-    the verifier's threshold, else entailment when ov reaches it, else
-    neutral; the label's confidence is ov (1 - ov for neutral), the other two 0."""
+    the verifier's threshold, else entailment when ov reaches it, else neutral. The
+    label's confidence is ov (1 - ov for neutral); the other two are 0."""
     if conflict > 0.0 and conflict >= threshold:
         return 0.0, ov, 0.0
     if ov >= threshold:
