@@ -260,3 +260,27 @@ def test_a_resumed_baseline_gate_scores_nothing_again(tmp_path: Path) -> None:
     again = _baseline_run(tmp_path, "run")
     assert again.status == "complete" and again.written_this_session == 0
     assert (tmp_path / "run/gates.jsonl").read_bytes() == before
+
+
+def test_a_baseline_gate_on_dense_retrieval_still_needs_the_local_extra(tmp_path: Path) -> None:
+    spec = tmp_path / "gate.toml"
+    spec.write_text(
+        f'output_dir = "{tmp_path / "out"}"\n'
+        '[factuality]\ndatasets = [{ path = "builtin:factuality-demo" }]\n'
+        'verifiers = [{ kind = "overlap" }]\n'
+        '[gate]\nmodel = "baseline:overlap"\ncorpus = "c.jsonl"\nretriever = "dense"\n'
+        'dense_model = "models/e5"\n',
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT_LOCAL_EXTRA, "run", str(spec), "--no-progress"],
+        cwd=tmp_path,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "gate.dense_model" in line and "pip install 'assay[local]'" in line
+    assert not (tmp_path / "out").exists()
