@@ -11,7 +11,6 @@ a title), the fields the retrievers index.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,12 +27,10 @@ from assay.core.records import (
 )
 from assay.errors import ModelConfigError
 from assay.models import ResponseCache
-from assay.models._cache import canonical_json
 from assay.retrieval import Corpus, Hit, Retriever, load_corpus, normalised_hits
+from assay.retrieval._identity import config_sha256
 from assay.runs._gate_rerankers import PairScorer, PassagePair, Scored, pair_scorer
 from assay.runs._spec_gate import GateRetrieval, GateSpec
-
-_MACHINE_KEYS = frozenset({"path", "model_dir", "resolved_path"})
 
 
 @dataclass(frozen=True)
@@ -47,20 +44,6 @@ class GateQuestion:
 
 def passage_text(passage: Passage) -> str:
     return f"{passage.title}\n{passage.text}" if passage.title else passage.text
-
-
-def config_sha256(described: dict[str, Any]) -> str:
-    """SHA-256 of a retriever's settings as canonical JSON, machine paths left out (the
-    corpus and model hashes stay in), so the same retriever hashes alike anywhere."""
-
-    def portable(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: portable(v) for k, v in value.items() if k not in _MACHINE_KEYS}
-        if isinstance(value, list):
-            return [portable(v) for v in value]
-        return value
-
-    return hashlib.sha256(canonical_json(portable(described)).encode()).hexdigest()
 
 
 def build_retriever(corpus: Corpus, retrieval: GateRetrieval) -> Retriever:
