@@ -188,6 +188,7 @@ def test_one_pooled_session_per_loop_closed_with_it(server: FakeOpenAIServer) ->
     assert first.closed  # asyncio.run closed it with its loop
     again = asyncio.run(many())
     assert again[0] is not first and again[0].closed
+    assert len(transport._sessions) == 1  # the first loop's closed session was let go
     assert server.stats.total == 40
 
 

@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import time
-import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -93,9 +92,8 @@ class OpenAIHTTPTransport(HostedEndpoint):
         self.url = chat_url(config)
         self.model_name = config.model.split("/", 1)[1]
         self.pricing = _Pricing(config.model)
-        self._sessions: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, Any]
-        ] = weakref.WeakKeyDictionary()
+        # per event loop: a session (and its connections) belongs to the loop it was made on
+        self._sessions: dict[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, Any]] = {}
         self._headers: dict[str, str] | None = None
 
     def headers(self) -> dict[str, str]:
@@ -120,6 +118,8 @@ class OpenAIHTTPTransport(HostedEndpoint):
         held = self._sessions.get(loop)
         if held is not None and not held[0].closed:
             return held[0]
+        for ended in [k for k, (old, _) in self._sessions.items() if old.closed]:
+            del self._sessions[ended]  # closed with their loops: let those loops go
         connector = aiohttp.TCPConnector(limit=self.config.max_concurrency, limit_per_host=0)
         session = aiohttp.ClientSession(
             connector=connector,
