@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from assay.errors import ModelConfigError
 from assay.models._config import ModelConfig
+from assay.models._quantize import check_quantize, quantize_linear
 
 T = TypeVar("T")
 
@@ -206,6 +207,7 @@ def load_cross_encoder(
     *,
     max_length: int,
     activation: Literal["softmax", "identity"] = "softmax",
+    quantize: str | None = None,
 ) -> tuple[Any, str]:
     """A sentence-transformers `CrossEncoder` whose predict() returns softmax
     probabilities over the model's classes (or, with `activation="identity"`, the raw
@@ -213,7 +215,8 @@ def load_cross_encoder(
     truncating pairs to `max_length` tokens.
 
     The weights load through `load_pretrained` (architecture and missing-weights checks,
-    dtype, device); sentence-transformers adds the tokenising, padding and batching.
+    dtype, device), then `quantize` (int8 Linear layers, CPU only) when asked;
+    sentence-transformers adds the tokenising, padding and batching.
     Imported here, not at module level: sentence-transformers takes seconds to import.
     """
     import torch
@@ -222,12 +225,16 @@ def load_cross_encoder(
 
     directory, model_id = files.directory(), files.model_id
     device = pick_device(device_option, model_id=model_id)
+    check_quantize(quantize, device=device, dtype=dtype, model_id=model_id)
 
     class CheckedTransformer(Transformer):
         def _load_model(self, *args: Any, **kwargs: Any) -> Any:
-            return load_pretrained(
+            model = load_pretrained(
                 "sequence-classification", directory, model_id=model_id, device=device, dtype=dtype
             )
+            if quantize is None:
+                return model
+            return quantize_linear(model, quantize, device=device, model_id=model_id)
 
     offline = {"local_files_only": True}
     try:
@@ -293,19 +300,21 @@ class SerialGate:
 
 class LocalOptions:
     """The part of a model config a local transport reads: the path after the prefix,
-    and `device`/`dtype` from `extra_body` (nothing else is accepted)."""
+    and `device`/`dtype` (and `quantize`, where the transport can) from `extra_body`
+    (nothing else is accepted)."""
 
-    def __init__(self, config: ModelConfig, provider: str) -> None:
+    def __init__(self, config: ModelConfig, provider: str, *, quantizable: bool = False) -> None:
         model = config.model
+        known = (*_LOCAL_OPTIONS, "quantize") if quantizable else _LOCAL_OPTIONS
         if config.provider != provider:
             raise ModelConfigError(f"model {model!r} is not a '{provider}/...' model")
         if config.api_base or config.api_key_env:
             raise ModelConfigError(f"model {model!r}: local models take no api_base or api_key_env")
-        unknown = sorted(set(config.extra_body) - set(_LOCAL_OPTIONS))
+        unknown = sorted(set(config.extra_body) - set(known))
         if unknown:
             raise ModelConfigError(
-                f"model {model!r}: extra_body keys {unknown} are not used by local "
-                f"models (known: {', '.join(_LOCAL_OPTIONS)})"
+                f"model {model!r}: extra_body keys {unknown} are not used by "
+                f"{provider} models (known: {', '.join(known)})"
             )
         self.path = model.split("/", 1)[1]
         if not self.path:
@@ -315,6 +324,9 @@ class LocalOptions:
             raise ModelConfigError(f"model {model!r}: device must be a string")
         self.device: str | None = device
         self.dtype = check_dtype(config.extra_body.get("dtype"), model_id=model)
+        self.quantize = check_quantize(
+            config.extra_body.get("quantize"), device=device, dtype=self.dtype, model_id=model
+        )
 
 
 class LocalModelFiles:

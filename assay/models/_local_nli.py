@@ -29,6 +29,7 @@ from assay.models._hf import (
     library_versions,
     load_cross_encoder,
 )
+from assay.models._quantize import describe_quantization, quantized_fingerprint
 from assay.models._transport import TransportError
 
 PROVIDER = "hf-nli"
@@ -63,7 +64,9 @@ class LocalNLITransport:
     go through the model at once. A model that cannot be loaded raises
     `ModelConfigError`; a failure during inference is the batch's `TransportError`.
     `provider` and `activation` let another pair model reuse this engine (the hf-ce
-    reranker: raw logits instead of softmax probabilities).
+    reranker: raw logits instead of softmax probabilities). `extra_body.quantize =
+    "int8"` (hf-nli only, CPU only) runs the Linear layers in int8: a model of its own,
+    with its own fingerprint and cache keys.
     """
 
     request_type: ClassVar[type[BaseModel]] = PairRequest
@@ -86,12 +89,13 @@ class LocalNLITransport:
     ) -> None:
         self.provider = provider
         self.activation: Literal["softmax", "identity"] = activation
-        options = LocalOptions(config, provider)
+        options = LocalOptions(config, provider, quantizable=provider == PROVIDER)
         self.config = config
         self.path = options.path
         self.files = LocalModelFiles(options.path, config.model)
         self.device_option = options.device or "cpu"
         self.dtype = options.dtype
+        self.quantize = options.quantize
         self.max_length = max_length
         self.batch_size = batch_size
         self.length_bucketing = length_bucketing
@@ -143,6 +147,7 @@ class LocalNLITransport:
                 self.dtype,
                 max_length=self._limit,
                 activation=self.activation,
+                quantize=self.quantize,
             )
 
     def preflight(self) -> None:
@@ -164,8 +169,19 @@ class LocalNLITransport:
         return self._limit
 
     # ---- identity ------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """The checkpoint's fingerprint, or, for a quantised model, that of the model the
+        quantisation makes of it (records and cache keys never mix the two)."""
+        source = self.files.fingerprint()
+        return source if self.quantize is None else quantized_fingerprint(source, self.quantize)
+
     def describe(self) -> dict[str, Any]:
-        directory, fingerprint = self.files.identity()
+        directory, source = self.files.identity()
+        fingerprint = source
+        quantize: dict[str, Any] = {}
+        if self.quantize is not None:
+            fingerprint = source and quantized_fingerprint(source, self.quantize)
+            quantize = {"quantize": describe_quantization(self.quantize, source)}
         return {
             "kind": self.provider,
             "model": self.config.model,
@@ -178,28 +194,34 @@ class LocalNLITransport:
             "length_bucketing": self.length_bucketing,
             "device": self._device or self.device_option,
             "dtype": self.dtype,
+            **quantize,
             "scorer": "sentence_transformers.CrossEncoder",
             "versions": library_versions("sentence-transformers"),
         }
 
     def key_prefix(self) -> bytes:
         """What every cache key of this model starts with: the transport, the model's
-        fingerprint, the truncation limit, device and dtype."""
+        fingerprint, the truncation limit, device, dtype and quantisation (absent for full
+        precision, so full-precision keys are what they always were)."""
         if self._key_prefix is None:
+            options: dict[str, Any] = {"device": self.device_option, "dtype": self.dtype}
+            if self.quantize is not None:
+                options["quantize"] = self.quantize
             identity = {
                 "cache_schema": CACHE_SCHEMA_VERSION,
                 "transport": self.provider,
                 "model": self.config.model,
-                "fingerprint": self.files.fingerprint(),
+                "fingerprint": self.fingerprint(),
                 "max_length": self.limit(),
-                "extra_body": {"device": self.device_option, "dtype": self.dtype},
+                "extra_body": options,
             }
             self._key_prefix = canonical_json(identity).encode() + b"\0"
         return self._key_prefix
 
     def cache_key(self, request: PairRequest) -> str:
-        """SHA-256 over the model's fingerprint, the truncation limit, device and dtype,
-        and the pair: a new checkpoint or a shorter window never reuses old scores."""
+        """SHA-256 over the model's fingerprint, the truncation limit, device, dtype and
+        quantisation, and the pair: a new checkpoint, a shorter window or an int8 model
+        never reuses old scores."""
         pair = canonical_json([request.premise, request.hypothesis]).encode()
         return hashlib.sha256(self.key_prefix() + pair).hexdigest()
 

@@ -32,6 +32,10 @@ class LocalNLIParams(BaseModel):
         ge=1,
         description="Cost cap: premises scored per claim (the rest: pairs_dropped_by_cap).",
     )
+    quantize: Literal["int8"] | None = Field(
+        default=None,
+        description="Opt-in: run the model's Linear layers in int8 (CPU only; own cache keys).",
+    )
     name: str | None = None
 
 
@@ -46,6 +50,7 @@ def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:
         label_map=params.label_map,
         premise=params.premise,
         max_premises=params.max_premises,
+        quantize=params.quantize,
         name=params.name,
         cache=ctx.cache,
         use_cache=ctx.use_cache,

@@ -90,6 +90,8 @@ class LocalNLIVerifier:
     verdict's `pairs` with its three probabilities and a lexicon limitation score.
     `max_premises` caps the premises scored per claim (the first ones, in passage and
     window order); the rest are never scored and counted in `pairs_dropped_by_cap`.
+    `quantize="int8"` (opt-in, CPU only) runs the Linear layers in int8: faster, a
+    different model (its own fingerprint and cache keys), scores close to but not equal.
     """
 
     version = "1"
@@ -110,6 +112,7 @@ class LocalNLIVerifier:
         length_bucketing: bool = True,
         device: str = "cpu",
         dtype: str | None = None,
+        quantize: str | None = None,
         premise: Premise = "chunk",
         max_premises: int | None = None,
         name: str | None = None,
@@ -123,7 +126,7 @@ class LocalNLIVerifier:
             self.model, threshold, max_length, chunk_tokens, chunk_stride, batch_size, max_premises
         )
         self.max_premises = max_premises
-        options = {"device": device, "dtype": dtype}
+        options = {"device": device, "dtype": dtype, "quantize": quantize}
         config = ModelConfig(
             model=f"{PROVIDER}/{path.rstrip('/') or path}",
             extra_body={k: v for k, v in options.items() if v is not None},
@@ -144,6 +147,7 @@ class LocalNLIVerifier:
         self.premise: Premise = premise
         self.device_option = device
         self.dtype = self.transport.dtype
+        self.quantize = self.transport.quantize  # "int8": Linear layers in int8, CPU only
         self.use_cache = use_cache
         self.refresh_cache = refresh_cache
         self._id = name or self.model
@@ -187,7 +191,7 @@ class LocalNLIVerifier:
         self.transport.preflight()
 
     def fingerprint(self) -> str:
-        return self.transport.files.fingerprint()
+        return self.transport.fingerprint()
 
     def describe(self) -> dict[str, Any]:
         """Everything that decides a verdict, for the run manifest. Never raises: a model
@@ -223,6 +227,7 @@ class LocalNLIVerifier:
             "length_bucketing": self.length_bucketing,
             "device": model["device"],
             "dtype": self.dtype,
+            **({"quantize": model["quantize"]} if self.quantize is not None else {}),
             "parser_version": None,
             "versions": model["versions"],
             "pairs": {"relation_source": "nli", **describe_relations()},
