@@ -159,6 +159,7 @@ class Runner:
                 status, message = await self._execute(todo, planned, log)
         except TargetUnreachable as exc:  # nothing it touched was recorded: resumable
             status, message = "failed", unreachable_message(exc, self.loaded.spec)
+            log.close()  # its last batch on disk before the metrics read the file
             self._write_metrics()
         except (asyncio.CancelledError, KeyboardInterrupt):
             status, message = "interrupted", "interrupted; run the same command again to resume"
@@ -215,6 +216,7 @@ class Runner:
             and (not items or items.done())
             and (not gate or gate.done()),
         )
+        log.close()  # its last batch on disk before the metrics read the file
         self._write_metrics()
         return status
 

@@ -6,6 +6,7 @@ open, so a resumed run neither loses a completed line nor reads a broken one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -84,25 +85,78 @@ def repair_partial_tail(path: Path) -> int:
         return size
 
 
-class RecordWriter:
-    """Appends one JSON line per record and flushes it at once; a torn last line left by
-    a killed process is cut off first, so the file stays one whole record per line."""
+FLUSH_LINES = 256
+"""A batch is written once it holds this many lines..."""
+FLUSH_DELAY_S = 0.5
+"""...or once its oldest line has waited this long (an event-loop timer sees to it)."""
 
-    def __init__(self, path: Path) -> None:
+
+class RecordWriter:
+    """Appends one JSON line per record, in batches.
+
+    Flushing every line cost ~170 µs a record, so lines are buffered and written in one
+    `write` per batch: at `flush_lines` lines, `flush_delay_s` after the batch's first
+    line (a timer on the running event loop; without one, every line is written at
+    once), and on `close` (normal end, error, Ctrl-C, SIGTERM). Batches are appended in
+    order as whole lines, so a SIGKILL loses at most the unwritten batch (which
+    `--resume` redoes) plus a torn last line, cut off on the next open; never a line in
+    the middle, never a line twice.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        flush_lines: int = FLUSH_LINES,
+        flush_delay_s: float = FLUSH_DELAY_S,
+    ) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         repair_partial_tail(path)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self._fh: IO[bytes] = path.open("ab", buffering=0)
+        self._pending: list[bytes] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self.flush_lines = flush_lines
+        self.flush_delay_s = flush_delay_s
         self.written = 0
 
     def write(self, record: BaseModel) -> None:
-        self._fh.write(record.model_dump_json(exclude_none=False) + "\n")
-        self._fh.flush()
+        self._pending.append(record.model_dump_json(exclude_none=False).encode() + b"\n")
         self.written += 1
+        full = len(self._pending) >= self.flush_lines
+        if full or (self._timer is None and not self._schedule()):
+            self.flush()
+
+    def _schedule(self) -> bool:
+        """Flush this batch `flush_delay_s` from now; False outside an event loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._timer = loop.call_later(self.flush_delay_s, self.flush)
+        return True
+
+    @property
+    def pending(self) -> int:
+        """Lines written to this writer but not yet to the file."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Append the buffered lines to the file in one write."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending or self._fh.closed:
+            return
+        data = b"".join(self._pending)
+        self._pending.clear()
+        view = memoryview(data)
+        while view:
+            view = view[self._fh.write(view) or 0 :]
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
+            self.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
 
