@@ -30,6 +30,7 @@ from assay.models._hf import (
     load_cross_encoder,
 )
 from assay.models._quantize import describe_quantization, quantized_fingerprint
+from assay.models._ray_pool import ChunkRunner
 from assay.models._transport import TransportError
 
 PROVIDER = "hf-nli"
@@ -108,6 +109,8 @@ class LocalNLITransport:
         self._limit = max_length
         self._model: Any = None
         self._device: str | None = None
+        # set (assay.models._ray_workers): model calls go to Ray actors, not this process
+        self.batch_runner: ChunkRunner | None = None
 
     # ---- loading -------------------------------------------------------------------
     def _load_tokenizer(self) -> None:
@@ -138,6 +141,9 @@ class LocalNLITransport:
 
     def _load_model(self) -> None:
         self._load_tokenizer()
+        if self.batch_runner is not None:
+            self.batch_runner.start()  # the actors load the model
+            return
         with self._load_lock:
             if self._model is not None:
                 return
@@ -253,22 +259,31 @@ class LocalNLITransport:
         order = list(range(len(pairs)))
         if self.length_bucketing:
             order.sort(key=lambda i: lengths[i])
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         out: list[list[float]] = [[] for _ in pairs]
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            probs = self._model.predict(
-                [pairs[i] for i in rows],
-                batch_size=len(rows),
-                convert_to_tensor=True,
-                show_progress_bar=False,
-            )
-            for r, row_probs in zip(rows, probs.reshape(len(rows), -1).tolist(), strict=True):
+        chunks = [[pairs[i] for i in rows] for rows in batches]
+        for rows, probs in zip(batches, self._predict_chunks(chunks), strict=True):
+            for r, row_probs in zip(rows, probs, strict=True):
                 out[r] = row_probs
             self.stats["batches"] += 1
             self.stats["padded_tokens"] += max(lengths[i] for i in rows) * len(rows)
         self.stats["pairs"] += len(pairs)
         self.stats["tokens"] += sum(lengths)
         return out, lengths
+
+    def _predict_chunks(self, chunks: list[list[tuple[str, str]]]) -> list[list[list[float]]]:
+        if self.batch_runner is not None:
+            return self.batch_runner.map(chunks)
+        return [self.predict_rows(chunk) for chunk in chunks]
+
+    def predict_rows(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
+        """One model call (CrossEncoder.predict: tokenise, pad, forward, activation) over
+        one batch: the unit a Ray actor runs, so both paths give the same floats."""
+        probs = self._model.predict(
+            list(pairs), batch_size=len(pairs), convert_to_tensor=True, show_progress_bar=False
+        )
+        rows: list[list[float]] = probs.reshape(len(pairs), -1).tolist()
+        return rows
 
     def _score(self, requests: Sequence[PairRequest]) -> list[PairScores]:
         self._load_model()

@@ -1,0 +1,163 @@
+"""Local models' batches on Ray: a pool of actors that each build the model once and then
+score the chunks this process sends them.
+
+Only the scoring leaves the process. The caller splits its work into chunks exactly as it
+would in-process (same rows per model call, so the same floats come back), keeps the
+response cache and writes every record; an actor only returns results. A chunk whose actor
+dies (killed, out of memory, node lost) is sent again to a fresh actor, so each chunk's
+result arrives exactly once, in the caller's order.
+
+`ray` is imported on first use: the package works, and specs validate, without the extra.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from assay.errors import ModelConfigError
+from assay.models._ray_options import RAY_EXTRA, ExecutorOptions
+
+# A picklable callable run once in each actor: it loads the model and returns the
+# function that scores one chunk there.
+WorkerRecipe = Callable[[], Callable[[Any], Any]]
+
+
+class ChunkRunner(Protocol):
+    """What a local transport hands its chunks to instead of scoring them itself."""
+
+    def start(self) -> None: ...
+
+    def map(self, chunks: Sequence[Any]) -> list[Any]: ...
+
+
+def import_ray() -> Any:
+    """The `ray` module, or one line naming the extra that provides it."""
+    try:
+        import ray
+    except ImportError:
+        raise ModelConfigError(
+            f'executor kind "ray" needs the ray extra (ray is not installed): {RAY_EXTRA}'
+        ) from None
+    return ray
+
+
+def connect(options: ExecutorOptions) -> Any:
+    """Ray, connected: an instance this process already joined (ray.init by the caller),
+    else `address`, else RAY_ADDRESS, else a new local instance (Ray's own order)."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        ray.init(
+            address=options.address,
+            runtime_env=options.runtime_env,
+            logging_level="warning",
+        )
+    return ray
+
+
+class BatchWorker:
+    """The actor's body: builds the scorer (loads the model) once, then scores chunks. A
+    model that cannot be loaded is reported by `ready`, as the in-process path would."""
+
+    def __init__(self, recipe: WorkerRecipe) -> None:
+        self.error: str | None = None
+        self.scorer: Callable[[Any], Any] | None = None
+        try:
+            self.scorer = recipe()
+        except ModelConfigError as exc:
+            self.error = exc.message
+
+    def ready(self) -> str | None:
+        return self.error
+
+    def score(self, chunk: Any) -> Any:
+        if self.scorer is None:
+            raise ModelConfigError(self.error or "the model did not load")
+        return self.scorer(chunk)
+
+
+class RayBatchPool:
+    """`options.actors` actors for one local model, each with one chunk in flight.
+
+    `stats` counts chunks scored and chunks re-sent to a fresh actor after theirs died.
+    """
+
+    def __init__(self, options: ExecutorOptions, recipe: WorkerRecipe, *, name: str) -> None:
+        self.options = options
+        self.recipe = recipe
+        self.name = name
+        self.actors: list[Any] = []
+        self.stats = {"chunks": 0, "resent": 0}
+        self._lock = threading.Lock()
+        self._actor_class: Any = None
+
+    def start(self) -> None:
+        """Connect and start the actors (each loads the model); a model that cannot be
+        loaded is the same `ModelConfigError` as in-process. Idempotent."""
+        with self._lock:
+            if self.actors:
+                return
+            ray = connect(self.options)
+            self._actor_class = ray.remote(BatchWorker).options(
+                num_cpus=self.options.num_cpus,
+                num_gpus=self.options.num_gpus,
+                max_restarts=0,  # a dead actor is replaced here, by a fresh one
+            )
+            actors = [self._new_actor() for _ in range(self.options.actors)]
+            errors = ray.get([a.ready.remote() for a in actors])
+            if any(errors):
+                for actor in actors:
+                    ray.kill(actor)
+                raise ModelConfigError(next(e for e in errors if e))
+            self.actors = actors
+
+    def _new_actor(self) -> Any:
+        return self._actor_class.remote(self.recipe)
+
+    def map(self, chunks: Sequence[Any]) -> list[Any]:
+        """Each chunk's result, in order. A chunk whose actor died goes to a fresh actor
+        (at most `max_retries` times per call); an error raised while scoring is raised
+        here as itself."""
+        self.start()
+        ray = import_ray()
+        waiting = deque(range(len(chunks)))
+        running: dict[Any, tuple[int, int]] = {}
+        idle = list(range(len(self.actors)))
+        out: dict[int, Any] = {}
+        deaths = 0
+        while waiting or running:
+            while waiting and idle:
+                index, slot = waiting.popleft(), idle.pop()
+                running[self.actors[slot].score.remote(chunks[index])] = (index, slot)
+            (ref,), _ = ray.wait(list(running), num_returns=1)
+            index, slot = running.pop(ref)
+            try:
+                out[index] = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                deaths += 1
+                if deaths > self.options.max_retries:
+                    raise RuntimeError(
+                        f"{self.name}: Ray actors died {deaths} times in one call: {exc}"
+                    ) from None
+                self._replace(slot)
+                waiting.appendleft(index)
+            except ray.exceptions.RayTaskError as exc:
+                raise exc.cause from None
+            idle.append(slot)
+        self.stats["chunks"] += len(chunks)
+        return [out[i] for i in range(len(chunks))]
+
+    def _replace(self, slot: int) -> None:
+        self.actors[slot] = self._new_actor()
+        self.stats["resent"] += 1
+
+    def close(self) -> None:
+        """End the actors (they also end when this pool is garbage-collected)."""
+        with self._lock:
+            if self.actors:
+                ray = import_ray()
+                for actor in self.actors:
+                    ray.kill(actor)
+            self.actors = []
