@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.policies._canonical import canonical_sha256
 from assay.policies._cs_inputs import GateLink, GoldStatus
+from assay.policies._provenance import VerifierInfo
 from assay.policies._vocab import ClaimDecision, GoldAction, ResponseOutcome
 
 ClaimStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
@@ -198,6 +199,9 @@ class CertificateRecord(BaseModel):
     outcome: ResponseOutcome
     input_sha256: str = Field(description="sha256 of the canonical response input consumed.")
     claims: list[ClaimCertificate]
+    verifier: VerifierInfo | None = Field(
+        default=None, description="The verifier and model behind the scores (from the run)."
+    )
     certificate_sha256: str = ""
 
     def sealed(self) -> CertificateRecord:
