@@ -117,11 +117,6 @@ def test_records_and_certificates_name_the_models_sha256(applied: tuple[Path, st
             assert got == pytest.approx(tuple(expected), abs=1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="policies/_apply.fc_context names only the verifier_id: RunInputs does not carry "
-    "the verifier's model fingerprint from the run manifest (spec §6 test 22)",
-)
 def test_fail_closed_certificates_name_the_verifiers_model_sha256(
     applied: tuple[Path, str],
 ) -> None:
@@ -130,6 +125,49 @@ def test_fail_closed_certificates_name_the_verifiers_model_sha256(
     nli = manifest["factuality"]["verifiers"][0]["fingerprint"]
     certificates = lines(run_dir / "policies/render/certificates.jsonl")
     assert {c["verifier"]["model_sha256"] for c in certificates} == {nli}
+
+
+def test_certificates_and_manifests_name_what_produced_the_scores(
+    applied: tuple[Path, str],
+) -> None:
+    """§6 test 22 on real records: each certificate (both claim kinds) names the NLI
+    model's sha256; a chained fail_closed certificate names its question's gate retriever
+    hash, as does its audit record; each policy manifest names the verifier's and the
+    reranker's sha256, and no absolute path."""
+    from assay.policies._fc_certificate import certificate_verifies
+
+    run_dir, _ = applied
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    nli = manifest["factuality"]["verifiers"][0]["fingerprint"]
+    ce = manifest["gate"]["reranker"]["fingerprint"]
+    gates = {r["question_id"]: r for r in lines(run_dir / "gates.jsonl")}
+    retrievers = {g["retriever"]["config_sha256"] for g in gates.values()}
+    rendered = lines(run_dir / "policies/render/certificates.jsonl")
+    for cert in rendered:
+        assert certificate_verifies(cert)
+        assert (cert["verifier"]["verifier_id"], cert["verifier"]["model"]) == ("nli", "hf-nli/nli")
+        expected = gates[cert["answer_id"]]["retriever"]["config_sha256"]
+        assert cert["retrieval_config_sha256"] == expected and len(expected) == 64
+    for cert in lines(run_dir / "policies/cert/certificates.jsonl"):
+        assert cert["verifier"]["model_sha256"] == nli
+    audit = run_dir.parent / "audit.jsonl"
+    code, _, err = assay(
+        "policies", "export", run_dir, "--name", "render", "--what", "audit", "-o", audit
+    )
+    assert code == 0, err
+    assert [a["retrieval_config_sha256"] for a in lines(audit)] == [
+        c["retrieval_config_sha256"] for c in rendered
+    ]
+    for name in ("cert", "render", "gate"):
+        text = (run_dir / "policies" / name / "manifest.json").read_text()
+        assert str(run_dir.parent) not in text
+        inputs = json.loads(text)["inputs"]
+        if name != "gate":
+            assert inputs["verifiers"]["nli"]["model_sha256"] == nli
+        if name != "cert":
+            assert inputs["gate"]["reranker_sha256"] == [ce]
+            assert inputs["retrieval"]["source"] == "gate"
+            assert inputs["retrieval"]["config_sha256"] == sorted(retrievers)
 
 
 def _by_answer(path: Path, key: str = "answer_id") -> dict[Any, Any]:

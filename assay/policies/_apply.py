@@ -64,6 +64,9 @@ class Outputs(BaseModel):
         default=None, description="Name and resolved config of the gate a chain read."
     )
     consumed: dict[str, str] = Field(description="input file -> sha256 of its records read")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, description="What produced the scores read (`provenance()`)."
+    )
     counts: dict[str, int]
     warnings: list[str] = Field(default_factory=list)
 
@@ -138,6 +141,12 @@ def _no_slices(spec: PolicySpec, settings: Settings) -> None:
         )
 
 
+def _with_verifier(certificates: list[Any], run: RunInputs, verifier: str) -> list[Any]:
+    """claim_selective certificates naming the verifier's model and sha256, sealed again."""
+    info = run.verifier(verifier).info
+    return [c.model_copy(update={"verifier": info}).sealed() for c in certificates]
+
+
 def apply_claim_selective(
     spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
 ) -> Outputs:
@@ -168,7 +177,7 @@ def apply_claim_selective(
         records={
             CLAIMS: _dump(decisions.claims),
             RESPONSES: _dump(decisions.responses),
-            CERTIFICATES: _dump(decisions.certificates),
+            CERTIFICATES: _dump(_with_verifier(decisions.certificates, run, verifier)),
         },
         metrics=dumped,
         ratios=ratios,
@@ -177,22 +186,62 @@ def apply_claim_selective(
         gate_id=chain.gate_id if chain else None,
         gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),
+        provenance=provenance(run, verifier, chain.gate_id if chain else None),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
     )
 
 
-def fc_context(run: RunInputs, verifier: str) -> Any:
-    """What fail_closed certificates and audit records name about the run."""
-    from assay.policies._fc_certificate import RunContext, VerifierInfo
+def fc_context(
+    run: RunInputs, verifier: str, gate_id: str | None = None, key: tuple[str, str] | None = None
+) -> Any:
+    """What a fail_closed certificate or audit record names about the run (§4.7): the
+    verifier's model and fingerprint from the run manifest, and the retrieval
+    configuration behind the answer's evidence: its gate record's retriever when chained
+    (`gate_id`, `key` = (dataset, answer_id)), else the verifier's own retriever, else
+    None (the dataset gave the evidence)."""
+    from assay.policies._fc_certificate import RunContext
 
-    return RunContext(run_id=run.run_id, verifier=VerifierInfo(verifier_id=verifier))
+    found = run.verifier(verifier)
+    retrieval = found.retrieval_config_sha256
+    if gate_id is not None:
+        record = run.gates.get(gate_id, {}).get(key) if key is not None else None
+        shared = run.gate(gate_id).retriever_config_sha256
+        if record is not None and record.retriever.config_sha256 is not None:
+            retrieval = record.retriever.config_sha256
+        elif len(shared) == 1:
+            retrieval = shared[0]
+    return RunContext(run_id=run.run_id, verifier=found.info, retrieval_config_sha256=retrieval)
 
 
-def _fc_certificates(policy: Any, run: RunInputs, verifier: str, pairs: list[Any]) -> list[Any]:
+def _fc_certificates(
+    policy: Any, run: RunInputs, verifier: str, gate_id: str | None, pairs: list[Any]
+) -> list[Any]:
     from assay.policies._fc_certificate import build_certificate
 
-    context = fc_context(run, verifier)
-    return [build_certificate(policy.config, r, d, context) for r, d in pairs]
+    contexts = [fc_context(run, verifier, gate_id, (r.dataset, r.answer_id)) for r, _ in pairs]
+    return [
+        build_certificate(policy.config, r, d, c) for (r, d), c in zip(pairs, contexts, strict=True)
+    ]
+
+
+def provenance(run: RunInputs, verifier: str | None, gate_id: str | None) -> dict[str, Any]:
+    """The manifest's record of what produced the scores read (§5.7): each verifier's
+    model and sha256, the gate's reranker and retriever, and where the retrieval
+    configuration came from (with a note when nothing was retrieved)."""
+    from assay.policies._provenance import retrieval_provenance
+
+    found = run.verifier(verifier) if verifier is not None else None
+    gate = run.gate(gate_id) if gate_id is not None else None
+    verifiers = {}
+    if found is not None:
+        info = found.info.model_dump(mode="json", exclude={"verifier_id"})
+        extra = {"kind": found.kind, "retrieval_config_sha256": found.retrieval_config_sha256}
+        verifiers[str(verifier)] = {**info, **extra}
+    return {
+        "verifiers": verifiers,
+        "gate": gate.model_dump(mode="json") if gate is not None else None,
+        "retrieval": retrieval_provenance(found, gate).model_dump(mode="json"),
+    }
 
 
 def _gate_policy(chain: Chain | None) -> dict[str, Any] | None:
@@ -216,9 +265,9 @@ def apply_fail_closed(
         random_state=settings.random_state,
         confidence=settings.confidence,
     )
-    certificates = _fc_certificates(
-        policy, run, verifier, list(zip(responses, decisions, strict=True))
-    )
+    gate_id = chain.gate_id if chain else None
+    pairs = list(zip(responses, decisions, strict=True))
+    certificates = _fc_certificates(policy, run, verifier, gate_id, pairs)
     ratios = {k: v.model_dump(mode="json") for k, v in metrics.metrics.items()}
     warnings = []
     unscored = sum(c.reason == "no_entailment_scores" for d in decisions for c in d.claims)
@@ -241,6 +290,7 @@ def apply_fail_closed(
         gate_id=chain.gate_id if chain else None,
         gate_policy=_gate_policy(chain),
         consumed=_consumed(run, chain),
+        provenance=provenance(run, verifier, chain.gate_id if chain else None),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
         warnings=warnings,
     )
@@ -277,6 +327,7 @@ def apply_evidence_gate(
         ratios=ratios,
         gate_id=gate_id,
         consumed=_consumed(run, None, ("answers.jsonl", "gates.jsonl")),
+        provenance=provenance(run, None, gate_id),
         counts=_counts(len(decisions), 0, metrics.n_refused, ratios),
         warnings=warnings,
     )
@@ -313,5 +364,6 @@ __all__ = [
     "apply_evidence_gate",
     "chain_of",
     "fc_context",
+    "provenance",
     "apply_fail_closed",
 ]

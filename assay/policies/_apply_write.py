@@ -54,6 +54,7 @@ def manifest_of(
             "gate_id": outputs.gate_id,
             "gate_policy": outputs.gate_policy,
             "records_sha256": dict(sorted(outputs.consumed.items())),
+            **outputs.provenance,
         },
         "lexicons": dict(sorted(outputs.lexicons.items())),
         "bootstrap": settings.model_dump(mode="json", exclude={"by", "source_missing"}),

@@ -25,6 +25,7 @@ from assay.policies._fc_records import (
     Rendered,
     Triple,
 )
+from assay.policies._provenance import VerifierInfo
 
 CERTIFICATE_VERSION = "1"
 _STRICT = ConfigDict(frozen=True, extra="forbid", json_schema_serialization_defaults_required=True)
@@ -43,21 +44,6 @@ UnverifiedReason = Literal[
     "gate_abstained",
     "gate_refused",
 ]
-
-
-class VerifierInfo(BaseModel):
-    """The verifier whose records were read (ids and fingerprints; None where unknown)."""
-
-    model_config = _STRICT
-
-    verifier_id: str | None = None
-    model: str | None = None
-    model_sha256: str | None = Field(
-        default=None, description="Weights fingerprint or provider model version."
-    )
-    prompt_id: str | None = None
-    prompt_version: str | None = None
-    prompt_sha256: str | None = None
 
 
 class RunContext(BaseModel):

@@ -30,6 +30,13 @@ from assay.core.rundir import (
 from assay.datasets._rows import validate_row
 from assay.errors import DatasetError, SpecError
 from assay.policies._canonical import canonical_sha256
+from assay.policies._provenance import (
+    GateProvenance,
+    VerifierInfo,
+    VerifierProvenance,
+    gate_provenance,
+    verifier_provenance,
+)
 
 _DIGITS = re.compile(r"(\d+)")
 SPLITS = ("train", "dev", "test")
@@ -113,7 +120,20 @@ class RunInputs(BaseModel):
     gates: dict[str, dict[tuple[str, str], GateRecord]] = Field(
         default_factory=dict, description="gate_id -> (dataset, question_id) -> record"
     )
+    verifier_provenance: dict[str, VerifierProvenance] = Field(
+        default_factory=dict, description="verifier_id -> its model and retriever (manifest)"
+    )
     input_sha256: dict[str, str]
+
+    def verifier(self, verifier_id: str) -> VerifierProvenance:
+        """What the run manifest says produced a verifier's records (its id alone when the
+        manifest does not describe it)."""
+        found = self.verifier_provenance.get(verifier_id)
+        return found or VerifierProvenance(info=VerifierInfo(verifier_id=verifier_id))
+
+    def gate(self, gate_id: str) -> GateProvenance:
+        """The reranker and retriever a gate's records name."""
+        return gate_provenance(gate_id, self.gates.get(gate_id, {}).values())
 
     def verification(self, verifier: str, claim: ClaimRecord) -> VerificationRecord | None:
         return self.verifications.get(verifier, {}).get(_claim_key(claim))
@@ -254,6 +274,7 @@ def read_run(run_dir: Path) -> RunInputs:
             {"name": d.name, "sha256": d.sha256} for d in (section.datasets if section else [])
         ],
         lexicons={str(v["id"]): _lexicons_of(v) for v in verifier_blocks if _lexicons_of(v)},
+        verifier_provenance={str(v["id"]): verifier_provenance(v) for v in verifier_blocks},
         gates=gates,
         input_sha256={
             GATES_FILE: canonical_sha256(
