@@ -55,9 +55,11 @@ def audit_records(run_dir: Path, name: str) -> list[dict[str, Any]]:
     verifier = inputs["verifier_ids"][0]
     responses = fc_inputs(run, verifier, links)
     decisions = policy.decide_all(responses)
-    context = fc_context(run, verifier)
+    gate_id = inputs["gate_id"] if links is not None else None
     return [
-        audit_record(policy.config, r, d, context).model_dump(mode="json")
+        audit_record(
+            policy.config, r, d, fc_context(run, verifier, gate_id, (r.dataset, r.answer_id))
+        ).model_dump(mode="json")
         for r, d in zip(responses, decisions, strict=True)
     ]
 
