@@ -19,7 +19,7 @@ from assay.core.rundir import read_json
 from assay.errors import RunError, SpecError
 from assay.policies._apply_write import MANIFEST, policy_dir
 from assay.policies._export import _check_inputs, _rebuilt
-from assay.policies._load_run import RunInputs, read_run
+from assay.policies._load_run import RunInputs, read_run, restrict_to_split
 from assay.policies._numbers import Ratio
 
 COMPARE_DIR = "compare"
@@ -54,6 +54,12 @@ def _same_inputs(a: str, b: str, ma: dict[str, Any], mb: dict[str, Any]) -> None
         raise SpecError(
             f"{a!r} ({ka}) and {b!r} ({kb}) are of different kinds: "
             "compare two policies of one kind"
+        )
+    sa, sb = ma["inputs"].get("split"), mb["inputs"].get("split")
+    if sa != sb:
+        raise SpecError(
+            f"{a!r} (split {sa}) and {b!r} (split {sb}) were applied to different answers: "
+            "apply both with the same --split"
         )
     ha, hb = ma["inputs"]["records_sha256"], mb["inputs"]["records_sha256"]
     differ = sorted(n for n in set(ha) | set(hb) if ha.get(n) != hb.get(n))
@@ -185,6 +191,7 @@ def compare_policies(
     _same_inputs(a, b, ma, mb)
     run = read_run(run_dir)
     _check_inputs(run, ma["inputs"]["records_sha256"], fa)
+    run = restrict_to_split(run, ma["inputs"].get("split"))  # the answers both decided
     kind = ma["policy"]["kind"]
     side_a, side_b = Side(ma, fa), Side(mb, fb)
     bootstrap = {"resamples": resamples, "random_state": random_state}
