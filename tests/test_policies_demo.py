@@ -306,3 +306,61 @@ def test_split_test_holds_out_the_dev_answers(fresh_run: Path) -> None:
         assert {r["answer_id"] for r in responses} == wanted
         assert _metrics(fresh_run, "cert")["in_sample"] is (split == "dev")
         assert ("in-sample" in err) is (split == "dev")
+
+
+OTHERS = """
+[[policies]]
+name = "cert-b"
+kind = "claim_selective"
+[policies.thresholds]
+support = "0.35"
+conflict = "0.55"
+condition_limited = "0.30"
+limitation = "0.50"
+
+[[policies]]
+name = "gate-b"
+kind = "evidence_gate"
+tau = "0.60"
+tau_min = "0.30"
+
+[[policies]]
+name = "render-b"
+kind = "fail_closed"
+after = "gate-b"
+tau_entail = "0.90"
+tau_contradict = "0.50"
+"""
+
+
+def _compare(run: Path, a: str, b: str) -> dict[str, Any]:
+    code, _, err = assay("policies", "compare", run, "--a", a, "--b", b, "--resamples", "0")
+    assert code == 0, err
+    found: dict[str, Any] = json.loads((run / "policies" / a / "compare" / f"{b}.json").read_text())
+    return found
+
+
+def test_compare_decides_the_answers_both_policies_were_applied_to(fresh_run: Path) -> None:
+    """After `apply --split test`, compare's a and b values are each policy's own metrics
+    on the test answers; policies applied to different splits are refused (exit 2)."""
+    others = fresh_run.parent / "others.toml"
+    others.write_text(OTHERS, encoding="utf-8")
+    for policy in (EXAMPLE, others):
+        code, _, err = assay("policies", "apply", fresh_run, "--policy", policy, "--split", "test")
+        assert code == 0, err
+    for a in FILES:
+        result = _compare(fresh_run, a, f"{a}-b")
+        for side, name in (("a", a), ("b", f"{a}-b")):
+            applied = _metrics(fresh_run, name)
+            applied = applied.get("metrics", applied)
+            for delta in result["deltas"]:
+                want = applied[delta["metric"]]
+                got = delta[side]
+                assert (got["numerator"], got["denominator"]) == (
+                    want["numerator"],
+                    want["denominator"],
+                ), (name, delta["metric"])
+    code, _, err = assay("policies", "apply", fresh_run, "--policy", others, "--split", "dev")
+    assert code == 0, err
+    code, _, err = assay("policies", "compare", fresh_run, "--a", "cert", "--b", "cert-b")
+    assert code == 2 and "--split" in err and len(err.strip().splitlines()) == 1
