@@ -188,3 +188,28 @@ def test_a_local_language_model_verifier_names_its_weights_fingerprint() -> None
         "prompt_sha256": "ef" * 32,
     }
     assert found.retrieval_config_sha256 is None
+
+
+def test_a_run_made_by_another_verifier_version_is_not_resumed(tmp_path: Path) -> None:
+    """The overlap verifier's pairs changed in version 2: a run whose manifest says its
+    records came from version 1 is refused in one line (nothing mixes), while the same
+    run at the current version resumes."""
+    from assay.verifiers import OverlapVerifier
+
+    run_dir = make_run(tmp_path, RUN_SPEC)
+    manifest_file = run_dir / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["factuality"]["verifiers"][0]["version"] == OverlapVerifier.version == "2"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        code, _, err = assay("run", "spec.toml", "--no-progress")
+        assert code == 0, err
+        manifest["factuality"]["verifiers"][0]["version"] = "1"
+        manifest_file.write_text(json.dumps(manifest), encoding="utf-8")
+        records = (run_dir / "verifications.jsonl").read_bytes()
+        code, _, err = assay("run", "spec.toml", "--no-progress")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "manifest.json" in line and "'baseline:overlap' is version 2" in line
+    assert "made by version 1" in line
+    assert (run_dir / "verifications.jsonl").read_bytes() == records

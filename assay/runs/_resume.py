@@ -121,6 +121,23 @@ def check_same_run(
             )
 
 
+def check_same_versions(manifest: Manifest, verifiers: Sequence[Any], where: Path) -> None:
+    """Refuse to resume when a verifier's code version changed since the run started: its
+    records (scored pairs, labels) are not the same in two versions, and a run must not
+    mix them. The spec can be unchanged, so `check_same_spec` alone does not see it."""
+    if manifest.factuality is None:
+        return
+    before = {str(v.get("id")): v.get("version") for v in manifest.factuality.verifiers}
+    for verifier in verifiers:
+        old, now = before.get(verifier.id), getattr(verifier, "version", None)
+        if old is not None and now is not None and str(old) != str(now):
+            raise RunError(
+                f"verifier {verifier.id!r} is version {now} now; this run's records were made "
+                f"by version {old}: use another output_dir (or --output-dir) to start a new run",
+                file=where,
+            )
+
+
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped a run; what was saved is on disk and resumable."""
 

@@ -43,12 +43,12 @@ from assay.runs._options import RunOptions, RunOutcome
 from assay.runs._plan import JudgeWork, pending, redo_statuses
 from assay.runs._policy import FailureBudget, final_status
 from assay.runs._progress import Progress
-from assay.runs._resume import check_same_run, interrupted_from_manifest
+from assay.runs._resume import check_same_run, check_same_versions, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._stage_items import ItemsStage
 from assay.runs._stage_judge import JudgeStage
-from assay.runs._store import RecordLog, write_json_atomic, write_manifest
+from assay.runs._store import TallyLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
@@ -96,6 +96,8 @@ class Runner:
             manifest = load_manifest(manifest, self.run_dir)
         datasets = [*self.all_datasets(), *(self.factuality.datasets if self.factuality else [])]
         check_same_run(manifest, self.loaded, datasets, self.run_dir / MANIFEST_FILE)
+        if self.factuality is not None:
+            check_same_versions(manifest, self.factuality.verifiers, self.run_dir / MANIFEST_FILE)
 
     def all_datasets(self) -> list[Any]:
         """Pair datasets then items datasets: the manifest's `datasets`."""
@@ -126,7 +128,7 @@ class Runner:
     async def _run_async(self) -> RunOutcome:
         existing = self._existing()
         planned = self.plan()
-        log = RecordLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
+        log = TallyLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
         log.load(repair=True)
         todo = self.pending(planned, log.records)
         for w in todo:
@@ -179,7 +181,7 @@ class Runner:
         return self._outcome(status, message, planned, log)
 
     async def _execute(
-        self, todo: list[JudgeWork], planned: list[JudgeWork], log: RecordLog[JudgmentRecord]
+        self, todo: list[JudgeWork], planned: list[JudgeWork], log: TallyLog[JudgmentRecord]
     ) -> tuple[str, str | None]:
         """Judge, then run the factuality stages; the status the failure policy gives."""
         abort = asyncio.Event()
@@ -246,7 +248,7 @@ class Runner:
         base: Manifest,
         status: str,
         message: str | None,
-        log: RecordLog[JudgmentRecord],
+        log: TallyLog[JudgmentRecord],
         planned: list[JudgeWork],
     ) -> None:
         items = self.items
@@ -271,7 +273,7 @@ class Runner:
         write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
 
     def _outcome(
-        self, status: str, message: str | None, planned: list[JudgeWork], log: RecordLog[Any]
+        self, status: str, message: str | None, planned: list[JudgeWork], log: TallyLog[Any]
     ) -> RunOutcome:
         fact = self.factuality
         claims = fact.claims if fact is not None else None
@@ -312,7 +314,7 @@ def _planned(items: ItemsStage | None) -> int:
     return items.planned() if items is not None else 0
 
 
-def _recorded(planned: list[JudgeWork], log: RecordLog[JudgmentRecord]) -> int:
+def _recorded(planned: list[JudgeWork], log: TallyLog[JudgmentRecord]) -> int:
     return sum(1 for w in planned if w.key in log.records)
 
 

@@ -24,7 +24,9 @@ from assay.verifiers._relations import claim_tokens, describe_relations
 class OverlapVerifier:
     """Supported when enough of the claim's content tokens occur in one passage."""
 
-    version = "1"
+    #: "2": pairs carry label_confidence probabilities (§4.2); a run made by "1" resumes
+    #: under "1" only (`runs._resume.check_same_versions`)
+    version = "2"
 
     def __init__(self, *, threshold: float = 0.7, name: str | None = None) -> None:
         if not 0.0 <= threshold <= 1.0:
