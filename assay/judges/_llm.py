@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 from pydantic import Field, model_validator
 
 from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
 from assay.core.registry import JUDGES
+from assay.errors import ModelConfigError
 from assay.models import ChatRequest, ModelClient
 from assay.models._prompted import PromptedModel, PromptedOptions
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt
+
+JudgeMode = Literal["online", "batch"]
 
 
 class LLMJudge(PromptedModel):
@@ -26,10 +29,15 @@ class LLMJudge(PromptedModel):
         prompt: Prompt,
         *,
         sample_index: int = 0,
+        mode: JudgeMode = "online",
+        batch_poll_s: float = 30.0,
         **options: Unpack[PromptedOptions],
     ) -> None:
         super().__init__(client, prompt, tasks=("judge", "pairwise"), **options)
         self.sample_index = sample_index
+        self.mode = mode  # "batch": the judge stage sends cache misses as provider batches
+        self.batch_poll_s = batch_poll_s
+        self.batch_jobs: list[dict[str, Any]] = []  # set by the batch stage, for the manifest
         self._schema = prompt.output_model.model_json_schema()
 
     @property
@@ -38,11 +46,14 @@ class LLMJudge(PromptedModel):
         return self.prompt.meta.task
 
     def describe(self) -> dict[str, Any]:
-        return {
+        info = {
             **self.base_description("llm"),
             "parser_version": PARSER_VERSION,
             "sample_index": self.sample_index,
         }
+        if self.mode == "batch":  # online manifests stay as they were
+            info.update(mode="batch", batch_poll_s=self.batch_poll_s, batches=self.batch_jobs)
+        return info
 
     def request_for(self, item: JudgeItem, *, where: str | None = None) -> ChatRequest:
         variables: dict[str, Any] = dict(item.extra)
@@ -117,6 +128,11 @@ class LLMJudgeParams(EndpointOverrides):
     prompts: list[str] = Field(min_length=1)
     name: str | None = Field(default=None, description="Label used instead of the model id.")
     samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
+    mode: JudgeMode = Field(
+        default="online",
+        description='"batch": cache misses go to the provider\'s batch API (openai/<model>).',
+    )
+    batch_poll_s: float = Field(default=30.0, gt=0.0, le=3600.0, description="Batch poll interval.")
 
     @model_validator(mode="after")
     def _names_need_one_model(self) -> LLMJudgeParams:
@@ -136,6 +152,11 @@ def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
     judges: list[Judge] = []
     for model in params.models:
         client = ctx.client(params, model)
+        if params.mode == "batch" and client.config.provider != "openai":
+            raise ModelConfigError(
+                f'mode = "batch" needs an openai/<model> id (an OpenAI-style batch API); '
+                f"{model!r} is not one: remove `mode` or use an openai/ model"
+            )
         label = params.name or model
         for prompt in prompts:
             for sample in range(params.samples):
@@ -147,6 +168,8 @@ def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
                         decoding=decoding,
                         name=f"{label}::{prompt.ref}{suffix}",
                         sample_index=sample,
+                        mode=params.mode,
+                        batch_poll_s=params.batch_poll_s,
                         use_cache=ctx.use_cache,
                         refresh_cache=ctx.refresh_cache,
                     )

@@ -35,6 +35,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from assay.redaction import redact
+from assay.testing._batches import FakeBatches
 from assay.testing._behaviors import (
     DEFAULT_CONTENT,
     MAX_DELAY_S,
@@ -94,6 +95,7 @@ class FakeOpenAIServer:
         self._stopping: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self.batches = FakeBatches(self._choose)  # files and batches endpoints
 
     # ------------------------------------------------------------------ configuration
 
@@ -314,6 +316,7 @@ class FakeOpenAIServer:
         for path in CHAT_PATHS:
             app.router.add_post(path, self._handle_chat)
         app.router.add_get("/v1/models", self._handle_models)
+        self.batches.add_routes(app)
         app.router.add_post("/_control/script", self._control_script)
         app.router.add_post("/_control/default", self._control_default)
         app.router.add_post("/_control/reset", self._control_reset)

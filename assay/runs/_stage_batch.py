@@ -1,0 +1,317 @@
+"""Provider batch jobs for judges with `mode = "batch"`: the judge stage's cache misses
+go to the provider as one batch per model endpoint instead of one request each.
+
+Order matters for resuming: the batch file is written and uploaded, the batch created,
+and its id recorded in `batches.json` (and the manifest) before the first poll; a run
+killed while polling is resumed by polling that id again, never by resubmitting. Answers
+become records and cache entries exactly as online answers do; requests an expired,
+failed or cancelled batch left unanswered (and repeats of a request already in the
+batch) go back to the caller, which sends them online.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from assay.core.judging import Judgment
+from assay.core.outcomes import Status
+from assay.core.records import JudgmentRecord
+from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
+from assay.models._model import failed_result
+from assay.models._transport import TransportError
+from assay.models._types import ChatRequest, ModelResult
+from assay.redaction import redact_url
+from assay.runs._executor import StageContext
+from assay.runs._plan import JudgeWork
+from assay.runs._rundir import read_run_manifest
+from assay.runs._store import write_json_atomic, write_manifest
+
+if TYPE_CHECKING:
+    from assay.judges import LLMJudge
+    from assay.runs._stage_judge import JudgeStage
+
+STATE_FILE = "batches.json"
+BATCH_DIR = "batches"
+MAX_POLL_FACTOR = 20  # polls back off to at most this many times `batch_poll_s`
+
+
+class BatchJob(BaseModel):
+    """One submitted batch, as `batches.json` records it."""
+
+    model: str
+    api_base: str | None = None
+    judges: list[str]
+    input_path: str = Field(description="The uploaded JSONL, relative to the run directory.")
+    input_file_id: str
+    batch_id: str
+    requests: int
+    status: str = "submitted"
+    collected: bool = False
+    answered: int = 0
+    errors: int = 0
+    sent_online: int = 0
+    cost_note: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """What the manifest's judge entry says about this batch."""
+        return self.model_dump(exclude={"judges", "model", "api_base"}, exclude_none=True)
+
+
+class BatchState(BaseModel):
+    jobs: list[BatchJob] = Field(default_factory=list)
+
+
+@dataclass
+class Pending:
+    """A judgment waiting for its batch answer."""
+
+    work: JudgeWork
+    judge: LLMJudge
+    request: ChatRequest
+    key: str
+
+
+@dataclass
+class Group:
+    """The pending judgments of one model endpoint: one batch between them."""
+
+    api: OpenAIBatchAPI
+    judges: dict[str, LLMJudge] = field(default_factory=dict)
+    pending: dict[str, Pending] = field(default_factory=dict)
+
+
+Emit = Callable[[JudgmentRecord], None]
+
+
+def is_batch_judge(judge: Any) -> bool:
+    return getattr(judge, "mode", "online") == "batch"
+
+
+async def run_batches(
+    stage: JudgeStage, todo: Sequence[JudgeWork], run_dir: Path, ctx: StageContext, emit: Emit
+) -> list[JudgeWork]:
+    """Judge the batch judges' cache misses through batches; the work left to send online."""
+    batch_judges = [j for j in stage.judges if is_batch_judge(j)]
+    if not batch_judges:
+        return list(todo)
+    runner = BatchRunner(stage, run_dir, emit)
+    runner.attach_jobs(batch_judges)
+    online, groups = runner.split(todo)
+    for group in groups.values():
+        online += await runner.run_group(group)
+    return online
+
+
+class BatchRunner:
+    """Submits, polls and collects the batches of one judge stage session."""
+
+    def __init__(self, stage: JudgeStage, run_dir: Path, emit: Emit) -> None:
+        self.stage = stage
+        self.run_dir = run_dir
+        self.emit = emit
+        self.state_path = run_dir / STATE_FILE
+        self.state = (
+            BatchState.model_validate_json(self.state_path.read_text(encoding="utf-8"))
+            if self.state_path.exists()
+            else BatchState()
+        )
+
+    def attach_jobs(self, judges: Sequence[Any]) -> None:
+        """Show recorded batches in each judge's manifest entry (earlier sessions' too)."""
+        for judge in judges:
+            judge.batch_jobs = [j.summary() for j in self.state.jobs if judge.id in j.judges]
+
+    def split(self, todo: Sequence[JudgeWork]) -> tuple[list[JudgeWork], dict[int, Group]]:
+        """Cache hits, online judges' work and repeated requests stay online."""
+        online: list[JudgeWork] = []
+        groups: dict[int, Group] = {}
+        for work in todo:
+            judge: Any = self.stage.by_id[work.judge_id]
+            if not is_batch_judge(judge):
+                online.append(work)
+                continue
+            request = judge.request_for(self.stage.item(work), where=self.stage.where(work))
+            key = judge.client.cache_key(request)
+            reads = judge.use_cache and not judge.refresh_cache
+            group = groups.setdefault(id(judge.client), Group(OpenAIBatchAPI(judge.client.config)))
+            if (reads and judge.client.cached.read(key) is not None) or key in group.pending:
+                online.append(work)  # answered from the cache by the online path
+                continue
+            group.judges[judge.id] = judge
+            group.pending[key] = Pending(work, judge, request, key)
+        return online, {k: g for k, g in groups.items() if g.pending}
+
+    async def run_group(self, group: Group) -> list[JudgeWork]:
+        """Recorded unfinished batches first (a resumed run), then one new batch for the
+        rest; returns the work no batch answered."""
+        left: list[JudgeWork] = []
+        try:
+            for job in self._recorded(group):
+                left += await self._finish(job, group, self._ids_of(job) & set(group.pending))
+            if group.pending:
+                job = await self._submit(group)
+                left += await self._finish(job, group, set(group.pending))
+        finally:
+            await group.api.aclose()
+        return left
+
+    def _recorded(self, group: Group) -> list[BatchJob]:
+        config = group.api.config
+        base = redact_url(config.api_base)
+        return [
+            j
+            for j in self.state.jobs
+            if not j.collected and j.model == config.model and j.api_base == base
+        ]
+
+    def _ids_of(self, job: BatchJob) -> set[str]:
+        """The custom ids of a recorded batch, read back from its uploaded file."""
+        lines = (self.run_dir / job.input_path).read_bytes().splitlines()
+        return {str(json.loads(line)["custom_id"]) for line in lines if line.strip()}
+
+    async def _submit(self, group: Group) -> BatchJob:
+        """Write, upload and create; record the batch before anything waits on it."""
+        api = group.api
+        name = f"{len(self.state.jobs) + 1:03d}-{_slug(api.config.model)}.jsonl"
+        path = self.run_dir / BATCH_DIR / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = api.batch_file((p.key, p.request) for p in group.pending.values())
+        path.write_bytes(content)
+        file_id = await api.upload(content)
+        info = await api.create(file_id)
+        job = BatchJob(
+            model=api.config.model,
+            api_base=redact_url(api.config.api_base),
+            judges=sorted(group.judges),
+            input_path=f"{BATCH_DIR}/{name}",
+            input_file_id=file_id,
+            batch_id=info.id,
+            requests=len(group.pending),
+            status=info.status,
+        )
+        self.state.jobs.append(job)
+        self._save(group)
+        _say(
+            f"batch {job.batch_id} ({job.model}): {job.requests} requests submitted; "
+            "interrupting is safe: resuming the run polls this batch instead of resubmitting"
+        )
+        return job
+
+    async def _finish(self, job: BatchJob, group: Group, ids: set[str]) -> list[JudgeWork]:
+        """Poll `job` to its end, record the answers for `ids`, return the unanswered."""
+        started = time.perf_counter()
+        answered: set[str] = set()
+        if ids:
+            poll_s = min(group.pending[k].judge.batch_poll_s for k in ids)
+            info = await self._poll(job, group, poll_s)
+            answered = await self._collect(info, group, ids, time.perf_counter() - started)
+        missing = [group.pending.pop(k).work for k in sorted(ids - answered)]
+        for key in answered:
+            group.pending.pop(key, None)
+        job.sent_online += len(missing)
+        job.collected = True
+        if missing:
+            _say(
+                f"batch {job.batch_id} {job.status}: {len(missing)} unanswered requests sent online"
+            )
+        self._save(group)
+        return missing
+
+    async def _poll(self, job: BatchJob, group: Group, poll_s: float) -> BatchInfo:
+        wait, seen = poll_s, None
+        while True:
+            info = await group.api.retrieve(job.batch_id)
+            now = (info.status, info.request_counts)
+            if now != seen:
+                seen, wait = now, poll_s
+                counts = info.request_counts
+                _say(
+                    f"batch {info.id}: {info.status}, {counts.completed}/{counts.total} done, "
+                    f"{counts.failed} failed"
+                )
+                if info.status != job.status:
+                    job.status = info.status
+                    self._save(group)
+            else:
+                wait = min(wait * 1.5, poll_s * MAX_POLL_FACTOR)
+            if info.finished:
+                return info
+            await asyncio.sleep(wait)
+
+    async def _collect(
+        self, info: BatchInfo, group: Group, ids: set[str], latency_s: float
+    ) -> set[str]:
+        """Turn the output and error files' lines for `ids` into records."""
+        answered: set[str] = set()
+        job = next(j for j in self.state.jobs if j.batch_id == info.id)
+        for file_id in (info.output_file_id, info.error_file_id):
+            if file_id is None:
+                continue
+            content = await group.api.content(file_id)
+            for line in result_lines(content, f"{info.id}/{file_id}"):
+                pending = group.pending.get(line.custom_id)
+                if line.custom_id not in ids or line.custom_id in answered or pending is None:
+                    continue
+                ok = self._record(group, pending, line, latency_s)
+                job.answered += int(ok)
+                job.errors += int(not ok)
+                answered.add(line.custom_id)
+        if group.api.pricing.rates() is None:
+            job.cost_note = (
+                f"litellm's cost map has no batch price for {job.model}: cost_usd is null"
+            )
+        return answered
+
+    def _record(self, group: Group, pending: Pending, line: ResultLine, latency_s: float) -> bool:
+        """One line as the record (and cache entry) an online answer makes; False for an
+        error line, which becomes an api_error record."""
+        judge, client = pending.judge, pending.judge.client
+        base: dict[str, Any] = {"attempts": 1, "cache_hit": False, "latency_s": latency_s}
+        try:
+            raw = group.api.to_raw(line)
+        except TransportError as exc:
+            result: ModelResult[Any] = failed_result(exc, time.perf_counter() - latency_s)
+            client.accounting.add(result)
+            judgment = Judgment(status=Status.API_ERROR, error=result.error, **base)
+            self.emit(self.stage._record(pending.work, judgment))
+            return False
+        if judge.use_cache or judge.refresh_cache:
+            client.cached.write(pending.key, raw)
+        client.accounting.add(ModelResult(response=raw, attempts=1, latency_s=latency_s))
+        judgment = judge.judgment_from_raw(
+            **raw.parse_inputs(), model_returned=raw.model_returned, **base
+        )
+        self.emit(self.stage._record(pending.work, judgment))
+        return True
+
+    def _save(self, group: Group) -> None:
+        """State file first (what resuming reads), then the manifest's judge entries."""
+        write_json_atomic(self.state_path, self.state.model_dump(mode="json"))
+        self.attach_jobs(list(group.judges.values()))
+        try:
+            manifest = read_run_manifest(self.run_dir)
+        except Exception:
+            return
+        for entry in manifest.get("judges") or []:
+            judge = group.judges.get(entry.get("id"))
+            if judge is not None:
+                entry["batches"] = judge.batch_jobs
+        write_manifest(self.run_dir / "manifest.json", manifest)
+
+
+def _slug(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
