@@ -14,6 +14,7 @@ from assay.datasets import LoadedDataset
 from assay.runs._executor import StageContext
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import JudgeWork, plan_judgments
+from assay.runs._stage_batch import run_batches
 from assay.runs._store import RecordLog
 
 
@@ -91,12 +92,15 @@ class JudgeStage:
             for rec in log.records.values():
                 ctx.progress.advance(rec.status, cache_hit=rec.cache_hit, count=False)
 
-        async def handle(work: JudgeWork) -> None:
-            record = await self.judge(work)
+        def emit(record: JudgmentRecord) -> None:
             log.append(record)
             ctx.progress.advance(record.status, cache_hit=record.cache_hit)
             on_record(record.status)
 
+        async def handle(work: JudgeWork) -> None:
+            emit(await self.judge(work))
+
+        todo = await run_batches(self, todo, log.path.parent, ctx, emit)  # mode = "batch"
         await ctx.run(todo, handle)
 
     def worker_budget(self) -> int:
