@@ -1,0 +1,226 @@
+"""Provider batch jobs (`mode = "batch"`, issue 11 item 4) against the loopback server's
+files and batches endpoints: the same records and cache entries as an online run, a
+re-run fully cached, an expired batch's rest sent online, error lines as error records,
+upload/create failures retried, a run killed while polling resumed without resubmitting,
+and no key in any file the run writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import invoke
+
+from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
+from assay.testing import FakeOpenAIServer, http_error
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMING_FIELDS = ("latency_s", "recorded_at")
+SECRET = "sk-batch-test-0123456789abcdef"
+PLANNED = 16  # 4 pairs x 2 members x 2 prompts
+
+
+def _spec(tmp: Path, base_url: str, *, mode: str = "batch", model: str = "gpt-4o-mini") -> Path:
+    pairs = (ROOT / "assay" / "data" / "forcebench_demo.jsonl").read_text(encoding="utf-8")
+    (tmp / "pairs.jsonl").write_text("".join(pairs.splitlines(True)[:4]), encoding="utf-8")
+    spec = tmp / f"{mode}.toml"
+    spec.write_text(
+        f"""
+name = "batch-test"
+bootstrap = 0
+[[datasets]]
+name = "mini"
+path = "pairs.jsonl"
+[failure]
+max_failed_fraction = 0.5
+[defaults]
+max_attempts = 3
+initial_wait_s = 0.01
+max_wait_s = 0.05
+timeout_s = 5
+transport = "openai"
+[[judges]]
+models = ["openai/{model}"]
+prompts = ["generic-support@1", "force-aware@1"]
+api_base = "{base_url}"
+api_key_env = "ASSAY_BATCH_TEST_KEY"
+mode = "{mode}"
+batch_poll_s = 0.02
+""",
+        encoding="utf-8",
+    )
+    return spec
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSAY_BATCH_TEST_KEY", SECRET)
+
+
+def _run(spec: Path, out: Path, cache: Path) -> list[dict[str, Any]]:
+    options = RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
+    outcome = Runner(load_spec(spec), options).run()
+    assert outcome.status == "complete", outcome.message
+    return _records(out)
+
+
+def _records(out: Path) -> list[dict[str, Any]]:
+    records = [r.model_dump(mode="json") for r in iter_records(out / "judgments.jsonl")]
+    for record in records:
+        for name in TIMING_FIELDS:
+            record.pop(name, None)
+    return sorted(records, key=lambda r: (r["judge_id"], r["pair_id"], r["member"]))
+
+
+def _without_cost(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "usage": {**r["usage"], "cost_usd": None}} for r in records]
+
+
+def test_batch_records_match_an_online_run_and_a_rerun_is_cached(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        online = _run(
+            _spec(tmp_path, server.base_url, mode="online"), tmp_path / "on", tmp_path / "c1"
+        )
+        online_bodies = sorted(server.requests, key=lambda b: json.dumps(b, sort_keys=True))
+        chat_before = server.stats.total
+        batch_spec = _spec(tmp_path, server.base_url)
+        batched = _run(batch_spec, tmp_path / "b", tmp_path / "c2")
+        assert server.stats.total == chat_before  # not one online chat request
+        assert server.batches.created == 1 and server.batches.uploads == 1
+        batch_bodies = sorted(server.batches.bodies, key=lambda b: json.dumps(b, sort_keys=True))
+        again = _run(batch_spec, tmp_path / "again", tmp_path / "c2")
+        assert server.batches.created == 1 and server.stats.total == chat_before
+    assert batch_bodies == online_bodies  # the same requests, rendered once
+    assert len(batched) == PLANNED and _without_cost(batched) == _without_cost(online)
+    for on, b in zip(online, batched, strict=True):  # gpt-4o-mini's batch price is half
+        assert b["usage"]["cost_usd"] == pytest.approx(on["usage"]["cost_usd"] / 2)
+    assert all(r["cache_hit"] for r in again) and len(again) == PLANNED
+    judge = read_json(tmp_path / "b" / "manifest.json")["judges"][0]
+    state = read_json(tmp_path / "b" / "batches.json")["jobs"]
+    assert judge["mode"] == "batch" and [j["batch_id"] for j in judge["batches"]] == [
+        state[0]["batch_id"]
+    ]
+    assert state[0]["answered"] == PLANNED and state[0]["collected"]
+
+
+def test_expired_batch_sends_the_unanswered_rest_online(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.expire_after = 5
+        records = _run(_spec(tmp_path, server.base_url), tmp_path / "run", tmp_path / "cache")
+        assert len(server.batches.bodies) == 5 and server.stats.total == PLANNED - 5
+    keys = {(r["judge_id"], r["pair_id"], r["member"]) for r in records}
+    assert len(records) == PLANNED and len(keys) == PLANNED  # none lost, none twice
+    assert not [r for r in records if r["status"] == "api_error"]
+    job = read_json(tmp_path / "run" / "batches.json")["jobs"][0]
+    assert job["status"] == "expired" and job["sent_online"] == PLANNED - 5
+
+
+def test_error_lines_are_the_error_records_an_online_run_makes(tmp_path: Path) -> None:
+    runs = {}
+    for mode in ("online", "batch"):
+        with FakeOpenAIServer() as server:
+            server.script("proton pump", [http_error(400)] * 4)
+            spec = _spec(tmp_path, server.base_url, mode=mode, model="fake-judge")
+            runs[mode] = _run(spec, tmp_path / mode, tmp_path / f"cache-{mode}")
+    errors = {m: [r for r in runs[m] if r["status"] == "api_error"] for m in runs}
+    assert errors["online"] and errors["batch"] == errors["online"]
+    assert all(r["usage"]["cost_usd"] is None for r in runs["batch"])  # no batch price known
+    job = read_json(tmp_path / "batch" / "batches.json")["jobs"][0]
+    assert job["errors"] == len(errors["batch"]) and "no batch price" in job["cost_note"]
+
+
+def test_upload_and_create_failures_are_retried(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.fail("upload", [http_error(429, retry_after=0), http_error(500)])
+        server.batches.fail("create", [http_error(503)])
+        server.batches.fail("retrieve", [http_error(502)])
+        records = _run(_spec(tmp_path, server.base_url), tmp_path / "run", tmp_path / "cache")
+        assert server.batches.uploads == 1 and server.batches.created == 1
+    assert len(records) == PLANNED and not [r for r in records if r["status"] == "api_error"]
+
+
+def test_a_final_create_failure_is_one_line_and_resumable(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.fail("create", [http_error(400)])
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        lines = err.strip().splitlines()
+        assert code == 2 and lines[-1].startswith("error: batch POST "), err
+        assert "BadRequestError 400" in lines[-1] and "Traceback" not in err
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        assert code == 0, err
+        assert server.batches.created == 1
+    assert len(_records(tmp_path / "run")) == PLANNED
+
+
+def test_spec_checks_mode_and_provider(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    code, out, err = invoke(["run", str(spec), "--dry-run"])
+    assert code == 0, err
+    text = spec.read_text().replace('"openai/gpt-4o-mini"', '"anthropic/claude-x"')
+    spec.write_text(text.replace('transport = "openai"', 'transport = "litellm"'))
+    code, _, err = invoke(["run", str(spec), "--dry-run"])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert f"{spec}: field 'judges[0]': mode = \"batch\" needs an openai/<model> id" in lines[0]
+    spec.write_text(spec.read_text().replace('mode = "batch"', 'mode = "later"'))
+    code, _, err = invoke(["run", str(spec), "--dry-run"])
+    assert code == 2 and "judges[0]" in err and "mode" in err and len(err.splitlines()) == 1
+
+
+def _wait_for(check: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_killed_while_polling_resumes_the_same_batch(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.hold = True  # batches stay in progress until released
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = tmp_path / "run", tmp_path / "cache"
+        argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", str(cache)]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "assay", *argv],
+            env=dict(os.environ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            _wait_for(lambda: server.batches.polls >= 2)
+            state = read_json(out / "batches.json")["jobs"]
+            assert (
+                read_json(out / "manifest.json")["judges"][0]["batches"][0]["batch_id"]
+                == (state[0]["batch_id"])
+            )
+            child.send_signal(signal.SIGKILL)
+        finally:
+            child.wait(10)
+        assert child.stderr is not None and b"polls this batch" in child.stderr.read()
+        server.batches.hold = False
+        records = _run(spec, out, cache)
+        assert server.batches.created == 1 and server.batches.uploads == 1
+        assert server.stats.total == 0  # nothing sent online
+    assert len(records) == PLANNED and not [r for r in records if r["status"] == "api_error"]
+    assert read_json(out / "batches.json")["jobs"][0]["batch_id"] == state[0]["batch_id"]
+
+
+def test_no_key_in_any_file_the_run_writes(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        _run(_spec(tmp_path, server.base_url), tmp_path / "run", tmp_path / "cache")
+    batch_files = list((tmp_path / "run" / "batches").glob("*.jsonl"))
+    assert len(batch_files) == 1
+    first = json.loads(batch_files[0].read_text(encoding="utf-8").splitlines()[0])
+    assert set(first) == {"custom_id", "method", "url", "body"}
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
