@@ -34,6 +34,8 @@ IGNORED_IN_BLOCKS = frozenset(
         "initial_wait_s",
         "max_wait_s",
         "transport",
+        "mode",  # online or provider batch: the same requests, records and cache entries
+        "batch_poll_s",
     }
 )
 MAX_LISTED = 6
