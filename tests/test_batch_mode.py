@@ -224,3 +224,18 @@ def test_no_key_in_any_file_the_run_writes(tmp_path: Path) -> None:
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_a_run_stopped_in_batch_mode_can_resume_online(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.fail("upload", [http_error(401)])
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        assert code == 2 and "AuthenticationError 401" in err, err
+        text = spec.read_text().replace('mode = "batch"', 'mode = "online"')
+        spec.write_text(text.replace("batch_poll_s = 0.02", "batch_poll_s = 5"))
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        assert code == 0, err
+        assert server.batches.created == 0 and server.stats.total == PLANNED
+    assert len(_records(tmp_path / "run")) == PLANNED
