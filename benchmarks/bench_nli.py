@@ -20,10 +20,16 @@ the naive loop and its forward-only time is all that batching can remove.
 
 Target: assay >= 3x the naive loop's pairs/s. Exit status 1 when missed.
 
+``--int8`` measures the verifier's opt-in ``quantize="int8"`` against float32 instead:
+speed on these pairs and label agreement on the bundled NLI data (benchmarks/
+_bench_nli_int8.py says what, and why random weights bracket rather than answer it).
+
 Usage::
 
     python benchmarks/bench_nli.py [--pairs 512] [--batch-size 32] [--repeat 1] [--json]
                                    [--evidence-words MIN MAX] [--threads N]
+    python benchmarks/bench_nli.py --int8 [--shapes small base] [--claims N] [--model DIR]
+                                   [--wice DIR] [--pairs 256] [--repeat 3] [--json]
 """
 
 from __future__ import annotations
@@ -189,6 +195,51 @@ def machine() -> dict[str, Any]:
     }
 
 
+def add_int8_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("--int8: quantize='int8' against float32")
+    group.add_argument("--int8", action="store_true", help="measure int8 against float32")
+    group.add_argument("--shapes", nargs="+", choices=["small", "base"], default=["small"])
+    group.add_argument("--claims", type=int, default=None, help="first N WiCE claims only")
+    group.add_argument("--speed-only", action="store_true", help="no agreement measurement")
+    group.add_argument("--model", default=None, help="a local NLI checkpoint directory")
+    group.add_argument("--wice", default=None, help="the wice_oracle folder (default: shared)")
+
+
+def int8_main(args: argparse.Namespace, info: dict[str, Any]) -> int:
+    """The --int8 run: figures only, no target (exit status 0 once it completes)."""
+    from _bench_nli_int8 import report, run
+
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-int8-"))
+    pairs = make_pairs(args.pairs, args.seed, tuple(args.evidence_words))
+    try:
+        result = run(args, tmp, pairs, pseudo_words(random.Random(args.seed), 9000))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    info["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        agreement = [{"data": d, "model": m, **r} for (d, m), r in result["agreement"].items()]
+        print(json.dumps({**result, "agreement": agreement, "machine": info}, indent=2))
+        return 0
+    print(
+        f"machine: {info['platform']}, {info['cpu_count']} CPUs, torch threads "
+        f"{info['torch_threads']}, torch {info['torch']}, transformers {info['transformers']}, "
+        f"quantised engine {quantized_engine()}, load avg {info['loadavg_before']} -> "
+        f"{info['loadavg_after']}"
+    )
+    print(
+        f"speed pairs: {len(pairs)} synthetic (evidence {args.evidence_words[0]}-"
+        f"{args.evidence_words[1]} words), batch size {args.batch_size}, best of {args.repeat}"
+    )
+    print("\n".join(report(result)))
+    return 0
+
+
+def quantized_engine() -> str:
+    import torch
+
+    return str(torch.backends.quantized.engine)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=512)
@@ -211,6 +262,7 @@ def main() -> int:
         default=None,
         help="torch.set_num_threads(N) first (default: leave torch's default)",
     )
+    add_int8_options(parser)
     args = parser.parse_args()
     if args.threads is not None:
         import torch
@@ -218,6 +270,8 @@ def main() -> int:
         torch.set_num_threads(args.threads)
 
     info = machine()
+    if args.int8:
+        return int8_main(args, info)
     tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-"))
     try:
         directory = tmp / "nli"

@@ -236,3 +236,20 @@ def test_spec_value_is_checked_as_one_line_naming_the_field(
     lines = (out + err).strip().splitlines()
     assert exited.value.code == 2 and len(lines) == 1, out + err
     assert lines[0].startswith(f"error: {spec}") and "quantize" in lines[0], lines[0]
+
+
+def test_the_int8_benchmark_measures_agreement_on_the_bundled_data(
+    nli_dir: Path, tmp_path: Path
+) -> None:
+    """benchmarks/bench_nli.py --int8, its agreement part on a few bundled claims."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import _bench_nli_int8 as bench
+
+    items = bench.demo_items()
+    assert len(items) > 8 and all(i.evidence and i.claim for i in items)
+    result = bench.agreement(nli_dir, items[:5], 4)
+    assert result["claims"] == 5 and result["pairs"] >= 5
+    assert sum(result["fp32_pair_labels"].values()) == result["pairs"]
+    assert 0.0 <= result["pair_label_agreement"] <= 1.0
+    assert 0.0 < result["max_abs_diff_p_entail"] < 1.0
+    assert bench.wice_items(tmp_path, None) is None  # absent data: skipped, not an error
