@@ -170,6 +170,42 @@ def test_certificates_and_manifests_name_what_produced_the_scores(
             assert inputs["retrieval"]["config_sha256"] == sorted(retrievers)
 
 
+def test_the_nli_verifier_describes_the_formulas_its_pairs_follow(
+    applied: tuple[Path, str],
+) -> None:
+    """The manifest says s_support = p_entail, s_conflict = p_contradict and a lexicon
+    limitation on the premise (not the overlap baseline's formulas), and every recorded
+    pair follows them."""
+    from assay.verifiers._relations import claim_tokens, lexicon_limitation
+
+    run_dir, _ = applied
+    (verifier,) = json.loads((run_dir / "manifest.json").read_text())["factuality"]["verifiers"]
+    formulas = verifier["pairs"]["formulas"]
+    assert formulas["s_support"].startswith("p_entail")
+    assert formulas["s_conflict"].startswith("p_contradict")
+    assert "cue(limitation) on the premise" in formulas["s_limitation"]
+    texts = {
+        p["id"]: p["text"]
+        for row in lines(Path(verifier_data_path(run_dir)))
+        for p in row["evidence"]  # type: ignore[attr-defined]
+    }
+    n_pairs = 0
+    for record in lines(run_dir / "verifications.jsonl"):
+        tokens = claim_tokens(str(record["claim"]))
+        for p in record["pairs"]:  # type: ignore[attr-defined]
+            assert (p["s_support"], p["s_conflict"]) == (p["p_entail"], p["p_contradict"])
+            premise = texts[p["passage_id"]][p["start"] : p["end"]]
+            assert p["s_limitation"] == lexicon_limitation(tokens, premise)
+            n_pairs += 1
+    assert n_pairs >= 29  # every claim scored at least one premise
+
+
+def verifier_data_path(run_dir: Path) -> str:
+    """The answers dataset the run read (its evidence passages are the premises)."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    return str(manifest["factuality"]["datasets"][0]["path"])
+
+
 def _by_answer(path: Path, key: str = "answer_id") -> dict[Any, Any]:
     return {r[key]: r for r in lines(path)}
 

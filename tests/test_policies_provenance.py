@@ -213,3 +213,41 @@ def test_a_run_made_by_another_verifier_version_is_not_resumed(tmp_path: Path) -
     assert "manifest.json" in line and "'baseline:overlap' is version 2" in line
     assert "made by version 1" in line
     assert (run_dir / "verifications.jsonl").read_bytes() == records
+
+
+def test_a_true_false_verifier_describes_label_confidence_and_its_pairs_follow(
+    retrieval_run: Path,
+) -> None:
+    formulas = _verifier_block(retrieval_run)["pairs"]["formulas"]
+    assert formulas["s_support"].startswith("label confidence")
+    pairs = [p for r in lines(retrieval_run / "verifications.jsonl") for p in r.get("pairs") or []]  # type: ignore[attr-defined]
+    assert pairs
+    for pair in pairs:  # every answer was "True": supported with confidence 1
+        assert (pair["s_support"], pair["s_conflict"]) == (pair["p_entail"], pair["p_contradict"])
+        assert (pair["p_entail"], pair["p_contradict"]) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "support"),
+    [("nli", "p_entail, the entailment probability"), ("context", "label confidence")],
+)
+def test_each_language_model_verifier_kind_describes_its_own_formulas(
+    kind: str, support: str
+) -> None:
+    from assay.models import ModelConfig, make_client
+    from assay.prompts import PromptRegistry
+    from assay.verifiers import LLMVerifier
+
+    client = make_client(ModelConfig(model="openai/fake", api_base="http://127.0.0.1:9/v1"))
+    prompt = PromptRegistry().get("nli-entailment" if kind == "nli" else "verify-context")
+    formulas = LLMVerifier(client, prompt, kind=kind).describe()["pairs"]["formulas"]  # type: ignore[arg-type]
+    assert formulas["s_support"].startswith(support)
+    assert "`support` number" in formulas["s_support"]
+    assert formulas["s_limitation"].startswith("the answer's `limitation` number")
+
+
+def test_the_overlap_baseline_keeps_the_lexical_formulas() -> None:
+    from assay.verifiers import OverlapVerifier
+
+    formulas = OverlapVerifier().describe()["pairs"]["formulas"]
+    assert (formulas["s_support"], formulas["s_conflict"]) == ("overlap", "overlap * cue(conflict)")

@@ -33,7 +33,7 @@ from assay.parsing._verification import (
 )
 from assay.prompts import Prompt
 from assay.verifiers._pairs import llm_pair
-from assay.verifiers._relations import claim_tokens, describe_relations
+from assay.verifiers._relations import claim_tokens, describe_relations, llm_formulas
 
 VerifierKind = Literal["internal", "context", "retrieval", "nli"]
 
@@ -124,7 +124,8 @@ class LLMVerifier(PromptedModel):
             info["top_k"] = self.top_k
         if self.kind != "internal":
             source = "nli" if self.kind == "nli" else "llm"
-            info["pairs"] = {"relation_source": source, **describe_relations()}
+            formulas = llm_formulas(self.kind == "nli")
+            info["pairs"] = {"relation_source": source, **describe_relations(formulas=formulas)}
         return info
 
     def shown(self, item: ClaimToVerify) -> tuple[list[Passage], list[ContextPassage]]:

@@ -23,8 +23,8 @@ from assay.models._local_nli import PROVIDER, LocalNLITransport, PairRequest, Pa
 from assay.verifiers._nli_chunks import EvidenceChunk, PassageChunker, Premise, token_windows
 from assay.verifiers._nli_labels import ROLES, resolve_label_roles, role_of_label
 from assay.verifiers._pairs import nli_pairs
+from assay.verifiers._relations import NLI_FORMULAS, describe_relations
 from assay.verifiers._relations import claim_tokens as content_token_set
-from assay.verifiers._relations import describe_relations
 
 __all__ = [
     "NO_EVIDENCE",
@@ -230,7 +230,7 @@ class LocalNLIVerifier:
             **({"quantize": model["quantize"]} if self.quantize is not None else {}),
             "parser_version": None,
             "versions": model["versions"],
-            "pairs": {"relation_source": "nli", **describe_relations()},
+            "pairs": {"relation_source": "nli", **describe_relations(formulas=NLI_FORMULAS)},
         }
 
     # ---- chunking and planning -----------------------------------------------------

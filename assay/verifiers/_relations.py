@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -30,6 +30,7 @@ TOKENS_LEXICON = "tokens@1"
 
 CueList = Literal["conflict", "limitation"]
 
+#: the lexical relation source (the overlap baseline's pairs)
 FORMULAS = {
     "overlap": "share of the claim's content tokens present in the premise (0 if none)",
     "cue": "1 if a phrase of the list occurs in the premise on word boundaries, any case",
@@ -37,6 +38,35 @@ FORMULAS = {
     "s_conflict": "overlap * cue(conflict)",
     "s_limitation": "overlap * cue(limitation)",
 }
+_LEXICON_LIMITATION = "overlap * cue(limitation) on the premise text (the lexicon's)"
+#: a local NLI model's pairs (`nli-local`): its probabilities, the lexicon's limitation
+NLI_FORMULAS = {
+    "overlap": FORMULAS["overlap"],
+    "cue": FORMULAS["cue"],
+    "s_support": "p_entail (the model's softmax probability of entailment)",
+    "s_conflict": "p_contradict (its probability of contradiction; null without that class)",
+    "s_limitation": _LEXICON_LIMITATION,
+}
+
+
+def llm_formulas(nli_prompt: bool) -> dict[str, str]:
+    """A language-model verifier's pair formulas: an NLI prompt states probabilities, a
+    True/False prompt gives a label with confidence 1 (§4.2 `label_confidence`); an
+    answer stating `support` / `conflict` / `limitation` numbers sets them itself."""
+    stated = " (the answer's `{}` number when it states relation scores)"
+    if nli_prompt:
+        support = "p_entail, the entailment probability the answer states"
+        conflict = "p_contradict, the answer's contradiction_probability (null if absent)"
+    else:
+        support = "label confidence: 1 when the answer is True (supported), else 0"
+        conflict = "label confidence: 1 when the answer labels the claim contradicted, else 0"
+    return {
+        "overlap": FORMULAS["overlap"],
+        "cue": FORMULAS["cue"],
+        "s_support": support + stated.format("support"),
+        "s_conflict": conflict + stated.format("conflict"),
+        "s_limitation": "the answer's `limitation` number when stated, else " + _LEXICON_LIMITATION,
+    }
 
 
 @cache
@@ -84,13 +114,17 @@ def lexicon_limitation(tokens: frozenset[str], text: str) -> float:
     return overlap_share(tokens, text) * cue(text, "limitation")
 
 
-def describe_relations(keys: Iterable[str] = (RELATION_LEXICON, TOKENS_LEXICON)) -> dict[str, Any]:
+def describe_relations(
+    keys: Iterable[str] = (RELATION_LEXICON, TOKENS_LEXICON),
+    formulas: Mapping[str, str] = FORMULAS,
+) -> dict[str, Any]:
     """The lexicons (SHA-256 of each file) and formulas behind pair scores, for the
-    verifier's describe(): a changed word list shows in the run manifest."""
+    verifier's describe(): a changed word list shows in the run manifest. Each verifier
+    passes its own `formulas` (lexical by default, `NLI_FORMULAS`, `llm_formulas`)."""
     digest = lexicon_digest(tuple(keys))
     combined = hashlib.sha256("".join(f"{k}={v}\n" for k, v in digest.items()).encode())
     return {
         "lexicons": digest,
         "lexicon_sha256": combined.hexdigest()[:16],
-        "formulas": dict(FORMULAS),
+        "formulas": dict(formulas),
     }
