@@ -24,6 +24,7 @@ from assay.runs._build import (
 )
 from assay.runs._factuality import FactualityStage
 from assay.runs._options import RunOptions
+from assay.runs._ray_executor import check_ray_installed, run_local_models_on_ray
 from assay.runs._spec import LoadedSpec
 from assay.runs._spec_gate import gate_retrieval
 from assay.runs._stage_gate import GateStage
@@ -53,6 +54,7 @@ def assemble(
     """Build a run's parts; objects passed in follow the spec's own (a decomposer
     replaces the spec's), and every judge id must be unique."""
     check_before_run(loaded, options.output_dir)
+    check_ray_installed(loaded)
     check_targets(loaded)
     datasets = load_forcebench_datasets(loaded)
     item_sets = load_items_datasets(loaded)
@@ -74,6 +76,7 @@ def assemble(
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
+    run_local_models_on_ray(loaded, fact.verifiers if fact is not None else [])
     items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
     gate = _gate(loaded, options, cache, fact)
     warnings = _warnings(all_judges)

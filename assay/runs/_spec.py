@@ -29,6 +29,7 @@ from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
 from assay.datasets import ItemsDatasetOptions
 from assay.errors import SpecError
+from assay.models._ray_options import ExecutorOptions
 from assay.runs._spec_blocks import BaselineSpec as BaselineSpec
 from assay.runs._spec_blocks import ComponentBlock as ComponentBlock
 from assay.runs._spec_blocks import (
@@ -213,6 +214,9 @@ class RunSpec(_Strict):
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     factuality: FactualitySpec | None = None
     gate: GateSpec | None = None
+    executor: ExecutorOptions | None = Field(
+        default=None, description='Where local models run: kind = "local" (default) or "ray".'
+    )
     policies: list[dict[str, Any]] = Field(
         default_factory=list,
         description="[[policies]] blocks for `assay policies apply` (checked at load).",

@@ -1,0 +1,47 @@
+"""`[executor] kind = "ray"`: a run's local pair models (the nli-local verifier) score
+their batches in Ray actors. Everything else stays as it is: the stages still run their
+items in this process (`assay.runs._executor`), the verifier still plans its pairs and
+reads and writes the cache here, and the records are written here, byte for byte as an
+in-process run writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.errors import ModelConfigError, SpecError
+from assay.models._ray_pool import RayBatchPool, import_ray
+from assay.runs._spec import LoadedSpec
+
+FIELD = "executor.kind"
+
+
+def check_ray_installed(loaded: LoadedSpec) -> None:
+    """A spec asking for Ray where it is not installed stops before the run directory is
+    made, with one line naming the spec, the field and the extra."""
+    options = loaded.spec.executor
+    if options is None or options.kind != "ray":
+        return
+    try:
+        import_ray()
+    except ModelConfigError as exc:
+        raise SpecError(exc.message, file=loaded.path, field=FIELD) from None
+
+
+def run_local_models_on_ray(loaded: LoadedSpec, components: Sequence[Any]) -> list[RayBatchPool]:
+    """Hand the batches of every local pair model among `components` to Ray actors (one
+    pool of `actors` per model). Nothing connects to Ray until a model first scores."""
+    options = loaded.spec.executor
+    if options is None or options.kind != "ray":
+        return []
+    check_ray_installed(loaded)
+    from assay.models._local_nli import LocalNLITransport
+    from assay.models._ray_workers import run_pair_model_on_ray
+
+    pools = []
+    for component in components:
+        transport = getattr(component, "transport", None)
+        if isinstance(transport, LocalNLITransport) and transport.batch_runner is None:
+            pools.append(run_pair_model_on_ray(transport, options))
+    return pools
