@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -239,3 +240,36 @@ def test_a_run_stopped_in_batch_mode_can_resume_online(tmp_path: Path) -> None:
         assert code == 0, err
         assert server.batches.created == 0 and server.stats.total == PLANNED
     assert len(_records(tmp_path / "run")) == PLANNED
+
+
+def test_requests_beyond_one_batch_s_limit_go_in_several(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("assay.runs._stage_batch.MAX_BATCH_REQUESTS", 5)
+    with FakeOpenAIServer() as server:
+        records = _run(_spec(tmp_path, server.base_url), tmp_path / "run", tmp_path / "cache")
+        assert server.batches.created == 4 and server.stats.total == 0
+    jobs = read_json(tmp_path / "run" / "batches.json")["jobs"]
+    assert [j["requests"] for j in jobs] == [5, 5, 5, 1]
+    assert len({(r["judge_id"], r["pair_id"], r["member"]) for r in records}) == PLANNED
+    assert sum(j["answered"] for j in jobs) == PLANNED
+
+
+def test_ctrl_c_while_polling_says_how_to_resume(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.batches.hold = True
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
+
+        def interrupt() -> None:
+            _wait_for(lambda: server.batches.polls >= 1)
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, delivered to the main thread
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        batch_id = read_json(tmp_path / "run" / "batches.json")["jobs"][0]["batch_id"]
+        assert code == 130 and f"batch {batch_id} keeps running at the provider" in err, err
+        assert "resume with: assay run" in err
+        server.batches.hold = False
+        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        assert code == 0 and server.batches.created == 1, err

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -154,9 +154,6 @@ class OpenAIBatchAPI:
             "body": self.http.body(request),
         }
         return json.dumps(line, ensure_ascii=False).encode() + b"\n"
-
-    def batch_file(self, lines: Iterable[tuple[str, ChatRequest]]) -> bytes:
-        return b"".join(self.request_line(cid, request) for cid, request in lines)
 
     async def upload(self, content: bytes) -> str:
         """POST /files (purpose "batch"): the uploaded file's id."""

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 STATE_FILE = "batches.json"
 BATCH_DIR = "batches"
 MAX_POLL_FACTOR = 20  # polls back off to at most this many times `batch_poll_s`
+# OpenAI's limits per batch: 50,000 requests, a 200 MB input file (kept under, with room)
+MAX_BATCH_REQUESTS = 50_000
+MAX_BATCH_BYTES = 190_000_000
 
 
 class BatchJob(BaseModel):
@@ -152,15 +155,18 @@ class BatchRunner:
         return online, {k: g for k, g in groups.items() if g.pending}
 
     async def run_group(self, group: Group) -> list[JudgeWork]:
-        """Recorded unfinished batches first (a resumed run), then one new batch for the
-        rest; returns the work no batch answered."""
+        """Recorded unfinished batches first (a resumed run), then new batches for the
+        rest (as few as the provider's limits allow); returns the work no batch answered."""
         left: list[JudgeWork] = []
         try:
             for job in self._recorded(group):
                 left += await self._finish(job, group, self._ids_of(job) & set(group.pending))
-            if group.pending:
-                job = await self._submit(group)
-                left += await self._finish(job, group, set(group.pending))
+            chunks = _chunks(
+                [(k, group.api.request_line(k, p.request)) for k, p in group.pending.items()]
+            )
+            jobs = [await self._submit(group, chunk) for chunk in chunks]  # all recorded first
+            for job, chunk in zip(jobs, chunks, strict=True):
+                left += await self._finish(job, group, {key for key, _ in chunk})
         finally:
             await group.api.aclose()
         return left
@@ -179,13 +185,13 @@ class BatchRunner:
         lines = (self.run_dir / job.input_path).read_bytes().splitlines()
         return {str(json.loads(line)["custom_id"]) for line in lines if line.strip()}
 
-    async def _submit(self, group: Group) -> BatchJob:
+    async def _submit(self, group: Group, lines: list[tuple[str, bytes]]) -> BatchJob:
         """Write, upload and create; record the batch before anything waits on it."""
         api = group.api
         name = f"{len(self.state.jobs) + 1:03d}-{_slug(api.config.model)}.jsonl"
         path = self.run_dir / BATCH_DIR / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        content = api.batch_file((p.key, p.request) for p in group.pending.values())
+        content = b"".join(line for _, line in lines)
         path.write_bytes(content)
         file_id = await api.upload(content)
         info = await api.create(file_id)
@@ -196,7 +202,7 @@ class BatchRunner:
             input_path=f"{BATCH_DIR}/{name}",
             input_file_id=file_id,
             batch_id=info.id,
-            requests=len(group.pending),
+            requests=len(lines),
             status=info.status,
         )
         self.state.jobs.append(job)
@@ -228,6 +234,15 @@ class BatchRunner:
         return missing
 
     async def _poll(self, job: BatchJob, group: Group, poll_s: float) -> BatchInfo:
+        try:
+            return await self._poll_until_finished(job, group, poll_s)
+        except asyncio.CancelledError:  # Ctrl-C, SIGTERM: the batch goes on at the provider
+            _say(
+                f"batch {job.batch_id} keeps running at the provider; resuming the run collects it"
+            )
+            raise
+
+    async def _poll_until_finished(self, job: BatchJob, group: Group, poll_s: float) -> BatchInfo:
         wait, seen = poll_s, None
         while True:
             info = await group.api.retrieve(job.batch_id)
@@ -307,6 +322,22 @@ class BatchRunner:
             if judge is not None:
                 entry["batches"] = judge.batch_jobs
         write_manifest(self.run_dir / "manifest.json", manifest)
+
+
+def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
+    """Consecutive runs of lines, each within the per-batch request and size limits."""
+    chunks: list[list[tuple[str, bytes]]] = []
+    size = 0
+    for line in lines:
+        full = chunks and (
+            len(chunks[-1]) >= MAX_BATCH_REQUESTS or size + len(line[1]) > MAX_BATCH_BYTES
+        )
+        if not chunks or full:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(line)
+        size += len(line[1])
+    return chunks
 
 
 def _slug(model: str) -> str:
