@@ -25,7 +25,6 @@ from assay.core.manifest import (
     Session,
 )
 from assay.core.outcomes import Status
-from assay.core.records import JudgmentRecord
 from assay.core.rundir import (
     CLAIMS_FILE,
     JUDGMENTS_FILE,
@@ -98,8 +97,9 @@ def _cost(records: Sequence[Any]) -> float | None:
     return round(sum(costs), 6) if costs else None
 
 
-def judge_stats(records: list[JudgmentRecord], planned: int) -> dict[str, Any]:
-    """Requests, cache hits, retries, failures by status, tokens and cost for one judge."""
+def judge_stats(records: list[Any], planned: int) -> dict[str, Any]:
+    """Requests, cache hits, retries, failures by status, tokens and cost for one judge
+    (from its records, or from their tallies: anything with the records' counter fields)."""
     stats: dict[str, Any] = {"planned": planned, **_calls(records)}
     sent = [r for r in records if not r.cache_hit]
     stats["failures"] = sum(v for k, v in stats["by_status"].items() if k != Status.OK.value)
@@ -129,10 +129,10 @@ def stage_stats(records: Sequence[Any]) -> dict[str, Any]:
 
 
 def judges_section(
-    judges: Sequence[Judge], records: Sequence[JudgmentRecord], planned: Counter[str]
+    judges: Sequence[Judge], records: Sequence[Any], planned: Counter[str]
 ) -> list[dict[str, Any]]:
-    """Each judge's `describe()`, its id, and counters from its records."""
-    by_judge: dict[str, list[JudgmentRecord]] = {}
+    """Each judge's `describe()`, its id, and counters from its records (or tallies)."""
+    by_judge: dict[str, list[Any]] = {}
     for rec in records:
         by_judge.setdefault(rec.judge_id, []).append(rec)
     section = []

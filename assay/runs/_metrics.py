@@ -7,6 +7,7 @@ never disagree.
 from __future__ import annotations
 
 import json
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ from assay.core.rundir import (
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
     iter_jsonl,
+    iter_records,
     latest,
-    latest_records,
     record_digests,
 )
 
@@ -59,12 +60,11 @@ def compute_metrics(
 
     digests = record_digests(run_dir)
     out: dict[str, Any] = {"forcebench": None, "factuality": None}
-    judgments = run_dir / JUDGMENTS_FILE
-    if judgments.exists():
-        records = list(latest_records(judgments).values())
-        if records:
-            report = force_metrics(records, n_boot=n_boot, seed=seed)
-            out["forcebench"] = report.model_dump(mode="json")
+    records = iter_records(run_dir / JUDGMENTS_FILE)  # streamed: a line at a time
+    first = next(records, None)
+    if first is not None:
+        report = force_metrics(chain([first], records), n_boot=n_boot, seed=seed)
+        out["forcebench"] = report.model_dump(mode="json")
     if (run_dir / VERIFICATIONS_FILE).exists() or (run_dir / SENTENCES_FILE).exists():
         out["factuality"] = factuality_metrics(
             run_dir, n_boot=n_boot, seed=seed, length_penalty=length_penalty

@@ -48,7 +48,7 @@ from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._stage_items import ItemsStage
 from assay.runs._stage_judge import JudgeStage
-from assay.runs._store import RecordLog, write_json_atomic, write_manifest
+from assay.runs._store import TallyLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
@@ -128,7 +128,7 @@ class Runner:
     async def _run_async(self) -> RunOutcome:
         existing = self._existing()
         planned = self.plan()
-        log = RecordLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
+        log = TallyLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
         log.load(repair=True)
         todo = self.pending(planned, log.records)
         for w in todo:
@@ -181,7 +181,7 @@ class Runner:
         return self._outcome(status, message, planned, log)
 
     async def _execute(
-        self, todo: list[JudgeWork], planned: list[JudgeWork], log: RecordLog[JudgmentRecord]
+        self, todo: list[JudgeWork], planned: list[JudgeWork], log: TallyLog[JudgmentRecord]
     ) -> tuple[str, str | None]:
         """Judge, then run the factuality stages; the status the failure policy gives."""
         abort = asyncio.Event()
@@ -248,7 +248,7 @@ class Runner:
         base: Manifest,
         status: str,
         message: str | None,
-        log: RecordLog[JudgmentRecord],
+        log: TallyLog[JudgmentRecord],
         planned: list[JudgeWork],
     ) -> None:
         items = self.items
@@ -273,7 +273,7 @@ class Runner:
         write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
 
     def _outcome(
-        self, status: str, message: str | None, planned: list[JudgeWork], log: RecordLog[Any]
+        self, status: str, message: str | None, planned: list[JudgeWork], log: TallyLog[Any]
     ) -> RunOutcome:
         fact = self.factuality
         claims = fact.claims if fact is not None else None
@@ -314,7 +314,7 @@ def _planned(items: ItemsStage | None) -> int:
     return items.planned() if items is not None else 0
 
 
-def _recorded(planned: list[JudgeWork], log: RecordLog[JudgmentRecord]) -> int:
+def _recorded(planned: list[JudgeWork], log: TallyLog[JudgmentRecord]) -> int:
     return sum(1 for w in planned if w.key in log.records)
 
 

@@ -17,14 +17,14 @@ from typing import Any, Literal
 from assay.core.judging import PAIRWISE, SINGLE, Judge, JudgeItem, Judgment, judge_task
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
-from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, latest
+from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
 from assay.datasets import Item, ItemsDataset
 from assay.errors import DatasetError, SpecError
 from assay.runs._executor import StageContext
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import ItemWork
 from assay.runs._stage_judge import worker_budget
-from assay.runs._store import RecordLog, write_jsonl_atomic
+from assay.runs._store import Tally, TallyLog, write_jsonl_atomic
 
 Order = Literal["ab", "ba"]
 ORDERS: tuple[Order, Order] = ("ab", "ba")
@@ -67,7 +67,7 @@ class ItemsStage:
             d.name: [j for j in self.judges if judge_task(j) == task_of(d)] for d in self.datasets
         }
         self._fields = {j.id: identity_fields(j.describe()) for j in self.judges}
-        self.records: dict[Any, ItemJudgmentRecord] = {}
+        self.records: dict[Any, Tally] = {}
         self.written = 0  # records appended this session
         self._planned: list[ItemWork] | None = None
         for i, d in enumerate(self.datasets):
@@ -117,7 +117,7 @@ class ItemsStage:
 
     def load(self, run_dir: Path, redo: set[Status]) -> None:
         """What earlier sessions recorded (read-only), less what this session redoes."""
-        done = latest(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord)
+        done = TallyLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).load()
         self.records = {k: r for k, r in done.items() if r.status not in redo}
 
     def pending(self) -> list[ItemWork]:
@@ -202,7 +202,7 @@ class ItemsStage:
     ) -> None:
         """Judge what is not recorded yet, appending each record as it arrives."""
         write_jsonl_atomic(run_dir / ITEMS_FILE, self.item_rows())
-        log = RecordLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord)
+        log = TallyLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord)
         recorded = log.resume()
         planned = self.plan()
         todo = [w for w in planned if w.key not in recorded or recorded[w.key].status in redo]

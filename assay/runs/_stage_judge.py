@@ -15,7 +15,7 @@ from assay.runs._executor import StageContext
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import JudgeWork, plan_judgments
 from assay.runs._stage_batch import run_batches
-from assay.runs._store import RecordLog
+from assay.runs._store import TallyLog
 
 
 class JudgeStage:
@@ -81,7 +81,7 @@ class JudgeStage:
         self,
         todo: Sequence[JudgeWork],
         planned: int,
-        log: RecordLog[JudgmentRecord],
+        log: TallyLog[JudgmentRecord],
         ctx: StageContext,
         on_record: Callable[[Status], None],
     ) -> None:

@@ -9,14 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Generic, TypeVar
+from typing import IO, Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
 from assay.core.manifest import Manifest
+from assay.core.outcomes import Status
 from assay.core.rundir import (
     iter_jsonl,
 )
@@ -178,39 +181,43 @@ def write_jsonl_atomic(path: Path, records: Iterable[BaseModel]) -> None:
 
 
 R = TypeVar("R", bound=BaseModel)
+V = TypeVar("V")
 
 
-class RecordLog(Generic[R]):
-    """One append-only record file of a run (judgments, sentences, verifications) and
-    the latest record per key, kept current as this session appends to it."""
+class KeyedLog(Generic[R, V]):
+    """One append-only record file of a run and, per key, what this session keeps of
+    its latest record (`keep`), current as this session appends to the file."""
 
     def __init__(self, path: Path, model: type[R]) -> None:
         self.path = path
         self.model = model
-        self.records: dict[Any, R] = {}
+        self.records: dict[Any, V] = {}
         self._writer: RecordWriter | None = None
 
-    def load(self, *, repair: bool = False) -> dict[Any, R]:
+    def keep(self, record: R) -> V:
+        raise NotImplementedError
+
+    def load(self, *, repair: bool = False) -> dict[Any, V]:
         """Read what earlier sessions recorded (a later line for a key wins); with
         `repair`, cut a torn last line first."""
         if repair:
             repair_partial_tail(self.path)
-        self.records = {_key(r): r for r in iter_jsonl(self.path, self.model)}
+        self.records = {_key(r): self.keep(r) for r in iter_jsonl(self.path, self.model)}
         return self.records
 
     def open(self) -> None:
         """Start appending (creating the file, cutting a torn last line)."""
         self._writer = RecordWriter(self.path)
 
-    def resume(self) -> dict[Any, R]:
+    def resume(self) -> dict[Any, V]:
         """Open for appending, then read what is there: a stage picking up its file."""
         self.open()
         return self.load()
 
     def append(self, record: R) -> None:
-        assert self._writer is not None, "RecordLog.open() first"
+        assert self._writer is not None, "open() the log first"
         self._writer.write(record)
-        self.records[_key(record)] = record
+        self.records[_key(record)] = self.keep(record)
 
     @property
     def written(self) -> int:
@@ -219,6 +226,59 @@ class RecordLog(Generic[R]):
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+class RecordLog(KeyedLog[R, R]):
+    """A record file whose latest records a stage reads back (sentences, verifications,
+    gates: later stages derive from them)."""
+
+    def keep(self, record: R) -> R:
+        return record
+
+
+class TokenCounts(NamedTuple):
+    """A record's `usage`, as the manifest's counters read it (`r.usage.prompt_tokens`)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What resume, the failure policy, progress and the manifest's counters need of one
+    judgment record, kept instead of the record: a run then holds a few hundred bytes
+    per judgment, not the whole record (raw output, parsed answer) until it ends."""
+
+    judge_id: str
+    status: Status
+    cache_hit: bool
+    attempts: int
+    latency_s: float
+    usage: TokenCounts
+    model_returned: str | None
+
+    @classmethod
+    def of(cls, record: Any) -> Tally:
+        u = record.usage
+        return cls(
+            judge_id=sys.intern(record.judge_id),
+            status=record.status,
+            cache_hit=record.cache_hit,
+            attempts=record.attempts,
+            latency_s=record.latency_s,
+            usage=TokenCounts(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cost_usd),
+            model_returned=record.model_returned,
+        )
+
+
+class TallyLog(KeyedLog[R, Tally]):
+    """A judgment file (`judgments.jsonl`, `item_judgments.jsonl`): records go to disk,
+    only their tallies stay, so memory does not grow by whole records."""
+
+    def keep(self, record: R) -> Tally:
+        return Tally.of(record)
 
 
 def _key(record: Any) -> Any:

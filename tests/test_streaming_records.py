@@ -1,0 +1,148 @@
+"""A run keeps tallies, not records, and its metrics stream the judgments file: the
+manifest's counters and the metrics (bootstrap CIs included) are exactly what the
+whole records give, on the demo and on a generated file with retried keys."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from assay.core.records import ItemJudgmentRecord, JudgmentRecord
+from assay.core.rundir import latest, latest_records
+from assay.metrics import force_metrics
+from assay.runs import Runner, RunOptions, load_spec, read_json
+from assay.runs._manifest import judges_section
+from assay.runs._metrics import compute_metrics
+from assay.runs._store import Tally, TallyLog
+from assay.testing import FakeOpenAIServer, reply
+
+LABELS = ["fully_supported", "partially_supported", "not_supported"]
+
+
+def _varied(body: dict[str, Any]) -> Any:
+    """A label that depends on the request, so scores differ and CIs are not degenerate."""
+    text = json.dumps(body["messages"])
+    pick = int(hashlib.sha256(text.encode()).hexdigest(), 16) % 3
+    return reply(json.dumps({"label": LABELS[pick], "confidence": 0.8, "rationale": "r"}))
+
+
+def _demo_run(tmp: Path, base_url: str) -> Path:
+    spec = tmp / "demo.toml"
+    spec.write_text(
+        f"""
+name = "demo"
+bootstrap = 200
+[[datasets]]
+path = "builtin:forcebench-demo"
+[[baselines]]
+name = "token-overlap"
+[[judges]]
+models = ["openai/fake-judge"]
+prompts = ["generic-support@1"]
+api_base = "{base_url}"
+""",
+        encoding="utf-8",
+    )
+    out = tmp / "run"
+    options = RunOptions(output_dir=str(out), use_cache=False, progress=False)
+    assert Runner(load_spec(spec), options).run().status == "complete"
+    return out
+
+
+def _whole_records_metrics(path: Path, n_boot: int, seed: int) -> dict[str, Any]:
+    """The implementation before streaming: every latest record as an object."""
+    records = list(latest_records(path).values())
+    return force_metrics(records, n_boot=n_boot, seed=seed).model_dump(mode="json")
+
+
+def test_demo_run_metrics_and_counters_match_the_whole_records(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=_varied) as srv:
+        out = _demo_run(tmp_path, srv.base_url)
+    judgments = out / "judgments.jsonl"
+    metrics = read_json(out / "metrics.json")["forcebench"]
+    assert metrics == _whole_records_metrics(judgments, n_boot=200, seed=0)
+    assert any(r["mvr_lo"] != r["mvr_hi"] for r in metrics["rows"])  # real CIs were drawn
+
+    manifest = read_json(out / "manifest.json")
+    records = list(latest_records(judgments).values())
+    runner = Runner(load_spec(tmp_path / "demo.toml"), RunOptions(output_dir=str(out)))
+    planned = Counter(w.judge_id for w in runner.plan())
+    from_records = judges_section(runner.judges, records, planned)
+    assert [j["stats"] for j in manifest["judges"]] == [j["stats"] for j in from_records]
+    assert any(j["stats"]["tokens"]["total"] > 0 for j in manifest["judges"])  # LLM usage
+
+
+def _generated(path: Path, n_pairs: int, seed: int) -> None:
+    """Three judges over two datasets; some keys recorded twice (an error, then redone)."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n_pairs):
+            for member in ("calibrated", "raised"):
+                for judge in ("j-a", "j-b", "j-c"):
+                    base = {
+                        "dataset": f"d{i % 2}",
+                        "pair_id": f"p{i}",
+                        "member": member,
+                        "judge_id": judge,
+                        "axis": ["scope", "numeric", None][i % 3],
+                        "severity": [1, 2, 3, None][i % 4],
+                        "model": f"m-{judge}",
+                        "usage": {"prompt_tokens": rng.randint(1, 99), "total_tokens": 120},
+                    }
+                    if rng.random() < 0.1:
+                        error = {**base, "status": "api_error", "error": "503"}
+                        fh.write(JudgmentRecord.model_validate(error).model_dump_json() + "\n")
+                    status = "ok" if rng.random() < 0.95 else "parse_error"
+                    score = round(rng.random(), 3) if status == "ok" else None
+                    row = {**base, "status": status, "score": score, "latency_s": rng.random()}
+                    fh.write(JudgmentRecord.model_validate(row).model_dump_json() + "\n")
+
+
+def test_generated_file_metrics_equal_the_whole_records_implementation(tmp_path: Path) -> None:
+    _generated(tmp_path / "judgments.jsonl", n_pairs=400, seed=7)
+    for n_boot, seed in ((300, 0), (150, 11)):
+        streamed = compute_metrics(tmp_path, n_boot=n_boot, seed=seed)["forcebench"]
+        whole = _whole_records_metrics(tmp_path / "judgments.jsonl", n_boot=n_boot, seed=seed)
+        assert streamed == whole
+        assert {r["dataset"] for r in streamed["rows"]} == {"all", "d0", "d1"}
+
+
+def test_tallies_hold_what_the_counters_read_from_records(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    _generated(path, n_pairs=50, seed=3)
+    log: TallyLog[JudgmentRecord] = TallyLog(path, JudgmentRecord)
+    tallies = log.load()
+    records = latest_records(path)
+    assert tallies.keys() == records.keys()
+    assert all(isinstance(t, Tally) for t in tallies.values())
+
+    class _Judge:
+        def __init__(self, judge_id: str) -> None:
+            self.id = judge_id
+
+        def describe(self) -> dict[str, Any]:
+            return {"kind": "test"}
+
+    judges: Any = [_Judge(j) for j in ("j-a", "j-b", "j-c")]
+    planned = Counter({"j-a": 100, "j-b": 100, "j-c": 100})
+    assert judges_section(judges, list(tallies.values()), planned) == judges_section(
+        judges, list(records.values()), planned
+    )
+
+
+def test_item_judgments_are_tallied_like_judgments(tmp_path: Path) -> None:
+    path = tmp_path / "item_judgments.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(30):
+            row = {"dataset": "d", "item_id": f"i{i}", "judge_id": "j", "status": "ok"}
+            row["usage"] = {"prompt_tokens": i, "cost_usd": 0.001 * i}
+            fh.write(ItemJudgmentRecord.model_validate(row).model_dump_json() + "\n")
+    tallies = TallyLog(path, ItemJudgmentRecord).load()
+    records = latest(path, ItemJudgmentRecord)
+    assert {k: (t.usage.prompt_tokens, t.usage.cost_usd) for k, t in tallies.items()} == {
+        k: (r.usage.prompt_tokens, r.usage.cost_usd) for k, r in records.items()
+    }
