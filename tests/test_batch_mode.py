@@ -166,12 +166,16 @@ def test_spec_checks_mode_and_provider(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
     code, out, err = invoke(["run", str(spec), "--dry-run"])
     assert code == 0, err
-    text = spec.read_text().replace('"openai/gpt-4o-mini"', '"anthropic/claude-x"')
-    spec.write_text(text.replace('transport = "openai"', 'transport = "litellm"'))
+    text = spec.read_text().replace('transport = "openai"', 'transport = "litellm"')
+    spec.write_text(text.replace('"openai/gpt-4o-mini"', '"anthropic/claude-x"'))
     code, _, err = invoke(["run", str(spec), "--dry-run"])
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert f"{spec}: field 'judges[0]': mode = \"batch\" needs an openai/<model> id" in lines[0]
+    spec.write_text(text.replace("batch_poll_s", 'structured_output = "instructor"\nbatch_poll_s'))
+    code, _, err = invoke(["run", str(spec), "--dry-run"])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "field 'judges[0]'" in err and 'mode = "batch" cannot re-ask through instructor' in err
     spec.write_text(spec.read_text().replace('mode = "batch"', 'mode = "later"'))
     code, _, err = invoke(["run", str(spec), "--dry-run"])
     assert code == 2 and "judges[0]" in err and "mode" in err and len(err.splitlines()) == 1

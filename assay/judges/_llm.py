@@ -152,11 +152,8 @@ def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
     judges: list[Judge] = []
     for model in params.models:
         client = ctx.client(params, model)
-        if params.mode == "batch" and client.config.provider != "openai":
-            raise ModelConfigError(
-                f'mode = "batch" needs an openai/<model> id (an OpenAI-style batch API); '
-                f"{model!r} is not one: remove `mode` or use an openai/ model"
-            )
+        if params.mode == "batch":
+            _check_batchable(client.config, model)
         label = params.name or model
         for prompt in prompts:
             for sample in range(params.samples):
@@ -175,3 +172,17 @@ def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
                     )
                 )
     return judges
+
+
+def _check_batchable(config: Any, model: str) -> None:
+    """Batch files hold the plain chat body: OpenAI-style batch APIs, no instructor re-asks."""
+    if config.provider != "openai":
+        raise ModelConfigError(
+            f'mode = "batch" needs an openai/<model> id (an OpenAI-style batch API); '
+            f"{model!r} is not one: remove `mode` or use an openai/ model"
+        )
+    if config.structured_output == "instructor":
+        raise ModelConfigError(
+            'mode = "batch" cannot re-ask through instructor: use structured_output = '
+            '"json_schema" (or "auto") for a batch judge'
+        )
