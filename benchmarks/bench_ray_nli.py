@@ -1,0 +1,141 @@
+"""The nli-local verifier in-process vs `[executor] kind = "ray"` on a local Ray instance.
+
+Two `assay` runs of one factuality spec (sentence decomposer, one nli-local verifier)
+over the same answers, each with its own empty cache: first in-process, then with the
+spec's `[executor] kind = "ray"` on a Ray instance this script starts
+(`ray.init(num_cpus=--ray-cpus)`; `--actors` actors of one CPU each). Reports each run's
+wall time (the Ray run's includes starting its actors, which load the model), and checks
+the target: verifications.jsonl byte-identical apart from the timing fields (latency_s,
+recorded_at), and the same cache entries. Exit status 1 when they differ.
+
+The model and answers are bench_nli.py's: a BERT-shaped model (hidden 256, 4 layers)
+with random weights, evidence of 10-200 words, claims of 6-30 words.
+
+Usage::
+
+    python benchmarks/bench_ray_nli.py [--answers 64] [--actors 2] [--ray-cpus 2]
+                                       [--batch-size 32] [--json]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from importlib.metadata import version  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_nli import build_model, machine, make_pairs  # noqa: E402
+
+TIMING = re.compile(rb'"(latency_s|recorded_at)":("[^"]*"|[-0-9.e+]+)')
+
+
+def write_inputs(root: Path, answers: int, batch_size: int, actors: int) -> tuple[Path, Path]:
+    """answers.jsonl (one claim sentence, one evidence passage each) and two specs."""
+    rows = [
+        {"id": f"a{i}", "answer": claim, "evidence": [{"id": "e", "text": premise}]}
+        for i, (premise, claim) in enumerate(make_pairs(answers, seed=7))
+    ]
+    (root / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    body = f"""name = "bench-ray-nli"
+bootstrap = 0
+[factuality]
+datasets = [{{ path = "answers.jsonl" }}]
+[[factuality.verifiers]]
+kind = "nli-local"
+model = "hf-nli/{root / "model"}"
+batch_size = {batch_size}
+"""
+    (root / "local.toml").write_text(body)
+    (root / "ray.toml").write_text(body + f'[executor]\nkind = "ray"\nactors = {actors}\n')
+    return root / "local.toml", root / "ray.toml"
+
+
+def run(spec: Path, out: Path, cache: Path) -> tuple[float, bytes, dict[str, int]]:
+    from assay.runs import RunOptions, load_spec
+    from assay.runs._runner import Runner
+
+    started = time.perf_counter()
+    runner = Runner(
+        load_spec(spec), RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
+    )
+    assert runner.run().status == "complete"
+    elapsed = time.perf_counter() - started
+    transport = runner.factuality.verifiers[0].transport  # type: ignore[union-attr,attr-defined]
+    if transport.batch_runner is not None:
+        transport.batch_runner.close()
+    records = TIMING.sub(rb'"\1":0', (out / "verifications.jsonl").read_bytes())
+    return elapsed, records, dict(transport.stats)
+
+
+def cache_entries(directory: Path) -> dict[str, Any]:
+    import diskcache
+
+    with diskcache.Cache(str(directory)) as cache:
+        return {k: cache[k] for k in cache.iterkeys()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--answers", type=int, default=64)
+    parser.add_argument("--actors", type=int, default=2)
+    parser.add_argument("--ray-cpus", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    info = machine()
+    root = Path(tempfile.mkdtemp(prefix="bench-ray-nli-"))
+    import ray
+
+    try:
+        build_model(root / "model", seed=0)
+        local_spec, ray_spec = write_inputs(root, args.answers, args.batch_size, args.actors)
+        local = run(local_spec, root / "out-local", root / "cache-local")
+        started = time.perf_counter()
+        ray.init(num_cpus=args.ray_cpus, include_dashboard=False, logging_level="warning")
+        ray_start = time.perf_counter() - started
+        remote = run(ray_spec, root / "out-ray", root / "cache-ray")
+        same_cache = cache_entries(root / "cache-local") == cache_entries(root / "cache-ray")
+    finally:
+        ray.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+    result = {
+        "machine": {**info, "ray": version("ray")},
+        "answers": args.answers,
+        "pairs": local[2]["pairs"],
+        "batches": local[2]["batches"],
+        "in_process_s": round(local[0], 2),
+        "ray_init_s": round(ray_start, 2),
+        "ray_run_s": round(remote[0], 2),
+        "actors": args.actors,
+        "records_byte_identical": local[1] == remote[1],
+        "records_lines": len(local[1].splitlines()),
+        "same_cache_entries": same_cache,
+        "same_model_stats": local[2] == remote[2],
+    }
+    ok = bool(result["records_byte_identical"] and same_cache and result["same_model_stats"])
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            if key != "machine":
+                print(f"{key:24} {value}")
+        print(f"{'target':24} {'PASS' if ok else 'FAIL'} (byte-identical records and cache)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
