@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 
 from assay.core.records import JudgmentRecord, SentenceRecord, VerificationRecord
 from assay.errors import SpecError
@@ -109,8 +109,9 @@ def test_bootstrap_zero_gives_no_ci_anywhere(tmp_path: Path) -> None:
 
 
 def assay(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "assay", *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    """`assay ARGS` in-process (the console script's `main`): no interpreter start-up."""
+    code, out, err = invoke([str(a) for a in args])
+    return subprocess.CompletedProcess(["assay", *map(str, args)], code, out, err)
 
 
 def judgment(dataset: str, pair: str, member: str, score: float) -> JudgmentRecord:
