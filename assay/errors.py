@@ -9,8 +9,12 @@ get wrong, naming the file, line or field and the fix.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from assay.redaction import scrub_text
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class AssayError(Exception):
@@ -64,3 +68,32 @@ class RunError(AssayError):
 class PathError(AssayError):
     """A path names the wrong kind of thing (a file where a directory is needed), or the
     operating system refused it (permission denied, disk full)."""
+
+
+class Problem(NamedTuple):
+    """One pydantic validation error as a one-line error names it."""
+
+    field: str | None  #: the location dotted (`pairs.0.page`); None when it is empty
+    message: str  #: pydantic's message without its "Value error, " prefix
+    msg: str  #: pydantic's message as given
+    type: str  #: pydantic's error type (`extra_forbidden`, `json_invalid`, ...)
+    loc: tuple[int | str, ...]  #: the location as pydantic gives it
+
+
+def first_problem(exc: ValidationError, *, typo_first: bool = True) -> Problem:
+    """The error of `exc` to report, for every layer (`assay.core` included). With
+    `typo_first`, an unknown key comes before the rest: a typo explains the "missing
+    field" error it causes; without, pydantic's own first error."""
+    errors = exc.errors()
+    if typo_first:
+        errors = sorted(errors, key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    loc = tuple(err["loc"])
+    msg = str(err["msg"])
+    return Problem(
+        field=".".join(str(p) for p in loc) or None,
+        message=msg.removeprefix("Value error, "),
+        msg=msg,
+        type=str(err["type"]),
+        loc=loc,
+    )

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.errors import AssayError, SpecError
+from assay.errors import AssayError, SpecError, first_problem
 
 __all__ = [
     "CTX_PARAMETER",
@@ -134,10 +134,8 @@ def params_model(factory: Callable[..., Any]) -> type[BaseModel] | None:
 
 
 def _error_at(exc: ValidationError) -> SpecError:
-    err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return SpecError(msg, field=loc or None)
+    problem = first_problem(exc)
+    return SpecError(problem.message, field=problem.field)
 
 
 def check_params(

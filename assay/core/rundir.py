@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
-from assay.errors import RunError
+from assay.errors import RunError, first_problem
 
 __all__ = [
     "ANSWERS_FILE",
@@ -124,14 +124,13 @@ def _dotted(loc: tuple[int | str, ...]) -> str | None:
 def _corrupt(exc: ValidationError, text: str, path: Path, lineno: int) -> RunError:
     """One line naming file, line and the field that failed (pydantic's loc, dotted); a
     line that is not JSON names the column and the last key before it."""
-    err = exc.errors()[0]
-    if err["type"] != "json_invalid":
-        field = _dotted(err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        return RunError(f"corrupt record: {message}", file=path, line=lineno, field=field)
+    problem = first_problem(exc, typo_first=False)
+    if problem.type != "json_invalid":
+        field = _dotted(problem.loc)
+        return RunError(f"corrupt record: {problem.message}", file=path, line=lineno, field=field)
     try:
         json.loads(text.rstrip("\n"))
-        where, why = "", str(err["msg"])  # JSON that only pydantic rejects
+        where, why = "", problem.msg  # JSON that only pydantic rejects
     except json.JSONDecodeError as bad:
         keys = _KEY.findall(text[: bad.pos])
         after = f" after key {keys[-1]!r}" if keys else ""

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.core.ids import ItemId
-from assay.errors import DatasetError
+from assay.errors import DatasetError, first_problem
 
 RowId = Annotated[ItemId, Field(min_length=1)]
 """A source row's id: a JSON number is read as its string; never empty."""
@@ -31,10 +31,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def first_error(exc: ValidationError) -> tuple[str, str | None]:
     """The most useful error first: an unknown field (a typo) before the missing one."""
-    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-    err = errors[0]
-    fld = ".".join(str(p) for p in err["loc"]) or None
-    return str(err["msg"]).removeprefix("Value error, "), fld
+    problem = first_problem(exc)
+    return problem.message, problem.field
 
 
 def validate_row(model: type[M], row: dict[str, Any], path: Path, line: int) -> M:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from assay.errors import DatasetError
+from assay.errors import DatasetError, first_problem
 
 __all__ = ["Lexicon", "LexiconEntry", "LexiconFile", "lexicon", "lexicon_digest", "parse_lexicon"]
 
@@ -118,9 +118,8 @@ def parse_lexicon(key: str, raw: bytes) -> LexiconFile:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError(str(exc), file=where) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise DatasetError(err["msg"], file=where, field=field) from None
+        problem = first_problem(exc, typo_first=False)
+        raise DatasetError(problem.msg, file=where, field=problem.field) from None
     if f"{data.id}@{data.version}" != key:
         raise DatasetError(
             f"declares {data.id}@{data.version}; the file name must match", file=where

@@ -23,6 +23,7 @@ import re
 from pydantic import BaseModel, Field, ValidationError
 
 from assay.core.outcomes import Status
+from assay.errors import first_problem
 from assay.parsing import extract_json_object
 from assay.prompts._schemas import ClaimList
 
@@ -102,9 +103,8 @@ def _from_json(body: str) -> ParsedClaims | None:
     try:
         parsed = ClaimList.model_validate(obj)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        return _error(f"{loc}: {first['msg']}")
+        first = first_problem(exc, typo_first=False)
+        return _error(f"{first.field or ''}: {first.msg}")
     return _finish(parsed.claims, "JSON")
 
 

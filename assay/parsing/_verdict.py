@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from assay.core.outcomes import Status
+from assay.errors import first_problem
 from assay.parsing._json import extract_json_object
 from assay.prompts._output import ScoreScale, score_scale_of
 
@@ -82,9 +83,9 @@ def _verdict_from_object(
     try:
         model = output_model.model_validate(obj)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        return ParsedVerdict(status=Status.PARSE_ERROR, parsed=obj, error=f"{loc}: {first['msg']}")
+        first = first_problem(exc, typo_first=False)
+        error = f"{first.field or ''}: {first.msg}"
+        return ParsedVerdict(status=Status.PARSE_ERROR, parsed=obj, error=error)
     parsed = model.model_dump()
     raw_label = parsed.get("label")
     if scale is not None and "label" not in output_model.model_fields:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from assay.errors import SpecError
+from assay.errors import SpecError, first_problem
 from assay.policies._cs_inputs import normalise_intent
 from assay.policies._numbers import decimal_text, threshold
 
@@ -259,10 +259,8 @@ def parse_config(
     except SpecError as exc:
         raise SpecError(exc.message, file=file, field=exc.field) from None
     except ValidationError as exc:
-        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        field = ".".join(str(p) for p in errors[0]["loc"]) or None
-        message = str(errors[0]["msg"]).removeprefix("Value error, ")
-        raise SpecError(message, file=file, field=field) from None
+        problem = first_problem(exc)
+        raise SpecError(problem.message, file=file, field=problem.field) from None
 
 
 def with_params(config: ClaimSelectiveConfig, params: Mapping[str, str]) -> ClaimSelectiveConfig:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.core.answer_fields import USABLE_GOLD, GoldStatus, Split, normalise_intent
 from assay.core.outcomes import Status
 from assay.core.verification import RelationSource
-from assay.errors import DatasetError
+from assay.errors import DatasetError, first_problem
 from assay.policies._vocab import GateOutcome, GoldAction
 
 
@@ -180,10 +180,8 @@ def response_from_row(
     try:
         return ResponseInput.model_validate(dict(row))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        message = str(err["msg"]).removeprefix("Value error, ")
-        raise DatasetError(message, file=file, line=line, field=field) from None
+        problem = first_problem(exc, typo_first=False)
+        raise DatasetError(problem.message, file=file, line=line, field=problem.field) from None
 
 
 __all__ = [

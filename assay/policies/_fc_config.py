@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from assay.errors import SpecError
+from assay.errors import SpecError, first_problem
 from assay.policies._canonical import canonical_sha256
 from assay.policies._fc_calibration import Calibration
 from assay.policies._numbers import decimal_text, threshold
@@ -100,13 +100,11 @@ def load_config(data: dict[str, Any], *, file: str | None = None) -> FailClosedC
     try:
         return FailClosedConfig.model_validate(data)
     except ValidationError as exc:
-        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        err = errors[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        message = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
+        problem = first_problem(exc)
+        message = problem.message
+        if problem.type == "extra_forbidden":
             message = "unknown key for a fail_closed policy"
-        raise SpecError(message, file=file, field=field) from None
+        raise SpecError(message, file=file, field=problem.field) from None
 
 
 __all__ = ["KIND", "VERSION", "Caps", "FailClosedConfig", "Mode", "load_config"]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.core.answer_fields import CitationQuality, EvidenceLabel
 from assay.core.records import GateRecord
-from assay.errors import SpecError
+from assay.errors import SpecError, first_problem
 from assay.policies._numbers import decimal_text, threshold
 from assay.retrieval import normalise_scores
 
@@ -204,11 +204,9 @@ class EvidenceGateConfig(BaseModel):
         except SpecError as exc:
             raise SpecError(exc.message, file=file, field=exc.field) from None
         except ValidationError as exc:
-            errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-            first = errors[0]
-            where = ".".join(str(p) for p in first["loc"]) or None
-            message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
-            raise SpecError(str(message), file=file, field=where) from None
+            problem = first_problem(exc)
+            message = "unknown key" if problem.type == "extra_forbidden" else problem.msg
+            raise SpecError(message, file=file, field=problem.field) from None
 
     @property
     def tau_value(self) -> float:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from assay.core.answers import Passage
 from assay.core.records import ClaimRecord, VerificationRecord
 from assay.core.verification import ScoredPair
-from assay.errors import RunError
+from assay.errors import RunError, first_problem
 from assay.policies._fc_inputs import (
     _GOLD_ALIASES,
     FCChunk,
@@ -111,8 +111,7 @@ def fc_inputs(
         try:
             out.append(_response(run, verifier, answer, link))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            message = str(err["msg"]).removeprefix("Value error, ")
+            message = first_problem(exc, typo_first=False).message
             raise RunError(
                 f"answer {answer.answer_id!r}: {message}", file="verifications.jsonl", field="pairs"
             ) from None

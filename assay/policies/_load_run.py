@@ -28,7 +28,7 @@ from assay.core.rundir import (
     read_manifest,
 )
 from assay.datasets._rows import validate_row
-from assay.errors import DatasetError, SpecError
+from assay.errors import DatasetError, SpecError, first_problem
 from assay.policies._canonical import canonical_sha256
 from assay.policies._provenance import (
     GateProvenance,
@@ -81,9 +81,9 @@ class DatasetRow(BaseModel):
         try:
             return Passage.model_validate(item)
         except ValidationError as exc:
-            err = exc.errors()[0]  # a passage's fields are flat: loc[0] names the field
-            where = ".".join(map(str, ("evidence", index, *err["loc"][:1])))
-            raise DatasetError(err["msg"], file=self.file, line=self.line, field=where) from None
+            problem = first_problem(exc, typo_first=False)  # flat fields: loc[0] names one
+            where = ".".join(map(str, ("evidence", index, *problem.loc[:1])))
+            raise DatasetError(problem.msg, file=self.file, line=self.line, field=where) from None
 
 
 class RunAnswer(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from assay.errors import SpecError
+from assay.errors import SpecError, first_problem
 from assay.policies._apply import Chain, _consumed
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
@@ -49,9 +49,8 @@ def load_grid(path: Path) -> TuningSpec:
     try:
         return TuningSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise SpecError(str(err["msg"]), file=path, field=field) from None
+        problem = first_problem(exc, typo_first=False)
+        raise SpecError(problem.msg, file=path, field=problem.field) from None
 
 
 def _tune_record(

@@ -38,7 +38,7 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from assay.core.registry import SCHEMAS
-from assay.errors import PromptError
+from assay.errors import PromptError, first_problem
 from assay.prompts._output import (
     OutputField,
     ScoreScale,
@@ -317,10 +317,8 @@ def _parse_meta(front_matter: str, path: Path) -> PromptMeta:
         from pydantic import ValidationError
 
         if isinstance(exc, ValidationError):
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or None
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            raise PromptError(msg, file=path, field=field) from None
+            problem = first_problem(exc, typo_first=False)
+            raise PromptError(problem.message, file=path, field=problem.field) from None
         raise
 
 

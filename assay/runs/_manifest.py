@@ -33,7 +33,7 @@ from assay.core.rundir import (
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
 )
-from assay.errors import RunError
+from assay.errors import RunError, first_problem
 from assay.runs._environment import environment
 
 FINAL_STATUSES = ("complete", "failed", "interrupted")
@@ -53,9 +53,9 @@ def load_manifest(value: dict[str, Any], run_dir: Path) -> Manifest:
     try:
         return Manifest.model_validate(value)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        problem = first_problem(exc, typo_first=False)
         raise RunError(
-            f"manifest field {where!r}: {exc.errors()[0]['msg']}", file=run_dir / MANIFEST_FILE
+            f"manifest field {(problem.field or '')!r}: {problem.msg}", file=run_dir / MANIFEST_FILE
         ) from None
 
 

@@ -28,7 +28,7 @@ from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
 from assay.datasets import ItemsDatasetOptions
-from assay.errors import SpecError
+from assay.errors import SpecError, first_problem
 from assay.models._ray_options import ExecutorOptions
 from assay.runs._spec_blocks import BaselineSpec as BaselineSpec
 from assay.runs._spec_blocks import ComponentBlock as ComponentBlock
@@ -263,11 +263,8 @@ def validate_spec(
     try:
         spec = RunSpec.model_validate(raw, context={GIVEN_IN_PYTHON: set(given_in_python)})
     except ValidationError as exc:
-        # an unknown key (a typo) explains a "missing field" error, so report it first
-        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
-        field = _loc(err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        raise SpecError(msg, file=where, field=field or None) from None
+        problem = first_problem(exc)  # an unknown key (a typo) first: it explains the rest
+        raise SpecError(problem.message, file=where, field=_loc(problem.loc) or None) from None
     check_component_params(spec, where)
     gate_retrieval(spec, where)
     from assay.policies._spec import parse_policies  # each kind's parser checks its block
