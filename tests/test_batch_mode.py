@@ -277,3 +277,27 @@ def test_ctrl_c_while_polling_says_how_to_resume(tmp_path: Path) -> None:
         server.batches.hold = False
         code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
         assert code == 0 and server.batches.created == 1, err
+
+
+def test_online_judges_do_not_wait_for_the_batch(tmp_path: Path) -> None:
+    spec = tmp_path / "mixed.toml"
+    with FakeOpenAIServer() as server:
+        server.batches.hold = True
+        text = _spec(tmp_path, server.base_url).read_text()
+        online = text.split("[[judges]]")[1].replace('mode = "batch"', 'mode = "online"')
+        online = online.replace('"generic-support@1", ', "") + 'name = "online"\n'
+        spec.write_text(text + "[[judges]]" + online, encoding="utf-8")
+        answered_online_first: list[bool] = []
+
+        def release() -> None:  # the batch is held until the online judge is done
+            deadline = time.monotonic() + 20
+            while server.stats.total < PLANNED // 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            answered_online_first.append(server.stats.total == PLANNED // 2)
+            server.batches.hold = False
+
+        threading.Thread(target=release, daemon=True).start()
+        records = _run(spec, tmp_path / "run", tmp_path / "cache")
+    assert answered_online_first == [True]
+    assert len(records) == PLANNED + PLANNED // 2
+    assert server.batches.created == 1 and len(server.batches.bodies) == PLANNED

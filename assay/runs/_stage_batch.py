@@ -16,7 +16,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,25 +101,41 @@ def is_batch_judge(judge: Any) -> bool:
 
 
 async def run_batches(
-    stage: JudgeStage, todo: Sequence[JudgeWork], run_dir: Path, ctx: StageContext, emit: Emit
+    stage: JudgeStage,
+    todo: Sequence[JudgeWork],
+    run_dir: Path,
+    ctx: StageContext,
+    emit: Emit,
+    handle: Callable[[JudgeWork], Awaitable[None]],
 ) -> list[JudgeWork]:
-    """Judge the batch judges' cache misses through batches; the work left to send online."""
+    """Judge the batch judges' cache misses through batches while `handle` judges the
+    rest online (cache hits, online judges); returns the work still to send online:
+    what no batch answered, and repeats of a batched request (cache hits by then)."""
     batch_judges = [j for j in stage.judges if is_batch_judge(j)]
     if not batch_judges:
         return list(todo)
-    runner = BatchRunner(stage, run_dir, emit)
+    runner = BatchRunner(stage, run_dir, emit, say=_say if ctx.progress.enabled else _quiet)
     runner.attach_jobs(batch_judges)
-    online, groups = runner.split(todo)
-    for group in groups.values():
-        online += await runner.run_group(group)
-    return online
+    online, later, groups = runner.split(todo)
+    try:
+        async with asyncio.TaskGroup() as tasks:  # a failure on either side stops the other
+            tasks.create_task(ctx.run(online, handle))
+            batches = [tasks.create_task(runner.run_group(g)) for g in groups.values()]
+    except BaseExceptionGroup as failed:  # the first failure, as the runner knows it
+        raise failed.exceptions[0] from None
+    for batch in batches:
+        later += batch.result()
+    return later
 
 
 class BatchRunner:
     """Submits, polls and collects the batches of one judge stage session."""
 
-    def __init__(self, stage: JudgeStage, run_dir: Path, emit: Emit) -> None:
+    def __init__(
+        self, stage: JudgeStage, run_dir: Path, emit: Emit, *, say: Callable[[str], None]
+    ) -> None:
         self.stage = stage
+        self.say = say  # progress lines on stderr (quiet when the run shows no progress)
         self.run_dir = run_dir
         self.emit = emit
         self.state_path = run_dir / STATE_FILE
@@ -134,9 +150,13 @@ class BatchRunner:
         for judge in judges:
             judge.batch_jobs = [j.summary() for j in self.state.jobs if judge.id in j.judges]
 
-    def split(self, todo: Sequence[JudgeWork]) -> tuple[list[JudgeWork], dict[int, Group]]:
-        """Cache hits, online judges' work and repeated requests stay online."""
+    def split(
+        self, todo: Sequence[JudgeWork]
+    ) -> tuple[list[JudgeWork], list[JudgeWork], dict[int, Group]]:
+        """Work to send online now (online judges, cache hits), after the batches
+        (repeats of a batched request), and the batches' pending requests."""
         online: list[JudgeWork] = []
+        later: list[JudgeWork] = []
         groups: dict[int, Group] = {}
         for work in todo:
             judge: Any = self.stage.by_id[work.judge_id]
@@ -147,12 +167,14 @@ class BatchRunner:
             key = judge.client.cache_key(request)
             reads = judge.use_cache and not judge.refresh_cache
             group = groups.setdefault(id(judge.client), Group(OpenAIBatchAPI(judge.client.config)))
-            if (reads and judge.client.cached.read(key) is not None) or key in group.pending:
+            if reads and judge.client.cached.read(key) is not None:
                 online.append(work)  # answered from the cache by the online path
-                continue
-            group.judges[judge.id] = judge
-            group.pending[key] = Pending(work, judge, request, key)
-        return online, {k: g for k, g in groups.items() if g.pending}
+            elif key in group.pending:
+                later.append(work)  # the batch's answer, from the cache, once it is in
+            else:
+                group.judges[judge.id] = judge
+                group.pending[key] = Pending(work, judge, request, key)
+        return online, later, {k: g for k, g in groups.items() if g.pending}
 
     async def run_group(self, group: Group) -> list[JudgeWork]:
         """Recorded unfinished batches first (a resumed run), then new batches for the
@@ -174,10 +196,14 @@ class BatchRunner:
     def _recorded(self, group: Group) -> list[BatchJob]:
         config = group.api.config
         base = redact_url(config.api_base)
+        mine = set(group.judges)  # a batch holds one client's requests: its judges'
         return [
             j
             for j in self.state.jobs
-            if not j.collected and j.model == config.model and j.api_base == base
+            if not j.collected
+            and j.model == config.model
+            and j.api_base == base
+            and mine.intersection(j.judges)
         ]
 
     def _ids_of(self, job: BatchJob) -> set[str]:
@@ -207,7 +233,7 @@ class BatchRunner:
         )
         self.state.jobs.append(job)
         self._save(group)
-        _say(
+        self.say(
             f"batch {job.batch_id} ({job.model}): {job.requests} requests submitted; "
             "interrupting is safe: resuming the run polls this batch instead of resubmitting"
         )
@@ -227,7 +253,7 @@ class BatchRunner:
         job.sent_online += len(missing)
         job.collected = True
         if missing:
-            _say(
+            self.say(
                 f"batch {job.batch_id} {job.status}: {len(missing)} unanswered requests sent online"
             )
         self._save(group)
@@ -237,7 +263,7 @@ class BatchRunner:
         try:
             return await self._poll_until_finished(job, group, poll_s)
         except asyncio.CancelledError:  # Ctrl-C, SIGTERM: the batch goes on at the provider
-            _say(
+            self.say(
                 f"batch {job.batch_id} keeps running at the provider; resuming the run collects it"
             )
             raise
@@ -250,7 +276,7 @@ class BatchRunner:
             if now != seen:
                 seen, wait = now, poll_s
                 counts = info.request_counts
-                _say(
+                self.say(
                     f"batch {info.id}: {info.status}, {counts.completed}/{counts.total} done, "
                     f"{counts.failed} failed"
                 )
@@ -346,3 +372,7 @@ def _slug(model: str) -> str:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _quiet(text: str) -> None:
+    del text

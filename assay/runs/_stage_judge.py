@@ -100,7 +100,7 @@ class JudgeStage:
         async def handle(work: JudgeWork) -> None:
             emit(await self.judge(work))
 
-        todo = await run_batches(self, todo, log.path.parent, ctx, emit)  # mode = "batch"
+        todo = await run_batches(self, todo, log.path.parent, ctx, emit, handle)  # mode = "batch"
         await ctx.run(todo, handle)
 
     def worker_budget(self) -> int:
