@@ -60,6 +60,24 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_JINJA_MARKS = ("{{", "{%", "{#")
+_COMPILED: dict[str, jinja2.Template] = {}
+
+
+def compile_template(source: str) -> jinja2.Template:
+    """A template compiled once per distinct source (keyed by its sha256), however often
+    the prompt is loaded. Its globals are flattened into a plain dict: jinja copies them
+    into every render's context, and copying its ChainMap was a third of a render."""
+    key = hashlib.sha256(source.encode()).hexdigest()
+    tpl = _COMPILED.get(key)
+    if tpl is None:
+        tpl = _ENV.from_string(source)
+        tpl.globals = dict(tpl.globals)
+        if len(_COMPILED) >= 1024:
+            _COMPILED.clear()
+        _COMPILED[key] = tpl
+    return tpl
+
 
 TASKS = ("judge", "pairwise", "verify", "nli", "decompose")
 #: a built-in prompt of each task, named in errors so the fix is one copy-paste away
@@ -168,6 +186,7 @@ class Prompt(BaseModel):
     sha256: str
     builtin: bool = False
     _compiled: dict[str, jinja2.Template] = PrivateAttr(default_factory=dict)
+    _static: dict[str, str] = PrivateAttr(default_factory=dict)
     _output: type[BaseModel] | None = PrivateAttr(default=None)
     _custom_output: bool = PrivateAttr(default=False)
 
@@ -263,14 +282,24 @@ class Prompt(BaseModel):
         tpl = self._compiled.get(which)
         if tpl is None:
             try:
-                tpl = _ENV.from_string(source)
+                tpl = compile_template(source)
             except jinja2.TemplateSyntaxError as exc:
                 raise PromptError(
                     f"template syntax error in the {which} section: {exc.message}",
                     file=self.path,
                 ) from None
             self._compiled[which] = tpl
+            if not any(mark in source for mark in _JINJA_MARKS):  # plain text: render once
+                self._static[which] = tpl.render().strip()
         return tpl
+
+    def _section(self, which: str, source: str, values: dict[str, Any]) -> str:
+        """One section's text: a plain-text section (a fixed system prompt) is the same
+        every time, so it is rendered once."""
+        text = self._static.get(which)
+        if text is None:
+            text = self._template(which, source).render(values).strip()
+        return text
 
     def render(self, variables: dict[str, Any], *, where: str | None = None) -> list[Message]:
         """Render to chat messages. `where` names the data row for error messages."""
@@ -282,10 +311,10 @@ class Prompt(BaseModel):
         messages: list[Message] = []
         try:
             if self.system_template is not None:
-                text = self._template("system", self.system_template).render(values)
-                messages.append(Message.model_construct(role="system", content=text.strip()))
-            text = self._template("user", self.user_template).render(values)
-            messages.append(Message.model_construct(role="user", content=text.strip()))
+                text = self._section("system", self.system_template, values)
+                messages.append(Message.model_construct(role="system", content=text))
+            text = self._section("user", self.user_template, values)
+            messages.append(Message.model_construct(role="user", content=text))
         except jinja2.UndefinedError as exc:
             name = _undefined_name(str(exc.message))
             self._raise_missing(name, where)
