@@ -24,7 +24,14 @@ pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
 from _cli import invoke  # noqa: E402
-from _tiny_models import CORPUS, save_nli_model, sentences, wordpiece_tokenizer  # noqa: E402
+from _tiny_models import (  # noqa: E402
+    CORPUS,
+    save_nli_model,
+    save_reranker,
+    sentences,
+    word_tokenizer,
+    wordpiece_tokenizer,
+)
 
 from assay.core.answers import Passage  # noqa: E402
 from assay.errors import SpecError  # noqa: E402
@@ -52,25 +59,46 @@ def ray_instance() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """In-process scoring with the thread count of a one-CPU actor: float32 sums depend
+    on how many threads share them (the gate's logits differ in the last bit at 2 vs 1)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
 def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ray-nli")
     return save_nli_model(root / "nli", wordpiece_tokenizer(sentences()))
 
 
-def _answers(path: Path) -> None:
-    """Six answers of three sentences over two passages each: ~70 pairs, ~18 batches."""
+@pytest.fixture(scope="module")
+def ce_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_reranker(tmp_path_factory.mktemp("ray-ce") / "ce", word_tokenizer())
+
+
+def _inputs(root: Path) -> None:
+    """Six answers of three sentences over two passages each (~70 pairs, ~18 batches of
+    4), each with a question for the gate, and the gate's corpus."""
     said = sentences()
     rows = []
     for i in range(6):
         passages = [{"id": f"p{k}", "text": " ".join(said[i + k : i + k + 4])} for k in range(2)]
         answer = " ".join(said[(i * 3) % len(said) :][:3])
-        rows.append({"id": f"a{i}", "answer": answer, "evidence": passages})
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        rows.append({"id": f"a{i}", "question": said[i], "answer": answer, "evidence": passages})
+    (root / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    corpus = [{"id": f"s{i:02d}", "text": t} for i, t in enumerate(said)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
 
 
-def _spec(tmp_path: Path, nli_dir: Path, extra: str = "") -> Path:
-    _answers(tmp_path / "answers.jsonl")
-    spec = tmp_path / f"spec{len(extra)}.toml"
+def _spec(root: Path, nli_dir: Path, extra: str = "", ce_dir: Path | None = None) -> Path:
+    _inputs(root)
+    gate = f'[gate]\nmodel = "hf-ce/{ce_dir}"\ncorpus = "corpus.jsonl"\n' if ce_dir else ""
+    spec = root / f"spec{len(extra)}.toml"
     spec.write_text(
         f"""name = "ray-nli"
 bootstrap = 0
@@ -80,28 +108,30 @@ datasets = [{{ path = "answers.jsonl" }}]
 kind = "nli-local"
 model = "hf-nli/{nli_dir}"
 batch_size = 4
-{extra}""",
+{gate}{extra}""",
         encoding="utf-8",
     )
     return spec
 
 
-def _run(spec: Path, out: Path, cache: Path) -> tuple[bytes, dict[str, int], dict[str, int]]:
-    """The verifications file with timing fields blanked, the transport's model stats
-    and the Ray pool's (empty in-process)."""
+def _run(spec: Path, out: Path, cache: Path) -> tuple[list[bytes], list[dict[str, int]]]:
+    """The verifications and gates files with timing fields blanked; the verifier's and
+    the reranker's model stats, then their Ray pools' (none in-process)."""
     runner = Runner(
         load_spec(spec), RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
     )
-    assert runner.factuality is not None
-    transport = runner.factuality.verifiers[0].transport  # type: ignore[attr-defined]
+    assert runner.factuality is not None and runner.gate is not None
+    verifier = runner.factuality.verifiers[0].transport  # type: ignore[attr-defined]
+    transports = [verifier, runner.gate.scorer.reranker.transport.pairs]  # type: ignore[attr-defined]
+    pools = [t.batch_runner for t in transports if t.batch_runner is not None]
     try:
         assert runner.run().status == "complete"
     finally:
-        pool = transport.batch_runner
-        if pool is not None:
+        for pool in pools:
             pool.close()
-    data = TIMING.sub(rb'"\1":0', (out / "verifications.jsonl").read_bytes())
-    return data, dict(transport.stats), dict(pool.stats) if pool is not None else {}
+    files = [(out / name).read_bytes() for name in ("verifications.jsonl", "gates.jsonl")]
+    blanked = [TIMING.sub(rb'"\1":0', data) for data in files]
+    return blanked, [dict(t.stats) for t in transports] + [dict(p.stats) for p in pools]
 
 
 def _cache_entries(directory: Path) -> dict[str, str]:
@@ -112,16 +142,24 @@ def _cache_entries(directory: Path) -> dict[str, str]:
 
 
 def test_ray_run_writes_the_in_process_records_and_cache(
-    ray_instance: Any, nli_dir: Path, tmp_path: Path
+    ray_instance: Any, one_torch_thread: None, nli_dir: Path, ce_dir: Path, tmp_path: Path
 ) -> None:
-    local = _run(_spec(tmp_path, nli_dir), tmp_path / "local", tmp_path / "c-local")
-    remote = _run(_spec(tmp_path, nli_dir, RAY), tmp_path / "ray", tmp_path / "c-ray")
-    records, stats, pool = remote
-    assert records == local[0] and len(records.splitlines()) >= 12
-    assert stats == local[1] and stats["batches"] > 4
-    assert pool == {"chunks": stats["batches"], "resent": 0}  # every batch went to Ray
-    entries = _cache_entries(tmp_path / "c-ray")
-    assert entries == _cache_entries(tmp_path / "c-local") and len(entries) == stats["pairs"]
+    """The nli-local verifier and the gate's reranker, two actors each (half a CPU)."""
+    on_ray = RAY + "num_cpus = 0.5\n"
+    local = _run(_spec(tmp_path, nli_dir, ce_dir=ce_dir), tmp_path / "l", tmp_path / "c-l")
+    remote = _run(_spec(tmp_path, nli_dir, on_ray, ce_dir), tmp_path / "r", tmp_path / "c-r")
+    (verifications, gates), (nli, ce, *pools) = remote
+    assert verifications == local[0][0] and len(verifications.splitlines()) >= 12
+    assert gates == local[0][1] and len(gates.splitlines()) == 6
+    assert [nli, ce] == local[1] and nli["batches"] > 4 and ce["pairs"] > 6
+    # every batch went to Ray, none twice
+    assert pools == [
+        {"chunks": nli["batches"], "resent": 0},
+        {"chunks": ce["batches"], "resent": 0},
+    ]
+    entries = _cache_entries(tmp_path / "c-r")
+    assert entries == _cache_entries(tmp_path / "c-l")
+    assert len(entries) == nli["pairs"] + ce["pairs"]
 
 
 @dataclass(frozen=True)
@@ -154,7 +192,7 @@ def _dump(verdicts: list[Any]) -> list[dict[str, Any]]:
 
 
 async def test_a_killed_worker_has_its_batch_resent_to_a_new_actor(
-    ray_instance: Any, nli_dir: Path, tmp_path: Path
+    ray_instance: Any, one_torch_thread: None, nli_dir: Path, tmp_path: Path
 ) -> None:
     """One actor exits mid-run (on its second batch); later its replacement is killed
     between calls. Verdicts, model stats and cache entries stay those of the in-process
@@ -164,7 +202,7 @@ async def test_a_killed_worker_has_its_batch_resent_to_a_new_actor(
     local = LocalNLIVerifier(model, batch_size=4, cache=caches[0])
     remote = LocalNLIVerifier(model, batch_size=4, cache=caches[1])
     marker = tmp_path / "died"
-    recipe = DiesOnSecondBatch(PairModelRecipe.of(remote.transport), str(marker))
+    recipe = DiesOnSecondBatch(PairModelRecipe.of(remote.transport, threads=1), str(marker))
     pool = RayBatchPool(ExecutorOptions(kind="ray", actors=1), recipe, name=model)
     remote.transport.batch_runner = pool
     pairs = [(CORPUS[:80], "Birds fly."), (CORPUS[80:200], "The bridge opens.")]

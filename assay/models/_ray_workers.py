@@ -2,7 +2,9 @@
 
 A recipe is plain picklable data: the actor rebuilds the same transport from the same
 settings, loads the model there, and scores chunks with the very function the in-process
-path calls, so the same rows give the same floats.
+path calls, so the same rows give the same floats, given the same number of torch threads:
+float32 sums are split differently across threads, which can move a score by one bit in
+its last place. An actor uses as many threads as the CPUs it reserves (at least one).
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ class PairModelRecipe:
     length_bucketing: bool
     provider: str
     activation: Literal["softmax", "identity"]
+    threads: int
 
     @classmethod
-    def of(cls, transport: LocalNLITransport) -> PairModelRecipe:
+    def of(cls, transport: LocalNLITransport, threads: int) -> PairModelRecipe:
         return cls(
             config=transport.config,
             max_length=transport.max_length,
@@ -39,9 +42,13 @@ class PairModelRecipe:
             length_bucketing=transport.length_bucketing,
             provider=transport.provider,
             activation=transport.activation,
+            threads=threads,
         )
 
     def __call__(self) -> Callable[[PairChunk], list[list[float]]]:
+        import torch
+
+        torch.set_num_threads(self.threads)
         transport = LocalNLITransport(
             self.config,
             max_length=self.max_length,
@@ -56,6 +63,7 @@ class PairModelRecipe:
 
 def run_pair_model_on_ray(transport: LocalNLITransport, options: ExecutorOptions) -> RayBatchPool:
     """Send this transport's model calls to Ray actors from now on; returns the pool."""
-    pool = RayBatchPool(options, PairModelRecipe.of(transport), name=transport.config.model)
+    recipe = PairModelRecipe.of(transport, threads=max(1, int(options.num_cpus)))
+    pool = RayBatchPool(options, recipe, name=transport.config.model)
     transport.batch_runner = pool
     return pool

@@ -76,9 +76,10 @@ def assemble(
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
-    run_local_models_on_ray(loaded, fact.verifiers if fact is not None else [])
     items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
     gate = _gate(loaded, options, cache, fact)
+    verifiers = fact.verifiers if fact is not None else []
+    run_local_models_on_ray(loaded, [*verifiers, *([gate.scorer.reranker] if gate else [])])
     warnings = _warnings(all_judges)
     return RunParts(datasets, cache, pool, all_judges, fact, warnings, items, gate)
 

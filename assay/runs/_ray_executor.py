@@ -1,8 +1,8 @@
-"""`[executor] kind = "ray"`: a run's local pair models (the nli-local verifier) score
-their batches in Ray actors. Everything else stays as it is: the stages still run their
-items in this process (`assay.runs._executor`), the verifier still plans its pairs and
-reads and writes the cache here, and the records are written here, byte for byte as an
-in-process run writes them.
+"""`[executor] kind = "ray"`: a run's local pair models (the nli-local verifier, the
+gate's hf-ce reranker) score their batches in Ray actors. Everything else stays as it
+is: the stages still run their items in this process (`assay.runs._executor`), the
+models still plan their pairs and read and write the cache here, and the records are
+written here, byte for byte as an in-process run writes them.
 """
 
 from __future__ import annotations
@@ -30,18 +30,26 @@ def check_ray_installed(loaded: LoadedSpec) -> None:
 
 
 def run_local_models_on_ray(loaded: LoadedSpec, components: Sequence[Any]) -> list[RayBatchPool]:
-    """Hand the batches of every local pair model among `components` to Ray actors (one
-    pool of `actors` per model). Nothing connects to Ray until a model first scores."""
+    """Hand the batches of every local pair model among `components` (the nli-local
+    verifier, the gate's hf-ce reranker) to Ray actors: one pool of `actors` actors per
+    model. Nothing connects to Ray until a model first scores."""
     options = loaded.spec.executor
     if options is None or options.kind != "ray":
         return []
     check_ray_installed(loaded)
-    from assay.models._local_nli import LocalNLITransport
     from assay.models._ray_workers import run_pair_model_on_ray
 
-    pools = []
+    return [run_pair_model_on_ray(t, options) for t in _pair_transports(components)]
+
+
+def _pair_transports(components: Sequence[Any]) -> list[Any]:
+    """The local pair-model transports (hf-nli, and hf-ce's inner one) of `components`."""
+    from assay.models._local_nli import LocalNLITransport
+
+    found = []
     for component in components:
         transport = getattr(component, "transport", None)
-        if isinstance(transport, LocalNLITransport) and transport.batch_runner is None:
-            pools.append(run_pair_model_on_ray(transport, options))
-    return pools
+        inner = getattr(transport, "pairs", transport)  # hf-ce wraps an hf-nli engine
+        if isinstance(inner, LocalNLITransport) and inner.batch_runner is None:
+            found.append(inner)
+    return found
