@@ -224,6 +224,7 @@ def measure(n: int, poll_s: float, tmp: Path) -> dict[str, Any]:
         "n": n,
         "poll_s": poll_s,
         "batch_file_mb": batch_file.stat().st_size / 1e6,
+        "load_average": os.getloadavg(),
         "phases": phases,
         "problems": problems,
     }
@@ -235,6 +236,7 @@ def render(result: dict[str, Any]) -> str:
         f"date:    {result['date']}",
         f"machine: {m['cpu_count']} cores (affinity {m['affinity']}), {m['processor']}, "
         f"CPython {m['python']}, aiohttp {m['aiohttp']}, assay {m['assay']}",
+        "load:    {:.1f} {:.1f} {:.1f} (1/5/15 min, at the end)".format(*result["load_average"]),
         f"config:  {result['n']} judgments ({result['n'] // 2} pairs x 2 members), "
         f"generic-support@1, batch_poll_s {result['poll_s']}, "
         f"batch file {result['batch_file_mb']:.1f} MB",
