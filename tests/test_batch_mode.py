@@ -301,3 +301,22 @@ def test_online_judges_do_not_wait_for_the_batch(tmp_path: Path) -> None:
     assert answered_online_first == [True]
     assert len(records) == PLANNED + PLANNED // 2
     assert server.batches.created == 1 and len(server.batches.bodies) == PLANNED
+
+
+def test_a_broken_state_file_or_result_line_is_one_line(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = tmp_path / "run", str(tmp_path / "cache")
+        argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", cache]
+        server.batches.fail("create", [http_error(400)])
+        assert invoke(argv)[0] == 2  # a run directory, no batch yet
+        (out / "batches.json").write_text('{"jobs": [{"model": 3}]}', encoding="utf-8")
+        code, _, err = invoke(argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"{out / 'batches.json'}: field 'jobs.0." in err
+        (out / "batches.json").unlink()
+        server.batches.fail("content", [http_error(200, body={"not": "a line"})])
+        code, _, err = invoke(argv)
+        lines = err.strip().splitlines()
+        assert code == 2 and lines[-1].startswith("error: batch-fake"), err
+        assert ":1: field 'custom_id': not a batch result line" in lines[-1]

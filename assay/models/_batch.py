@@ -19,7 +19,7 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.core.outcomes import Usage
-from assay.errors import RunError
+from assay.errors import RunError, first_problem
 from assay.models._config import ModelConfig
 from assay.models._hosted import litellm_module
 from assay.models._layers import Retrier
@@ -91,10 +91,12 @@ def result_lines(content: bytes, where: str) -> Iterator[ResultLine]:
         try:
             yield ResultLine.model_validate_json(line)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or None
+            problem = first_problem(exc)
             raise RunError(
-                f"not a batch result line: {first['msg']}", file=where, line=number, field=field
+                f"not a batch result line: {problem.message}",
+                file=where,
+                line=number,
+                field=problem.field,
             ) from None
 
 
@@ -237,9 +239,8 @@ def _batch(data: bytes) -> BatchInfo:
     try:
         return BatchInfo.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise RunError(f"not a batch object: {first['msg']}", field=field) from None
+        problem = first_problem(exc)
+        raise RunError(f"not a batch object: {problem.message}", field=problem.field) from None
 
 
 def _line_error(line: ResultLine) -> TransportError:

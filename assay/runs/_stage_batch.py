@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from assay.core.judging import Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
+from assay.errors import RunError, first_problem
 from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
 from assay.models._model import failed_result
 from assay.models._transport import TransportError
@@ -139,11 +140,7 @@ class BatchRunner:
         self.run_dir = run_dir
         self.emit = emit
         self.state_path = run_dir / STATE_FILE
-        self.state = (
-            BatchState.model_validate_json(self.state_path.read_text(encoding="utf-8"))
-            if self.state_path.exists()
-            else BatchState()
-        )
+        self.state = _load_state(self.state_path)
 
     def attach_jobs(self, judges: Sequence[Any]) -> None:
         """Show recorded batches in each judge's manifest entry (earlier sessions' too)."""
@@ -208,8 +205,16 @@ class BatchRunner:
 
     def _ids_of(self, job: BatchJob) -> set[str]:
         """The custom ids of a recorded batch, read back from its uploaded file."""
-        lines = (self.run_dir / job.input_path).read_bytes().splitlines()
-        return {str(json.loads(line)["custom_id"]) for line in lines if line.strip()}
+        path = self.run_dir / job.input_path
+        try:
+            lines = path.read_bytes().splitlines()
+            return {str(json.loads(line)["custom_id"]) for line in lines if line.strip()}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RunError(
+                f"batch {job.batch_id}: cannot read its requests back ({exc}); restore the "
+                "file, or start a new run directory",
+                file=path,
+            ) from None
 
     async def _submit(self, group: Group, lines: list[tuple[str, bytes]]) -> BatchJob:
         """Write, upload and create; record the batch before anything waits on it."""
@@ -348,6 +353,17 @@ class BatchRunner:
             if judge is not None:
                 entry["batches"] = judge.batch_jobs
         write_manifest(self.run_dir / "manifest.json", manifest)
+
+
+def _load_state(path: Path) -> BatchState:
+    """`batches.json` as an earlier session left it (none yet: no batches)."""
+    if not path.exists():
+        return BatchState()
+    try:
+        return BatchState.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        raise RunError(problem.message, file=path, field=problem.field) from None
 
 
 def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
