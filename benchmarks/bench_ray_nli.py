@@ -3,10 +3,13 @@
 Two `assay` runs of one factuality spec (sentence decomposer, one nli-local verifier)
 over the same answers, each with its own empty cache: first in-process, then with the
 spec's `[executor] kind = "ray"` on a Ray instance this script starts
-(`ray.init(num_cpus=--ray-cpus)`; `--actors` actors of one CPU each). Reports each run's
-wall time (the Ray run's includes starting its actors, which load the model), and checks
-the target: verifications.jsonl byte-identical apart from the timing fields (latency_s,
-recorded_at), and the same cache entries. Exit status 1 when they differ.
+(`ray.init(num_cpus=--ray-cpus)`; `--actors` actors of one CPU each, so one torch
+thread each). Reports each run's wall time (the Ray run's includes starting its actors,
+which load the model), and checks the target: verifications.jsonl byte-identical apart
+from the timing fields (latency_s, recorded_at), and the same cache entries, against the
+in-process run at the actors' thread count (1). Float32 sums depend on the number of
+threads, so the in-process run at torch's default thread count is compared too, for
+information. Exit status 1 when the target is missed.
 
 The model and answers are bench_nli.py's: a BERT-shaped model (hidden 256, 4 layers)
 with random weights, evidence of 10-200 words, claims of 6-30 words.
@@ -64,10 +67,16 @@ batch_size = {batch_size}
     return root / "local.toml", root / "ray.toml"
 
 
-def run(spec: Path, out: Path, cache: Path) -> tuple[float, bytes, dict[str, int]]:
+def run(
+    spec: Path, out: Path, cache: Path, threads: int | None = None
+) -> tuple[float, bytes, dict[str, int]]:
+    import torch
+
     from assay.runs import RunOptions, load_spec
     from assay.runs._runner import Runner
 
+    default = torch.get_num_threads()
+    torch.set_num_threads(threads or default)
     started = time.perf_counter()
     runner = Runner(
         load_spec(spec), RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
@@ -77,6 +86,7 @@ def run(spec: Path, out: Path, cache: Path) -> tuple[float, bytes, dict[str, int
     transport = runner.factuality.verifiers[0].transport  # type: ignore[union-attr,attr-defined]
     if transport.batch_runner is not None:
         transport.batch_runner.close()
+    torch.set_num_threads(default)
     records = TIMING.sub(rb'"\1":0', (out / "verifications.jsonl").read_bytes())
     return elapsed, records, dict(transport.stats)
 
@@ -103,7 +113,8 @@ def main() -> int:
     try:
         build_model(root / "model", seed=0)
         local_spec, ray_spec = write_inputs(root, args.answers, args.batch_size, args.actors)
-        local = run(local_spec, root / "out-local", root / "cache-local")
+        local = run(local_spec, root / "out-local", root / "cache-local", threads=1)
+        default = run(local_spec, root / "out-default", root / "cache-default")
         started = time.perf_counter()
         ray.init(num_cpus=args.ray_cpus, include_dashboard=False, logging_level="warning")
         ray_start = time.perf_counter() - started
@@ -118,11 +129,15 @@ def main() -> int:
         "pairs": local[2]["pairs"],
         "batches": local[2]["batches"],
         "in_process_s": round(local[0], 2),
+        "in_process_threads": 1,
+        "in_process_default_threads_s": round(default[0], 2),
+        "default_threads": info["torch_threads"],
         "ray_init_s": round(ray_start, 2),
         "ray_run_s": round(remote[0], 2),
         "actors": args.actors,
         "records_byte_identical": local[1] == remote[1],
         "records_lines": len(local[1].splitlines()),
+        "identical_to_default_threads": default[1] == remote[1],
         "same_cache_entries": same_cache,
         "same_model_stats": local[2] == remote[2],
     }
@@ -132,8 +147,8 @@ def main() -> int:
     else:
         for key, value in result.items():
             if key != "machine":
-                print(f"{key:24} {value}")
-        print(f"{'target':24} {'PASS' if ok else 'FAIL'} (byte-identical records and cache)")
+                print(f"{key:30} {value}")
+        print(f"{'target':30} {'PASS' if ok else 'FAIL'} (byte-identical records and cache)")
     return 0 if ok else 1
 
 
