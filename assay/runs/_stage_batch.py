@@ -21,17 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
-
 from assay.core.judging import Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
-from assay.errors import RunError, first_problem
+from assay.errors import RunError
 from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
 from assay.models._model import failed_result
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, ModelResult
 from assay.redaction import redact_url
+from assay.runs._batch_state import STATE_FILE, BatchJob, load_state
 from assay.runs._executor import StageContext
 from assay.runs._plan import JudgeWork
 from assay.runs._rundir import read_run_manifest
@@ -41,38 +40,11 @@ if TYPE_CHECKING:
     from assay.judges import LLMJudge
     from assay.runs._stage_judge import JudgeStage
 
-STATE_FILE = "batches.json"
 BATCH_DIR = "batches"
 MAX_POLL_FACTOR = 20  # polls back off to at most this many times `batch_poll_s`
 # OpenAI's limits per batch: 50,000 requests, a 200 MB input file (kept under, with room)
 MAX_BATCH_REQUESTS = 50_000
 MAX_BATCH_BYTES = 190_000_000
-
-
-class BatchJob(BaseModel):
-    """One submitted batch, as `batches.json` records it."""
-
-    model: str
-    api_base: str | None = None
-    judges: list[str]
-    input_path: str = Field(description="The uploaded JSONL, relative to the run directory.")
-    input_file_id: str
-    batch_id: str
-    requests: int
-    status: str = "submitted"
-    collected: bool = False
-    answered: int = 0
-    errors: int = 0
-    sent_online: int = 0
-    cost_note: str | None = None
-
-    def summary(self) -> dict[str, Any]:
-        """What the manifest's judge entry says about this batch."""
-        return self.model_dump(exclude={"judges", "model", "api_base"}, exclude_none=True)
-
-
-class BatchState(BaseModel):
-    jobs: list[BatchJob] = Field(default_factory=list)
 
 
 @dataclass
@@ -140,7 +112,7 @@ class BatchRunner:
         self.run_dir = run_dir
         self.emit = emit
         self.state_path = run_dir / STATE_FILE
-        self.state = _load_state(self.state_path)
+        self.state = load_state(self.state_path)
 
     def attach_jobs(self, judges: Sequence[Any]) -> None:
         """Show recorded batches in each judge's manifest entry (earlier sessions' too)."""
@@ -353,17 +325,6 @@ class BatchRunner:
             if judge is not None:
                 entry["batches"] = judge.batch_jobs
         write_manifest(self.run_dir / "manifest.json", manifest)
-
-
-def _load_state(path: Path) -> BatchState:
-    """`batches.json` as an earlier session left it (none yet: no batches)."""
-    if not path.exists():
-        return BatchState()
-    try:
-        return BatchState.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        problem = first_problem(exc)
-        raise RunError(problem.message, file=path, field=problem.field) from None
 
 
 def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
