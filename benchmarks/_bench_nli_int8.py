@@ -24,10 +24,16 @@ answer it: --model DIR measures a real local checkpoint (hf-nli directory) inste
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
+import shutil
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -160,13 +166,14 @@ def agreement(directory: Path, items: Sequence[Any], batch_size: int) -> dict[st
     l8, e8 = pair_labels(v8)
     diffs = [abs(a - b) for a, b in zip(e32, e8, strict=True)]
     n = len(l32)
-    kappa = cohen_kappa_score(l32, l8) if len(set(l32) | set(l8)) > 1 else float("nan")
+    # kappa is undefined when both precisions give every pair the same label
+    kappa = round(float(cohen_kappa_score(l32, l8)), 4) if len(set(l32) | set(l8)) > 1 else None
     verdict_same = sum(a.label == b.label for a, b in zip(v32, v8, strict=True))
     return {
         "claims": len(items),
         "pairs": n,
         "pair_label_agreement": round(sum(a == b for a, b in zip(l32, l8, strict=True)) / n, 4),
-        "pair_label_kappa": round(float(kappa), 4),
+        "pair_label_kappa": kappa,
         "verdict_agreement": round(verdict_same / len(items), 4),
         "max_abs_diff_p_entail": round(max(diffs), 4),
         "mean_abs_diff_p_entail": round(sum(diffs) / n, 4),
@@ -201,9 +208,10 @@ def agreement_table(rows: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     for (data, model), r in rows.items():
         labels = ", ".join(f"{k} {v}" for k, v in r["fp32_pair_labels"].items())
         verdicts = ", ".join(f"{k} {v}" for k, v in r["fp32_verdicts"].items())
+        kappa = "n/a (one label)" if r["pair_label_kappa"] is None else r["pair_label_kappa"]
         out.append(
             f"| {data} | {model} | {r['claims']} | {r['pairs']} | "
-            f"{r['pair_label_agreement']:.1%} | {r['pair_label_kappa']} | "
+            f"{r['pair_label_agreement']:.1%} | {kappa} | "
             f"{r['verdict_agreement']:.1%} | {r['max_abs_diff_p_entail']} / "
             f"{r['mean_abs_diff_p_entail']} | {labels} | {verdicts} | "
             f"{r['fp32_pairs_per_s']} / {r['int8_pairs_per_s']} |"
@@ -253,3 +261,57 @@ def report(result: dict[str, Any]) -> list[str]:
     if result["skipped"]:
         lines += ["", f"skipped {result['skipped']}"]
     return lines
+
+
+README = Path(__file__).resolve().parent / "README.md"
+START, END = "<!-- bench_nli_int8:start -->", "<!-- bench_nli_int8:end -->"
+
+
+def update_readme(text: str, command: str) -> None:
+    """Rewrite this benchmark's block of benchmarks/README.md with `text` (the run's
+    output), so the figures there are the script's, never typed by hand."""
+    body = README.read_text(encoding="utf-8")
+    block = f"{START}\n`{command}`, copied by the script from its output:\n\n{text}\n{END}"
+    if START in body and END in body:
+        head, rest = body.split(START, 1)
+        body = head + block + rest.split(END, 1)[1]
+    else:
+        title = '\n\n## Measured: int8 local NLI (`quantize = "int8"`)\n\n'
+        body = body.rstrip("\n") + title + block + "\n"
+    README.write_text(body, encoding="utf-8")
+
+
+def int8_main(args: Any, info: dict[str, Any], make_pairs: Any, pseudo_words: Any) -> int:
+    """The --int8 run: figures only, no target (exit status 0 once it completes)."""
+    started = datetime.now(UTC)
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-int8-"))
+    pairs = make_pairs(args.pairs, args.seed, tuple(args.evidence_words))
+    try:
+        result = run(args, tmp, pairs, pseudo_words(random.Random(args.seed), 9000))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    info["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        agreement = [{"data": d, "model": m, **r} for (d, m), r in result["agreement"].items()]
+        print(json.dumps({**result, "agreement": agreement, "machine": info}, indent=2))
+        return 0
+    lines = [
+        f"date: {started:%Y-%m-%d %H:%M} UTC; machine: {info['platform']}, "
+        f"{info['cpu_count']} CPUs, torch threads {info['torch_threads']}, torch "
+        f"{info['torch']}, transformers {info['transformers']}, quantised engine "
+        f"{quantized_engine()}; load avg {info['loadavg_before']} -> {info['loadavg_after']}",
+        "",
+        f"speed pairs: {len(pairs)} synthetic (evidence {args.evidence_words[0]}-"
+        f"{args.evidence_words[1]} words), batch size {args.batch_size}, best of {args.repeat}",
+        *report(result),
+    ]
+    print("\n".join(lines))
+    if args.update_readme:
+        update_readme("\n".join(lines), "python benchmarks/bench_nli.py " + " ".join(sys.argv[1:]))
+    return 0
+
+
+def quantized_engine() -> str:
+    import torch
+
+    return str(torch.backends.quantized.engine)

@@ -203,41 +203,9 @@ def add_int8_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--speed-only", action="store_true", help="no agreement measurement")
     group.add_argument("--model", default=None, help="a local NLI checkpoint directory")
     group.add_argument("--wice", default=None, help="the wice_oracle folder (default: shared)")
-
-
-def int8_main(args: argparse.Namespace, info: dict[str, Any]) -> int:
-    """The --int8 run: figures only, no target (exit status 0 once it completes)."""
-    from _bench_nli_int8 import report, run
-
-    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-int8-"))
-    pairs = make_pairs(args.pairs, args.seed, tuple(args.evidence_words))
-    try:
-        result = run(args, tmp, pairs, pseudo_words(random.Random(args.seed), 9000))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    info["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-    if args.json:
-        agreement = [{"data": d, "model": m, **r} for (d, m), r in result["agreement"].items()]
-        print(json.dumps({**result, "agreement": agreement, "machine": info}, indent=2))
-        return 0
-    print(
-        f"machine: {info['platform']}, {info['cpu_count']} CPUs, torch threads "
-        f"{info['torch_threads']}, torch {info['torch']}, transformers {info['transformers']}, "
-        f"quantised engine {quantized_engine()}, load avg {info['loadavg_before']} -> "
-        f"{info['loadavg_after']}"
+    group.add_argument(
+        "--update-readme", action="store_true", help="write the output into benchmarks/README.md"
     )
-    print(
-        f"speed pairs: {len(pairs)} synthetic (evidence {args.evidence_words[0]}-"
-        f"{args.evidence_words[1]} words), batch size {args.batch_size}, best of {args.repeat}"
-    )
-    print("\n".join(report(result)))
-    return 0
-
-
-def quantized_engine() -> str:
-    import torch
-
-    return str(torch.backends.quantized.engine)
 
 
 def main() -> int:
@@ -271,7 +239,9 @@ def main() -> int:
 
     info = machine()
     if args.int8:
-        return int8_main(args, info)
+        from _bench_nli_int8 import int8_main
+
+        return int8_main(args, info, make_pairs, pseudo_words)
     tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-"))
     try:
         directory = tmp / "nli"
