@@ -146,3 +146,16 @@ def test_item_judgments_are_tallied_like_judgments(tmp_path: Path) -> None:
     assert {k: (t.usage.prompt_tokens, t.usage.cost_usd) for k, t in tallies.items()} == {
         k: (r.usage.prompt_tokens, r.usage.cost_usd) for k, r in records.items()
     }
+
+
+def test_the_response_cache_does_not_map_its_file_into_memory(tmp_path: Path) -> None:
+    """diskcache's defaults map 64 MiB of the file and keep 32 MiB of pages: memory that
+    grew with a long run's cache."""
+    from assay.models._cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache")
+    try:
+        assert cache._cache._sql("PRAGMA mmap_size").fetchone() == (0,)
+        assert cache._cache._sql("PRAGMA cache_size").fetchone() == (1024,)
+    finally:
+        cache.close()

@@ -99,7 +99,11 @@ def _open_cache(directory: Path, diskcache: Any) -> Any:
         raise PathError(f"cache directory is an existing file; {fix}", file=directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        return diskcache.Cache(str(directory), size_limit=2**34)
+        # no memory map and a 4 MiB page cache: diskcache's defaults (64 MiB mapped,
+        # 32 MiB of pages) grew a long run's memory with the cache file's size
+        return diskcache.Cache(
+            str(directory), size_limit=2**34, sqlite_mmap_size=0, sqlite_cache_size=2**10
+        )
     except (OSError, sqlite3.Error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         msg = f"cannot open the cache directory ({reason}); {fix}"

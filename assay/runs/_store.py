@@ -261,7 +261,7 @@ class Tally:
 
     @classmethod
     def of(cls, record: Any) -> Tally:
-        u = record.usage
+        u, returned = record.usage, record.model_returned
         return cls(
             judge_id=sys.intern(record.judge_id),
             status=record.status,
@@ -269,7 +269,7 @@ class Tally:
             attempts=record.attempts,
             latency_s=record.latency_s,
             usage=TokenCounts(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cost_usd),
-            model_returned=record.model_returned,
+            model_returned=None if returned is None else sys.intern(returned),
         )
 
 
