@@ -17,7 +17,7 @@ with random weights, evidence of 10-200 words, claims of 6-30 words.
 Usage::
 
     python benchmarks/bench_ray_nli.py [--answers 64] [--actors 2] [--ray-cpus 2]
-                                       [--batch-size 32] [--json]
+                                       [--batch-size 32] [--json | --markdown]
 """
 
 from __future__ import annotations
@@ -98,6 +98,41 @@ def cache_entries(directory: Path) -> dict[str, Any]:
         return {k: cache[k] for k in cache.iterkeys()}
 
 
+def markdown(r: dict[str, Any]) -> str:
+    """The table benchmarks/README.md shows, from one run's figures."""
+    same = {True: "byte-identical", False: "**not** identical"}
+    rows = [
+        (
+            "answers / verification records / pairs / model batches",
+            f"{r['answers']} / {r['records_lines']} / {r['pairs']} / {r['batches']}",
+        ),
+        ("in-process run, 1 torch thread", f"{r['in_process_s']} s"),
+        (
+            f"in-process run, {r['default_threads']} torch threads (torch's default here)",
+            f"{r['in_process_default_threads_s']} s",
+        ),
+        ("`ray.init(num_cpus=...)`", f"{r['ray_init_s']} s"),
+        (
+            f"Ray run, {r['actors']} actors of 1 CPU (actor start and model load included)",
+            f"{r['ray_run_s']} s",
+        ),
+        (
+            "verifications.jsonl vs the 1-thread in-process run (timing fields aside)",
+            same[r["records_byte_identical"]],
+        ),
+        (
+            "cache entries, model stats (pairs, batches, tokens)",
+            "identical" if r["same_cache_entries"] and r["same_model_stats"] else "differ",
+        ),
+        (
+            f"verifications.jsonl vs the {r['default_threads']}-thread in-process run",
+            same[r["identical_to_default_threads"]],
+        ),
+    ]
+    lines = ["| figure | value |", "|---|---:|"]
+    return "\n".join(lines + [f"| {name} | {value} |" for name, value in rows])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=64)
@@ -105,6 +140,7 @@ def main() -> int:
     parser.add_argument("--ray-cpus", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="the benchmarks/README table")
     args = parser.parse_args()
     info = machine()
     root = Path(tempfile.mkdtemp(prefix="bench-ray-nli-"))
@@ -144,6 +180,8 @@ def main() -> int:
     ok = bool(result["records_byte_identical"] and same_cache and result["same_model_stats"])
     if args.json:
         print(json.dumps(result, indent=2))
+    elif args.markdown:
+        print(markdown(result))
     else:
         for key, value in result.items():
             if key != "machine":
