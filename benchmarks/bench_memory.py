@@ -1,0 +1,154 @@
+"""Peak memory (RSS) of an assay LLM-judge run as it grows: is it flat in the run's size?
+
+For each size N it writes a ForceBench dataset of N/2 distinct pairs (the same pairs as
+bench_throughput: N judgments, calibrated + raised member), one ``[[judges]]`` block
+against a loopback OpenAI-compatible server (``python -m assay.testing`` in its own
+process, 0 ms latency), and runs ``Runner(spec).run()`` in a fresh child process, which
+reports its own peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) after the run
+has ended: judging, records, manifest and the final metrics with bootstrap CIs included.
+
+``--transport openai`` (the default) sends the requests through assay's lean transport,
+which makes 100,000 judgments feasible on 2 cores; ``--transport litellm`` measures the
+litellm path. What is counted (dataset, plan, records, metrics) is the same either way.
+
+Target (issue 11): peak RSS of a 100,000-judgment run <= 300 MB and flat: the largest
+size's RSS within +-15% of the smallest size's.
+
+Usage::
+
+    python benchmarks/bench_memory.py [--sizes 20000 100000] [--concurrency 64]
+                                      [--transport openai] [--bootstrap 1000] [--json]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_throughput import CONTENT, make_pairs, write_dataset, write_spec  # noqa: E402
+
+TARGET_MB = 300.0
+TARGET_FLAT = 0.15
+
+
+def child(spec: Path, out: Path, cache: Path) -> dict[str, Any]:
+    """Run one spec in this (fresh) process; its peak RSS and what it recorded."""
+    from assay.runs import Runner, RunOptions, load_spec
+
+    t0 = time.perf_counter()
+    runner = Runner(
+        load_spec(spec), RunOptions(output_dir=str(out), cache_dir=str(cache), progress=False)
+    )
+    outcome = runner.run()
+    if runner.cache is not None:
+        runner.cache.close()
+    with (out / "judgments.jsonl").open("rb") as fh:
+        lines = sum(1 for _ in fh)
+    return {
+        "status": outcome.status,
+        "recorded": outcome.recorded,
+        "lines": lines,
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(time.process_time(), 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def measure(size: int, api_base: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Write the dataset and spec for `size` judgments and run them in a child process."""
+    d = work / f"n{size}"
+    d.mkdir()
+    write_dataset(d / "data.jsonl", make_pairs(size // 2, tag=f"m{size}"))
+    write_spec(
+        d / "spec.toml",
+        dataset=d / "data.jsonl",
+        api_base=api_base,
+        concurrency=args.concurrency,
+        bootstrap=args.bootstrap,
+        name=f"mem{size}",
+        transport=args.transport,
+    )
+    cmd = [sys.executable, __file__, "--child", str(d / "spec.toml"), str(d / "out")]
+    done = subprocess.run(cmd + [str(d / "cache")], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_memory: the run of {size} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["judgments"] = size
+    shutil.rmtree(d, ignore_errors=True)
+    return result
+
+
+def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """The table, the ratio of the largest to the smallest run and the targets."""
+    rows = ["| judgments | peak RSS (MB) | wall (s) | client CPU (s) | status |"]
+    rows.append("|---:|---:|---:|---:|---|")
+    for r in results:
+        rows.append(
+            f"| {r['judgments']:,} | {r['peak_rss_mb']:.1f} | {r['wall_s']:.1f} "
+            f"| {r['cpu_s']:.1f} | {r['status']} ({r['lines']:,} lines) |"
+        )
+    small, large = results[0], results[-1]
+    ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
+    flat = abs(ratio - 1) <= TARGET_FLAT
+    fits = large["peak_rss_mb"] <= TARGET_MB
+    rows += [
+        "",
+        f"RSS({large['judgments']:,}) / RSS({small['judgments']:,}) = {ratio:.3f} "
+        f"(target 1 +- {TARGET_FLAT:.2f}: {'met' if flat else 'NOT met'})",
+        f"peak RSS at {large['judgments']:,} judgments = {large['peak_rss_mb']:.1f} MB "
+        f"(target <= {TARGET_MB:.0f} MB: {'met' if fits else 'NOT met'})",
+        f"growth: {_slope_kb(small, large):.2f} KB per extra judgment",
+        f"transport={args.transport} concurrency={args.concurrency} "
+        f"bootstrap={args.bootstrap} latency=0 ms; python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}",
+    ]
+    return "\n".join(rows)
+
+
+def _slope_kb(small: dict[str, Any], large: dict[str, Any]) -> float:
+    extra = large["judgments"] - small["judgments"]
+    return 1024 * (large["peak_rss_mb"] - small["peak_rss_mb"]) / extra if extra else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--transport", choices=["openai", "litellm"], default="openai")
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--child", nargs=3, metavar=("SPEC", "OUT", "CACHE"))
+    args = parser.parse_args()
+    if args.child:
+        spec, out, cache = (Path(p) for p in args.child)
+        print(json.dumps(child(spec, out, cache)))
+        return
+    from assay.testing._process import spawned
+
+    work = Path(tempfile.mkdtemp(prefix="bench-memory-"))
+    try:
+        with spawned(content=CONTENT, latency_s=0.0) as server:
+            results = [measure(n, server.base_url, args, work) for n in sorted(args.sizes)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(results, indent=2) if args.json else report(results, args))
+
+
+if __name__ == "__main__":
+    main()
