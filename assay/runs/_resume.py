@@ -24,7 +24,9 @@ from assay.runs._spec import LoadedSpec, RunSpec
 # Fields that never change a record or a metric: the run's naming and where its files
 # go, the failure policy (re-applied to all records at the end) ...
 # where local models run does not change their results
-TOP_LEVEL_IGNORED = frozenset({"name", "description", "output_dir", "failure", "executor"})
+TOP_LEVEL_IGNORED = frozenset(
+    {"name", "description", "output_dir", "failure", "executor", "records_parquet"}
+)
 # ... and, in each endpoint block, how requests are sent, authenticated, throttled, retried.
 IGNORED_IN_BLOCKS = frozenset(
     {

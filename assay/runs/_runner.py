@@ -40,6 +40,7 @@ from assay.runs._manifest import (
     session_manifest,
 )
 from assay.runs._options import RunOptions, RunOutcome
+from assay.runs._parquet import require_pyarrow, write_parquet_copies
 from assay.runs._plan import JudgeWork, pending, redo_statuses
 from assay.runs._policy import FailureBudget, final_status
 from assay.runs._progress import Progress
@@ -220,6 +221,8 @@ class Runner:
         )
         log.close()  # its last batch on disk before the metrics read the file
         self._write_metrics()
+        if self.loaded.spec.records_parquet:
+            write_parquet_copies(self.run_dir)
         return status
 
     def _preflight(self, todo: list[JudgeWork], existing: Manifest | None) -> None:
@@ -231,6 +234,8 @@ class Runner:
         clients += factuality_clients_to_check(self.factuality, old)
         clients.append(self.gate.client_to_check() if self.gate is not None else None)
         preflight_clients(clients, self.loaded.path)
+        if self.loaded.spec.records_parquet:
+            require_pyarrow(self.loaded.path)
 
     def _items_written(self) -> int:
         """Records the items and gate stages appended this session."""

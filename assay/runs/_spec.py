@@ -207,6 +207,10 @@ class RunSpec(_Strict):
         default=1000, ge=0, description="Bootstrap resamples for CIs; 0 = no CI."
     )
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
+    records_parquet: bool = Field(
+        default=False,
+        description="Also write a Parquet copy of each record file at the end (needs pyarrow).",
+    )
     datasets: list[DatasetBlock] = Field(default_factory=list)
     defaults: ModelDefaults = Field(default_factory=ModelDefaults)
     judges: list[JudgeSpec] = Field(default_factory=list)
