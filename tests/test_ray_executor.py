@@ -34,7 +34,7 @@ from _tiny_models import (  # noqa: E402
 )
 
 from assay.core.answers import Passage  # noqa: E402
-from assay.errors import SpecError  # noqa: E402
+from assay.errors import ModelConfigError, SpecError  # noqa: E402
 from assay.models import ResponseCache  # noqa: E402
 from assay.models._ray_options import ExecutorOptions  # noqa: E402
 from assay.models._ray_pool import RayBatchPool  # noqa: E402
@@ -219,6 +219,22 @@ async def test_a_killed_worker_has_its_batch_resent_to_a_new_actor(
     assert pool.stats["chunks"] == local.stats["batches"] > 10
     # every pair the verifier scored is one cache entry (the 2 scored directly are not cached)
     assert len(caches[1]) == len(caches[0]) == local.stats["pairs"] - len(pairs) > 0
+
+
+@dataclass(frozen=True)
+class CannotStart:
+    """An actor whose process ends while it starts (as when a node lacks assay)."""
+
+    def __call__(self) -> Callable[[PairChunk], list[list[float]]]:
+        os._exit(3)
+
+
+def test_actors_that_cannot_start_are_one_model_error(ray_instance: Any) -> None:
+    pool = RayBatchPool(ExecutorOptions(kind="ray"), CannotStart(), name="hf-nli/x")
+    with pytest.raises(ModelConfigError) as caught:
+        pool.start()
+    assert caught.value.message.startswith("hf-nli/x: Ray actors could not start: ")
+    assert "\n" not in caught.value.message and pool.actors == []
 
 
 def test_without_ray_the_spec_fails_in_one_line_naming_the_extra(

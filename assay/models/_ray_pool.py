@@ -106,7 +106,10 @@ class RayBatchPool:
                 max_restarts=0,  # a dead actor is replaced here, by a fresh one
             )
             actors = [self._new_actor() for _ in range(self.options.actors)]
-            errors = ray.get([a.ready.remote() for a in actors])
+            try:
+                errors = ray.get([a.ready.remote() for a in actors])
+            except ray.exceptions.RayError as exc:  # assay or the model missing on a node
+                errors = [f"{self.name}: Ray actors could not start: {_first_line(exc)}"]
             if any(errors):
                 for actor in actors:
                     ray.kill(actor)
@@ -161,3 +164,8 @@ class RayBatchPool:
                 for actor in self.actors:
                     ray.kill(actor)
             self.actors = []
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
