@@ -223,6 +223,8 @@ def agreement_table(rows: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
 def run(args: Any, tmp: Path, pairs: list[tuple[str, str]], vocab: list[str]) -> dict[str, Any]:
     """Speed per model shape (narrow weights) and agreement per data set and weights
     spread (small shape); with --model, both on that checkpoint only."""
+    import sentence_transformers  # noqa: F401  (imported once, outside the load times)
+
     data = {"factuality-demo (bundled)": demo_items()}
     wice = wice_items(Path(args.wice) if args.wice else WICE_DIR, args.claims)
     skipped = None if wice is not None else f"wice-oracle: no rows.jsonl in {args.wice or WICE_DIR}"
