@@ -80,12 +80,12 @@ def _decide_all(loaded: Any, settings: Any, split: str | None, workers: int) -> 
     policy reads the same records, so the outputs do not depend on `workers`."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from assay.policies._apply import RUNNERS
+    from assay.policies._apply import runner_of
 
     def decide(pick: tuple[Any, Any]) -> tuple[Any, Any]:
         spec, chain = pick
         pol = spec.build()
-        outputs = RUNNERS[spec.kind](spec, pol, loaded.run, settings, chain)
+        outputs = runner_of(spec.kind)(spec, pol, loaded.run, settings, chain)
         if outputs.counts["responses"] == 0:
             outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
         return pol, _mark_in_sample(pol, outputs, split)

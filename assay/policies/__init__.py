@@ -15,6 +15,17 @@ from assay.policies._bootstrap import (
     paired_delta_interval,
 )
 from assay.policies._canonical import canonical_json, canonical_sha256
+from assay.policies._cs_inputs import ClaimInput, ResponseInput
+from assay.policies._custom import (
+    ClaimPolicy,
+    ClaimPolicyDecisions,
+    ClaimPolicyInputs,
+    ClaimVerdict,
+    PolicyConfig,
+    best_support,
+    policy,
+    verification_ok,
+)
 from assay.policies._numbers import (
     Ratio,
     decimal_grid,
@@ -37,6 +48,16 @@ from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 
 __all__ = [
     "ClaimDecision",
+    "ClaimInput",
+    "ClaimPolicy",
+    "ClaimPolicyDecisions",
+    "ClaimPolicyInputs",
+    "ClaimVerdict",
+    "PolicyConfig",
+    "ResponseInput",
+    "best_support",
+    "policy",
+    "verification_ok",
     "Constraint",
     "GateOutcome",
     "Interval",

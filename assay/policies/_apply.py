@@ -351,6 +351,15 @@ RUNNERS: dict[str, Runner] = {
 }
 
 
+def runner_of(kind: str) -> Runner:
+    """The built-in kind's runner, else the one every user kind (`@policy`) shares."""
+    if kind in RUNNERS:
+        return RUNNERS[kind]
+    from assay.policies._custom_apply import apply_custom
+
+    return apply_custom
+
+
 __all__ = [
     "CERTIFICATES",
     "CLAIMS",
@@ -366,4 +375,5 @@ __all__ = [
     "fc_context",
     "provenance",
     "apply_fail_closed",
+    "runner_of",
 ]

@@ -60,8 +60,24 @@ class PolicySpec(BaseModel):
     file: str
 
     def build(self) -> Any:
-        """The kind's policy object (a `Policy`)."""
-        return BUILDERS[self.kind](self.block, self.file)
+        """The kind's policy object (a `Policy`): a built-in kind's, or a user kind's
+        (`@policy`, its `Config` validating the block)."""
+        if self.kind in BUILDERS:
+            return BUILDERS[self.kind](self.block, self.file)
+        from assay.policies._custom import custom_kind
+
+        found = custom_kind(self.kind)
+        if found is None:
+            raise SpecError(f"policy kind {self.kind!r} is no longer registered", file=self.file)
+        return found(self.block, file=self.file)
+
+
+def known_kinds() -> list[str]:
+    """The built-in kinds and every user kind registered (`@policy`, plugins)."""
+    from assay.core.registry import POLICIES
+    from assay.policies._custom import custom_kind
+
+    return sorted({*BUILDERS, *(k for k in POLICIES if custom_kind(k) is not None)})
 
 
 def _spec_of(block: object, index: int, file: str) -> PolicySpec:
@@ -74,8 +90,9 @@ def _spec_of(block: object, index: int, file: str) -> PolicySpec:
     if "/" in name or "\\" in name or name in {".", ".."}:
         raise SpecError(f"{name!r} cannot name a directory", file=file, field=f"{where}.name")
     kind = block.get("kind")
-    if kind not in BUILDERS:
-        known = ", ".join(sorted(BUILDERS))
+    kinds = known_kinds()
+    if kind not in kinds:
+        known = ", ".join(kinds)
         raise SpecError(
             f"unknown policy kind {kind!r}; use one of {known}", file=file, field=f"{where}.kind"
         )
@@ -131,4 +148,12 @@ def by_name(specs: Sequence[PolicySpec]) -> dict[str, PolicySpec]:
     return {s.name: s for s in specs}
 
 
-__all__ = ["BUILDERS", "PolicySpec", "by_name", "load_policy_file", "parse_policies", "select"]
+__all__ = [
+    "BUILDERS",
+    "PolicySpec",
+    "by_name",
+    "known_kinds",
+    "load_policy_file",
+    "parse_policies",
+    "select",
+]
