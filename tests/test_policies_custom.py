@@ -47,21 +47,17 @@ class MinSupportConfig(PolicyConfig):
     min_support: float = Field(default=0.6, ge=0, le=1)
 
 
-class MinSupport(ClaimPolicy):
+class MinSupport(ClaimPolicy[MinSupportConfig]):
     """Assert a claim whose best support reaches min_support (test kind)."""
-
-    Config = MinSupportConfig
 
     def decide_claim(self, claim: ClaimInput, response: ResponseInput) -> ClaimVerdict:
         best = best_support(claim)
-        cfg = self.config
-        assert isinstance(cfg, MinSupportConfig)
-        if best is not None and best >= cfg.min_support:
+        if best is not None and best >= self.config.min_support:
             return ClaimVerdict(decision=ClaimDecision.ASSERT, reason="supported")
         return ClaimVerdict(decision=ClaimDecision.WITHHOLD, reason="below_min_support")
 
 
-class AssertAll(ClaimPolicy):
+class AssertAll(ClaimPolicy[PolicyConfig]):
     """Asserts every claim and answers every response in full, failed or not."""
 
     def decide(self, inputs: ClaimPolicyInputs) -> ClaimPolicyDecisions:
@@ -74,7 +70,7 @@ class AssertAll(ClaimPolicy):
         )
 
 
-class Broken(ClaimPolicy):
+class Broken(ClaimPolicy[PolicyConfig]):
     def decide(self, inputs: ClaimPolicyInputs) -> ClaimPolicyDecisions:
         raise ZeroDivisionError("oops")
 
@@ -153,7 +149,7 @@ def test_user_kind_writes_records_metrics_and_manifest(run_dir: Path, policy_fil
         (r["answer_id"], r["claim_id"]): r for r in lines(run_dir / "verifications.jsonl")
     }
     for c in claims:  # the decision follows the recorded scores
-        pairs = verifications[(c["answer_id"], c["claim_id"])].get("pairs") or []
+        pairs: Any = verifications[(c["answer_id"], c["claim_id"])].get("pairs") or []
         best = max((p["s_support"] for p in pairs if p["s_support"] is not None), default=None)
         assert (c["decision"] == "assert") == (best is not None and best >= 0.7), c
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "run_info.json"}
@@ -222,7 +218,7 @@ def test_guard_withholds_failed_verifications_whatever_the_policy_says(
 
 def test_guard_and_default_rule_in_python() -> None:
     ok = {"verifier_id": "v", "status": "ok", "pairs": []}
-    claim = ClaimInput(claim_id="c1", verification=ok)  # type: ignore[arg-type]
+    claim = ClaimInput.model_validate({"claim_id": "c1", "verification": ok})
     missing = ClaimInput(claim_id="c2")
     said = ClaimVerdict(decision=ClaimDecision.QUALIFY, reason="mine")
     assert guard_claim(missing, said, None).decision == ClaimDecision.WITHHOLD
@@ -319,11 +315,11 @@ def test_list_and_report_show_the_user_kind(run_dir: Path, policy_file: Path) ->
 
 
 PLUGIN_MODULE = '''
-from assay.policies import ClaimDecision, ClaimPolicy, ClaimVerdict, policy
+from assay.policies import ClaimDecision, ClaimPolicy, ClaimVerdict, PolicyConfig, policy
 
 
 @policy("plugin-withhold", version=3)
-class WithholdAll(ClaimPolicy):
+class WithholdAll(ClaimPolicy[PolicyConfig]):
     """Withholds every claim (a plugin's policy)."""
 
     def decide_claim(self, claim, response):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -81,14 +81,27 @@ def best_support(claim: ClaimInput) -> float | None:
     return max(found, default=None)
 
 
-class ClaimPolicy:
-    """Base of a user claim-level policy: subclass, give a `Config`, and implement
-    `decide_claim` (one claim at a time, only claims whose verification ended ok) or
-    `decide` (all inputs at once). Stores no results on itself."""
+C = TypeVar("C", bound=PolicyConfig)
+
+
+class ClaimPolicy(Generic[C]):
+    """Base of a user claim-level policy: subclass `ClaimPolicy[MyConfig]` (the config
+    class: `PolicyConfig` plus the block's own keys) and implement `decide_claim` (one
+    claim at a time, only claims whose verification ended ok) or `decide` (all inputs at
+    once). Stores no results on itself."""
 
     kind: ClassVar[str] = ""
     version: ClassVar[int] = 0
     Config: ClassVar[type[PolicyConfig]] = PolicyConfig
+    config: C
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """`ClaimPolicy[MyConfig]` sets `Config = MyConfig` (the block's model)."""
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            args = get_args(base)
+            if get_origin(base) is ClaimPolicy and args and isinstance(args[0], type):
+                cls.Config = args[0]
 
     def __init__(
         self, config: PolicyConfig | Mapping[str, Any], *, file: str | Path | None = None
@@ -98,10 +111,10 @@ class ClaimPolicy:
         self.config = self._parse(config, file)
 
     @classmethod
-    def _parse(cls, block: Mapping[str, Any], file: str | Path | None) -> PolicyConfig:
+    def _parse(cls, block: Mapping[str, Any], file: str | Path | None) -> C:
         fields = {k: v for k, v in block.items() if k != "kind"}
         try:
-            return cls.Config.model_validate(fields)
+            return cls.Config.model_validate(fields)  # type: ignore[return-value]
         except ValidationError as exc:
             problem = first_problem(exc)
             raise SpecError(problem.message, file=file, field=problem.field) from None
@@ -137,7 +150,7 @@ class ClaimPolicy:
         )
 
 
-P = TypeVar("P", bound=type[ClaimPolicy])
+P = TypeVar("P", bound=type[ClaimPolicy[Any]])
 
 
 def policy(name: str, *, version: int, description: str | None = None) -> Callable[[P], P]:
@@ -162,7 +175,7 @@ def _first_line(doc: str | None) -> str:
     return (doc or "").strip().split("\n", 1)[0].strip()
 
 
-def custom_kind(kind: str) -> type[ClaimPolicy] | None:
+def custom_kind(kind: str) -> type[ClaimPolicy[Any]] | None:
     """The user policy class registered as `kind` (None: no such kind, or a built-in)."""
     if kind not in POLICIES:
         return None

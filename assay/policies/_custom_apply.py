@@ -25,7 +25,7 @@ from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
 
 
-def _stamp(policy: ClaimPolicy) -> dict[str, Any]:
+def _stamp(policy: ClaimPolicy[Any]) -> dict[str, Any]:
     return {
         "policy_id": policy.name,
         "kind": policy.kind,
@@ -34,7 +34,9 @@ def _stamp(policy: ClaimPolicy) -> dict[str, Any]:
     }
 
 
-def records(policy: ClaimPolicy, guarded: list[GuardedResponse]) -> dict[str, list[dict[str, Any]]]:
+def records(
+    policy: ClaimPolicy[Any], guarded: list[GuardedResponse]
+) -> dict[str, list[dict[str, Any]]]:
     """claims.jsonl and responses.jsonl rows, in (dataset, answer_id, claim) order."""
     stamp = _stamp(policy)
     claims, responses = [], []
@@ -68,7 +70,7 @@ def records(policy: ClaimPolicy, guarded: list[GuardedResponse]) -> dict[str, li
 
 
 def run_decide(
-    policy: ClaimPolicy, inputs: ClaimPolicyInputs, spec: PolicySpec
+    policy: ClaimPolicy[Any], inputs: ClaimPolicyInputs, spec: PolicySpec
 ) -> ClaimPolicyDecisions:
     """The user's `decide`; an exception or a wrong return is one line naming the policy."""
     where = f"policy {spec.name!r} (kind {spec.kind})"
