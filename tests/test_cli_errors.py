@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cli import invoke
 
 from assay import __version__
 
@@ -26,6 +27,26 @@ def _env() -> dict[str, str]:
 
 
 def _assay(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`assay ARGS` through `main()` in this process, in `_env()`'s environment and `cwd`.
+
+    `main()` is what the console script runs: the exit status and the `error:` line are the
+    same as in a process of their own, without starting one (a second per call). A few tests
+    keep `_assay_process` (the real `python -m assay`): help, version, a typo'd spec and the
+    non-UTF-8 inputs, where a traceback would come from the interpreter itself."""
+    env, old_env, old_cwd = _env(), dict(os.environ), Path.cwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        code, out, err = invoke([str(a) for a in args])
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+    return subprocess.CompletedProcess(["assay", *map(str, args)], code, out, err)
+
+
+def _assay_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "assay", *map(str, args)],
         cwd=cwd,
@@ -73,7 +94,7 @@ DEMO_DATASET = '[[datasets]]\npath = "builtin:forcebench-demo"\n'
 
 
 def test_help(tmp_path: Path) -> None:
-    proc = _assay("--help", cwd=tmp_path)
+    proc = _assay_process("--help", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for command in ("run", "report", "reparse", "validate", "prompts", "cache", "version"):
         assert command in proc.stdout
@@ -81,7 +102,7 @@ def test_help(tmp_path: Path) -> None:
 
 
 def test_version(tmp_path: Path) -> None:
-    proc = _assay("version", cwd=tmp_path)
+    proc = _assay_process("version", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.strip() == __version__
 
 
@@ -190,7 +211,7 @@ def test_spec_typo_field_in_judges(tmp_path: Path) -> None:
         DEMO_DATASET + '[[judges]]\nmodles = ["openai/x"]\nprompts = ["generic-support@1"]\n',
         output_dir=tmp_path / "out",
     )
-    line = _one_error_line(_assay("run", spec, cwd=tmp_path), "typo.toml", "judges[0]")
+    line = _one_error_line(_assay_process("run", spec, cwd=tmp_path), "typo.toml", "judges[0]")
     # pydantic reports the missing `models` before the unknown `modles`; either names it.
     assert "models" in line or "modles" in line, line
     assert not (tmp_path / "out").exists()
@@ -371,7 +392,7 @@ def test_unreadable_inputs_are_one_line_errors(tmp_path: Path, case: str) -> Non
     UnicodeDecodeError (and a directory passed as --data raises IsADirectoryError), which
     `main()` does not catch, so the user gets a traceback instead of one `error:` line."""
     argv = _latin1_inputs(tmp_path)[case]
-    proc = _assay(*argv, cwd=tmp_path)
+    proc = _assay_process(*argv, cwd=tmp_path)
     if "Traceback" in proc.stderr:
         pytest.fail(
             f"`assay {' '.join(map(str, argv))}` printed a traceback ending in: "
