@@ -156,11 +156,6 @@ def tune(
     grid_spec = load_grid(grid) if grid is not None else None
     loaded = load_policies(run_dir, policy, name, split)
     spec, chain = loaded.picks[0]
-    if write_policy_to is not None and spec.kind != "claim_selective":
-        raise SpecError(
-            f"--write-policy is built for claim_selective; {name!r} is a {spec.kind}",
-            field="--write-policy",
-        )
     tuned = tune_run(spec, spec.build(), loaded.run, chain, grid_spec)
     folder = write_tune(policy_dir(run_dir, spec.name), tuned)
     print(f"wrote {folder}", file=sys.stderr)

@@ -362,3 +362,77 @@ def test_a_plugin_policy_is_found_through_its_entry_point(
     finally:
         sys.modules.pop("demo_policy_plugin", None)
         registry._distributions.cache_clear()
+
+
+# --- tune --write-policy for every tunable kind; export --what audit honours --split ---
+
+DEMO_GATE_RENDER = """
+[[policies]]
+name = "gate"
+kind = "evidence_gate"
+gate = "baseline:overlap"
+tau = "0.40"
+tau_min = "0.20"
+
+[[policies]]
+name = "render"
+kind = "fail_closed"
+after = "gate"
+verifier = "baseline:overlap"
+tau_entail = "0.70"
+tau_contradict = "0.50"
+"""
+
+
+def test_write_policy_for_gate_and_fail_closed_marks_in_sample(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    source = write_text(tmp_path / "demo.toml", DEMO_GATE_RENDER)
+    written = []
+    for name in ("gate", "render"):
+        out = tmp_path / f"{name}-tuned.toml"
+        args = ("--name", name, "--split", "dev", "--write-policy", out)
+        code, _, err = assay("policies", "tune", run_dir, "--policy", source, *args)
+        assert code == 0, err
+        result = json.loads((run_dir / f"policies/{name}/tune/result.json").read_text())
+        text = out.read_text()
+        assert "[policies.tuned]" in text and 'split = "dev"' in text
+        written.append(text)
+    both = write_text(tmp_path / "tuned.toml", "\n".join(written))
+    for split, in_sample in (("dev", True), ("test", False)):
+        code, _, err = _apply(run_dir, both, "--split", split)
+        assert code == 0, err
+        assert ("in-sample" in err) is in_sample
+        for name in ("gate", "render"):
+            folder = run_dir / "policies" / name
+            assert json.loads((folder / "metrics.json").read_text())["in_sample"] is in_sample
+            config = json.loads((folder / "manifest.json").read_text())["policy"]["config"]
+            assert config["tuned"]["split"] == "dev"
+    assert result["selected"] == config["tuned"]["selected"]  # render's, last tuned
+
+
+def test_untuned_configs_hash_as_before_the_tuned_block() -> None:
+    from assay.policies._fc_config import load_config
+    from assay.policies._gate_config import EvidenceGateConfig
+
+    fc = load_config({"name": "r"})
+    gate = EvidenceGateConfig.parse({"name": "g"})
+    assert "tuned" not in fc.describe() and "tuned" not in gate.model_dump()
+    tuned = fc.model_copy(update={"tuned": {"split": "dev"}})
+    assert tuned.describe()["tuned"] == {"split": "dev"} and tuned.sha256 != fc.sha256
+
+
+def test_export_audit_follows_the_applied_split(run_dir: Path, tmp_path: Path) -> None:
+    source = write_text(tmp_path / "demo.toml", DEMO_GATE_RENDER)
+    audits = {}
+    for split in ("test", None):
+        extra = ("--split", split) if split else ()
+        assert _apply(run_dir, source, "--name", "render", *extra)[0] == 0
+        code, out, err = assay("policies", "export", run_dir, "--name", "render", "--what", "audit")
+        assert code == 0, err
+        audits[split] = [json.loads(line) for line in out.splitlines()]
+        responses = lines(run_dir / "policies/render/responses.jsonl")
+        assert [a["answer_id"] for a in audits[split]] == [r["answer_id"] for r in responses]
+    assert len(audits["test"]) == 12 and len(audits[None]) == 24
+    whole = {a["answer_id"]: a for a in audits[None]}
+    assert all(a == whole[a["answer_id"]] for a in audits["test"])

@@ -13,7 +13,7 @@ from typing import Any
 from assay.core.rundir import read_json
 from assay.errors import RunError, SpecError
 from assay.policies._apply_write import MANIFEST, policy_dir
-from assay.policies._load_run import RunInputs, read_run
+from assay.policies._load_run import RunInputs, read_run, restrict_to_split
 from assay.policies._spec import PolicySpec
 
 
@@ -32,7 +32,8 @@ def _check_inputs(run: RunInputs, consumed: dict[str, str], file: Path) -> None:
 
 
 def audit_records(run_dir: Path, name: str) -> list[dict[str, Any]]:
-    """One audit object per answer, in (dataset, answer_id) order."""
+    """One audit object per answer the policy was applied to (its `--split`), in
+    (dataset, answer_id) order."""
     from assay.policies._apply import fc_context
     from assay.policies._fc_audit import audit_record
     from assay.policies._load_fc import fc_inputs
@@ -48,6 +49,7 @@ def audit_records(run_dir: Path, name: str) -> list[dict[str, Any]]:
     policy = _rebuilt({"name": section["name"], "config": section["config"]}, "fail_closed", file)
     run = read_run(run_dir)
     _check_inputs(run, inputs["records_sha256"], file)
+    run = restrict_to_split(run, inputs.get("split"))  # the answers the policy decided
     links = None
     if inputs.get("gate_policy"):
         gate = _rebuilt(inputs["gate_policy"], "evidence_gate", file)

@@ -14,6 +14,7 @@ from assay.errors import SpecError, first_problem
 from assay.policies._canonical import canonical_sha256
 from assay.policies._fc_calibration import Calibration
 from assay.policies._numbers import decimal_text, threshold
+from assay.policies._tune_write import Tuned
 
 KIND = "fail_closed"
 VERSION = 1
@@ -41,7 +42,7 @@ class Caps(BaseModel):
     max_spans_per_chunk: int = Field(default=8, ge=1)
 
 
-class FailClosedConfig(BaseModel):
+class FailClosedConfig(Tuned):
     """A `[[policies]]` block of kind `fail_closed`, resolved. Thresholds are kept as
     canonical decimal strings ("0.7" for "0.70"), so equal policies hash equal."""
 

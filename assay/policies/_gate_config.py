@@ -23,6 +23,7 @@ from assay.core.answer_fields import CitationQuality, EvidenceLabel
 from assay.core.records import GateRecord
 from assay.errors import SpecError, first_problem
 from assay.policies._numbers import decimal_text, threshold
+from assay.policies._tune_write import Tuned
 from assay.retrieval import normalise_scores
 
 KIND = "evidence_gate"
@@ -157,7 +158,7 @@ class GateQuestion(BaseModel):
         return (self.dataset, self.question_id)
 
 
-class EvidenceGateConfig(BaseModel):
+class EvidenceGateConfig(Tuned):
     """The resolved configuration of one `evidence_gate` policy (every default written
     out; what the manifest records and `policy_sha256` hashes). Thresholds are kept as
     canonical decimal strings ("0.3" for "0.30"), so equal settings hash equally."""

@@ -118,10 +118,12 @@ def tune_fail_closed_run(
     grid = grid or default_tuning_spec()
     result = tune_fail_closed(policy.config, responses, grid)
     identity = {"verifier_id": verifier, "inputs": _consumed(run, chain)}
-    record = _tune_record(spec, run, identity, result, _provenance(grid, result, run.split))
+    tuned = _provenance(grid, result, run.split)
+    record = _tune_record(spec, run, identity, result, tuned)
     config = None
     if result.selected is not None:
-        config = policy.config.with_thresholds(**result.selected).model_dump(mode="json")
+        chosen = policy.config.with_thresholds(**result.selected)
+        config = chosen.model_copy(update={"tuned": tuned}).model_dump(mode="json")
     return _outcome(record, result, config)
 
 
@@ -138,8 +140,11 @@ def tune_gate_run(
     result = tune_gate(gate_inputs(run, gate_id).questions, policy.config, grid)
     inputs = _consumed(run, None, ("answers.jsonl", "gates.jsonl"))
     identity = {"gate_id": gate_id, "inputs": inputs}
-    record = _tune_record(spec, run, identity, result, _provenance(grid, result, run.split))
+    tuned = _provenance(grid, result, run.split)
+    record = _tune_record(spec, run, identity, result, tuned)
     chosen = tuned_config(policy.config, result)
+    if chosen is not None:
+        chosen = chosen.model_copy(update={"tuned": tuned})
     return _outcome(record, result, None if chosen is None else chosen.model_dump(mode="json"))
 
 
@@ -159,6 +164,11 @@ def tune_run(
 ) -> TuneRun:
     """The kind's default tuning (or `grid`) of `spec` on `run` (already restricted
     to the split)."""
+    if spec.kind not in TUNERS:
+        kinds = ", ".join(sorted(TUNERS))
+        raise SpecError(
+            f"tuning is built for {kinds}; {spec.name!r} is a {spec.kind}", field="--name"
+        )
     return TUNERS[spec.kind](spec, policy, run, chain, grid)
 
 

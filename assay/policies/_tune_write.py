@@ -12,9 +12,30 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+
 from assay.policies._spec import PolicySpec
 
-TUNED_KEYS = ("thresholds", "families", "tuned")
+TUNED_KEYS = {
+    "claim_selective": ("thresholds", "families", "tuned"),
+    "fail_closed": ("tau_entail", "tau_contradict", "tuned"),
+    "evidence_gate": ("tau", "tau_min", "tuned"),
+}
+
+
+class Tuned(BaseModel):
+    """A config's `tuned` provenance block (§5.6: `apply --split` on the tuning split
+    marks the metrics in-sample). Dumped only when set, so a policy never tuned keeps
+    the configuration, and `policy_sha256`, it had before the block existed."""
+
+    tuned: dict[str, Any] | None = Field(default=None, description="Tuning provenance.")
+
+    @model_serializer(mode="wrap")
+    def _without_untuned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("tuned", 0) is None:
+            del data["tuned"]
+        return data
 
 
 def _drop_none(value: Any) -> Any:
@@ -57,7 +78,7 @@ def _table(header: str, block: dict[str, Any], lines: list[str]) -> None:
 def tuned_block(spec: PolicySpec, selected_config: dict[str, Any]) -> dict[str, Any]:
     """The policy's block as written, with the selected thresholds and provenance."""
     block = dict(spec.block)
-    for key in TUNED_KEYS:
+    for key in TUNED_KEYS[spec.kind]:
         if selected_config.get(key) is not None:
             block[key] = selected_config[key]
     cleaned: dict[str, Any] = _drop_none(block)
@@ -72,4 +93,4 @@ def write_tuned_policy(path: Path, spec: PolicySpec, selected_config: dict[str, 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-__all__ = ["tuned_block", "write_tuned_policy"]
+__all__ = ["TUNED_KEYS", "Tuned", "tuned_block", "write_tuned_policy"]
