@@ -5,6 +5,7 @@ nothing of it."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,6 +23,7 @@ from assay._cli_policies_common import (
     interval,
     load_policies,
 )
+from assay.errors import SpecError
 
 
 def sweep(
@@ -61,6 +63,7 @@ def sweep(
     settings = SweepSettings(
         param=param, start=start, stop=stop, step=step, ties=tuple(tie) if tie else None
     )
+    _built_in(spec.kind, spec.name, "sweeps", "--name")
     resolve(spec.kind, settings)  # a bad option fails before any work
     result = sweep_run(spec, spec.build(), loaded.run, chain, settings)
     names = result.shown
@@ -97,6 +100,7 @@ def compare(
     from assay.policies._compare_run import compare_path, compare_policies
 
     check_run_dir(run_dir)
+    _built_in(_applied_kind(run_dir, a), a, "comparisons", "--a")
     chosen = [m.strip() for m in metrics.split(",")] if metrics else None
     result = compare_policies(
         run_dir, a, b, metrics=chosen, resamples=resamples, random_state=random_state
@@ -117,6 +121,29 @@ def compare(
     target = compare_path(run_dir, a, b)
     write_canonical_json(target, result)
     print(f"wrote {target}", file=sys.stderr)
+
+
+def _built_in(kind: str | None, name: str, what: str, field: str) -> None:
+    """Sweeps and comparisons know the built-in kinds' metrics only (one line)."""
+    from assay.policies._spec import BUILDERS
+
+    if kind is not None and kind not in BUILDERS:
+        kinds = ", ".join(sorted(BUILDERS))
+        raise SpecError(f"{what} are built for {kinds}; {name!r} is a {kind}", field=field)
+
+
+def _applied_kind(run_dir: Path, name: str) -> str | None:
+    """The kind an applied policy's manifest names (None: unreadable, compare says why)."""
+    import json
+
+    from assay.policies._apply_write import MANIFEST, policy_dir
+
+    try:
+        manifest = json.loads((policy_dir(run_dir, name) / MANIFEST).read_text("utf-8"))
+        kind = manifest["policy"]["kind"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 __all__ = ["compare", "sweep"]

@@ -436,3 +436,37 @@ def test_export_audit_follows_the_applied_split(run_dir: Path, tmp_path: Path) -
     assert len(audits["test"]) == 12 and len(audits[None]) == 24
     whole = {a["answer_id"]: a for a in audits[None]}
     assert all(a == whole[a["answer_id"]] for a in audits["test"])
+
+
+def test_tune_sweep_and_compare_of_a_user_kind_are_one_line(
+    run_dir: Path, policy_file: Path
+) -> None:
+    for command in ("tune", "sweep"):
+        code, _, err = assay(
+            "policies", command, run_dir, "--policy", policy_file, "--name", "mine"
+        )
+        assert code == 2 and "'mine' is a min-support" in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert _apply(run_dir, policy_file, "--name", "mine")[0] == 0
+    assert _apply(run_dir, policy_file, "--name", "all")[0] == 0
+    code, _, err = assay("policies", "compare", run_dir, "--a", "mine", "--b", "all")
+    assert code == 2 and "comparisons are built for" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_policy_sees_only_pairs_inside_the_evidence_pool_and_gate_evidence() -> None:
+    from assay.policies._custom_guard import within_evidence
+
+    def pair(pid: str) -> dict[str, Any]:
+        return {"passage_id": pid, "s_support": 0.9, "relation_source": "nli"}
+
+    verification = {"status": "ok", "pairs": [pair("p1"), pair("p2"), pair("p3")]}
+    row = {
+        "answer_id": "a1",
+        "evidence_pool": ["p1", "p2"],
+        "claims": [{"claim_id": "c1", "verification": verification}],
+    }
+    seen = within_evidence(ResponseInput.model_validate(row))
+    assert [p.passage_id for p in seen.claims[0].verification.pairs] == ["p1", "p2"]  # type: ignore[union-attr]
+    gated = {**row, "gate": {"outcome": "pass", "evidence": ["p2"]}}
+    seen = within_evidence(ResponseInput.model_validate(gated))
+    assert [p.passage_id for p in seen.claims[0].verification.pairs] == ["p2"]  # type: ignore[union-attr]

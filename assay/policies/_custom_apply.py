@@ -19,7 +19,7 @@ from assay.policies._apply import (
 )
 from assay.policies._cs_inputs import ResponseInput
 from assay.policies._custom import ClaimPolicy, ClaimPolicyDecisions, ClaimPolicyInputs
-from assay.policies._custom_guard import GuardedResponse, guard, unknown_keys
+from assay.policies._custom_guard import GuardedResponse, guard, unknown_keys, within_evidence
 from assay.policies._custom_metrics import common_metrics, sliced
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
@@ -112,7 +112,8 @@ def apply_custom(
 
     _check_settings(spec, settings)
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    responses = tuple(cs_inputs(run, verifier, chain.links if chain else None))
+    found = cs_inputs(run, verifier, chain.links if chain else None)
+    responses = tuple(within_evidence(r) for r in found)
     inputs = ClaimPolicyInputs(run_id=run.run_id, verifier_id=verifier, responses=responses)
     guarded = guard(responses, run_decide(policy, inputs, spec))
     metrics = common_metrics(guarded, settings.confidence)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from assay.policies._cs_inputs import ClaimInput, ResponseInput
+from assay.policies._cs_rule import _filtered
 from assay.policies._custom import ClaimPolicyDecisions, ClaimVerdict, verification_ok
 from assay.policies._vocab import EXPRESSED, ClaimDecision, GateOutcome, ResponseOutcome
 
@@ -35,6 +36,26 @@ class GuardedResponse(BaseModel):
     claims: list[GuardedClaim]
     outcome: ResponseOutcome
     reason: str
+
+
+def within_evidence(response: ResponseInput) -> ResponseInput:
+    """The response as the policy sees it: scored pairs only inside its evidence pool
+    and, behind a gate that passed, the gate's E(q) (FC-4, as for the built-in kinds)."""
+    filters: list[tuple[set[str], str]] = []
+    if response.evidence_pool is not None:
+        filters.append((set(response.evidence_pool), "outside_evidence_pool"))
+    gate = response.gate
+    if gate is not None and gate.outcome == GateOutcome.PASS and gate.evidence is not None:
+        filters.append((set(gate.evidence), "outside_gate_evidence"))
+    if not filters:
+        return response
+    claims = []
+    for c in response.claims:
+        v = c.verification
+        if v is not None:
+            v = v.model_copy(update={"pairs": _filtered(v.pairs, filters)[0]})
+        claims.append(c.model_copy(update={"verification": v}))
+    return response.model_copy(update={"claims": claims})
 
 
 def _status(claim: ClaimInput) -> str:
@@ -129,6 +150,7 @@ def unknown_keys(
 
 
 __all__ = [
+    "within_evidence",
     "GuardedClaim",
     "GuardedResponse",
     "default_outcome",

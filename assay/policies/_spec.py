@@ -68,7 +68,11 @@ class PolicySpec(BaseModel):
 
         found = custom_kind(self.kind)
         if found is None:
-            raise SpecError(f"policy kind {self.kind!r} is no longer registered", file=self.file)
+            raise SpecError(
+                f"policy kind {self.kind!r} is not registered here: import the module that "
+                "defines it, or install its plugin",
+                file=self.file,
+            )
         return found(self.block, file=self.file)
 
 
