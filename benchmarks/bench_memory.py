@@ -11,6 +11,10 @@ has ended: judging, records, manifest and the final metrics with bootstrap CIs i
 which makes 100,000 judgments feasible on 2 cores; ``--transport litellm`` measures the
 litellm path. What is counted (dataset, plan, records, metrics) is the same either way.
 
+Besides the peak it prints the RSS right after loading (spec, dataset, judges: before the
+run starts) and when the final metrics start (everything judged and recorded), so the
+growth can be placed.
+
 Target (issue 11): peak RSS of a 100,000-judgment run <= 300 MB and flat: the largest
 size's RSS within +-15% of the smallest size's.
 
@@ -47,14 +51,32 @@ TARGET_MB = 300.0
 TARGET_FLAT = 0.15
 
 
+def _rss_now_mb() -> float:
+    """This process's resident memory now (Linux /proc; the peak elsewhere)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(spec: Path, out: Path, cache: Path) -> dict[str, Any]:
-    """Run one spec in this (fresh) process; its peak RSS and what it recorded."""
+    """Run one spec in this (fresh) process; its peak RSS, the RSS after loading (spec,
+    dataset, judges) and when the final metrics start, and what it recorded."""
     from assay.runs import Runner, RunOptions, load_spec
 
     t0 = time.perf_counter()
     runner = Runner(
         load_spec(spec), RunOptions(output_dir=str(out), cache_dir=str(cache), progress=False)
     )
+    stages = {"loaded_mb": round(_rss_now_mb(), 1)}
+    write_metrics = runner._write_metrics
+
+    def timed_metrics() -> None:  # the metrics are the run's last step
+        stages["judged_mb"] = round(_rss_now_mb(), 1)
+        write_metrics()
+
+    runner._write_metrics = timed_metrics  # type: ignore[method-assign]
     outcome = runner.run()
     if runner.cache is not None:
         runner.cache.close()
@@ -67,6 +89,7 @@ def child(spec: Path, out: Path, cache: Path) -> dict[str, Any]:
         "wall_s": round(time.perf_counter() - t0, 2),
         "cpu_s": round(time.process_time(), 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        **stages,
     }
 
 
@@ -96,11 +119,15 @@ def measure(size: int, api_base: str, args: argparse.Namespace, work: Path) -> d
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     """The table, the ratio of the largest to the smallest run and the targets."""
-    rows = ["| judgments | peak RSS (MB) | wall (s) | client CPU (s) | status |"]
-    rows.append("|---:|---:|---:|---:|---|")
+    rows = [
+        "| judgments | peak RSS (MB) | RSS loaded (MB) | RSS judged (MB) | wall (s) "
+        "| client CPU (s) | status |"
+    ]
+    rows.append("|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         rows.append(
-            f"| {r['judgments']:,} | {r['peak_rss_mb']:.1f} | {r['wall_s']:.1f} "
+            f"| {r['judgments']:,} | {r['peak_rss_mb']:.1f} | {r['loaded_mb']:.1f} "
+            f"| {r.get('judged_mb', float('nan')):.1f} | {r['wall_s']:.1f} "
             f"| {r['cpu_s']:.1f} | {r['status']} ({r['lines']:,} lines) |"
         )
     small, large = results[0], results[-1]
