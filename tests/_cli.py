@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import subprocess
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 from assay.cli import main
 
@@ -26,3 +30,23 @@ def invoke(argv: list[str]) -> tuple[int, str, str]:
     finally:
         sys.argv = old_argv
     return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
+
+
+def invoke_as_process(
+    argv: list[str], *, env: Mapping[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """`invoke` with exactly `env` as the environment and `cwd` as the working directory,
+    answered as `subprocess.run(..., capture_output=True, text=True)` would answer: for
+    tests written against a subprocess that do not need one (no fresh imports, no signals).
+    """
+    old_env, old_cwd = dict(os.environ), Path.cwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        code, out, err = invoke(argv)
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+    return subprocess.CompletedProcess(["assay", *argv], code, out, err)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _cli import invoke
+from _cli import invoke_as_process
 
 from assay import __version__
 
@@ -33,17 +33,7 @@ def _assay(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     same as in a process of their own, without starting one (a second per call). A few tests
     keep `_assay_process` (the real `python -m assay`): help, version, a typo'd spec and the
     non-UTF-8 inputs, where a traceback would come from the interpreter itself."""
-    env, old_env, old_cwd = _env(), dict(os.environ), Path.cwd()
-    os.environ.clear()
-    os.environ.update(env)
-    os.chdir(cwd)
-    try:
-        code, out, err = invoke([str(a) for a in args])
-    finally:
-        os.chdir(old_cwd)
-        os.environ.clear()
-        os.environ.update(old_env)
-    return subprocess.CompletedProcess(["assay", *map(str, args)], code, out, err)
+    return invoke_as_process([str(a) for a in args], env=_env(), cwd=cwd)
 
 
 def _assay_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke_as_process
 
 from assay.runs import RunOptions, load_spec, run_spec
 from assay.runs._dryrun import DryRunPlan, PlanRow, plan_run
@@ -76,14 +76,8 @@ def fake() -> Any:
 def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != KEY_ENV}  # no key: dry runs need none
     env.update(NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # in-process (`main()`, as the console script): the same answer without a second's start-up
+    return invoke_as_process([str(a) for a in args], env=env, cwd=cwd)
 
 
 def _rows(plan: DryRunPlan) -> dict[str, PlanRow]:
