@@ -714,18 +714,12 @@ def test_real_samples_auto_detect() -> None:
 
 
 def test_import_medscore_cli_makes_a_run_and_scores_it(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from _cli import invoke  # the console script's main(), in-process
 
     folder = _medscore_run(tmp_path / "ms")
     out = tmp_path / "imported"
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "import-medscore", str(folder), "--output-dir", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    code, _, err = invoke(["import-medscore", str(folder), "--output-dir", str(out)])
+    assert code == 0, err
     import json
 
     metrics = json.loads((out / "metrics.json").read_text())
@@ -736,11 +730,6 @@ def test_import_medscore_cli_makes_a_run_and_scores_it(tmp_path: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["imported_from"]["tool"] == "MedScore"
     # recompute reproduces the same metrics from the imported files
-    again = subprocess.run(
-        [sys.executable, "-m", "assay", "recompute", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert again.returncode == 0, again.stderr
+    code, _, err = invoke(["recompute", str(out)])
+    assert code == 0, err
     assert json.loads((out / "metrics.json").read_text()) == metrics
