@@ -470,3 +470,12 @@ def test_the_policy_sees_only_pairs_inside_the_evidence_pool_and_gate_evidence()
     gated = {**row, "gate": {"outcome": "pass", "evidence": ["p2"]}}
     seen = within_evidence(ResponseInput.model_validate(gated))
     assert [p.passage_id for p in seen.claims[0].verification.pairs] == ["p2"]  # type: ignore[union-attr]
+
+
+def test_policy_refuses_what_it_cannot_register() -> None:
+    with pytest.raises(ValueError, match="built-in kind"):
+        policy("fail_closed", version=1)(MinSupport)
+    with pytest.raises(ValueError, match="version"):
+        policy("v0", version=0)(MinSupport)
+    with pytest.raises(TypeError, match="ClaimPolicy subclass"):
+        policy("plain", version=1)(dict)  # type: ignore[type-var]

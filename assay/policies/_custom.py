@@ -21,6 +21,7 @@ from assay.core.registry import POLICIES
 from assay.errors import SpecError, first_problem
 from assay.policies._canonical import canonical_sha256
 from assay.policies._cs_inputs import ClaimInput, ResponseInput
+from assay.policies._spec import BUILDERS
 from assay.policies._vocab import ClaimDecision, ResponseOutcome
 
 
@@ -164,6 +165,8 @@ def policy(name: str, *, version: int, description: str | None = None) -> Callab
             raise TypeError(f"{cls.__name__}.Config must subclass PolicyConfig")
         if version < 1:
             raise ValueError(f"@policy({name!r}): version must be >= 1")
+        if name in BUILDERS:
+            raise ValueError(f"@policy({name!r}): a built-in kind has that name")
         cls.kind, cls.version = name, version
         POLICIES.add(name, cls, description=description or _first_line(cls.__doc__))
         return cls
