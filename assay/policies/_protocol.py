@@ -5,7 +5,9 @@ A policy object is built from its resolved configuration (every default written 
 and `decide(inputs)` maps recorded inputs to decisions without calling a model or
 storing anything on itself. Kinds are registered in `assay.core.registry.POLICIES`
 (`@POLICIES.register("claim_selective")` on the class or factory; plugins through the
-`assay.plugins` entry-point group).
+`assay.plugins` entry-point group). A user's claim-level kind subclasses
+`ClaimPolicy[Config]` and registers with `@policy(kind, version=N)` (`_custom`): the
+framework then guards, records and measures its decisions (`_custom_apply`).
 """
 
 from __future__ import annotations
