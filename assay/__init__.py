@@ -5,6 +5,7 @@ The public surface, all importable as ``assay.NAME``:
 - run a spec: `run`, `run_async` (inside an event loop), `RunResult`, `open_run`
 - specs: `load_spec` (a TOML file), `RunSpec` (the model, to build one in Python)
 - comparing judges across runs: `compare_runs` (a `ComparisonReport`)
+- decision policies over a finished run: `apply_policies` (writes `policies/<name>/`)
 - contracts a judge or verifier is written against: `JudgeItem` -> `Judgment` (`Judge`),
   `ClaimToVerify` -> `Verdict` (`Verifier`, `VerdictLabel`, `Passage`), `Decomposer`,
   `Status`, `Usage`
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (`as`: re-expo
     from assay.core.verification import Verifier as Verifier
     from assay.judges import LLMJudge as LLMJudge
     from assay.judges import baseline as baseline
+    from assay.policies import apply_policies as apply_policies
     from assay.runs import RunSpec as RunSpec
     from assay.runs import load_spec as load_spec
     from assay.verifiers import OverlapVerifier as OverlapVerifier
@@ -63,6 +65,7 @@ _SOURCES = {  # where each lazily imported public name lives
     ),
     "assay.runs": ("load_spec", "RunSpec"),
     "assay.compare": ("compare_runs",),
+    "assay.policies": ("apply_policies",),
     "assay.core.judging": ("JudgeItem", "Judgment", "Judge"),
     "assay.core.verification": ("ClaimToVerify", "Verdict", "VerdictLabel", "Verifier"),
     "assay.core.answers": ("Passage",),

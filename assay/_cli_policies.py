@@ -33,11 +33,6 @@ policies_app = typer.Typer(
     help="Apply versioned decision policies to a run's verifications.", no_args_is_help=True
 )
 
-_EMPTY = {
-    "claim_selective": "no responses to evaluate: every metric is null but the UCCR variants (0.0)",
-    "fail_closed": "no responses to evaluate: every metric is null",
-    "evidence_gate": "no questions to evaluate: every metric is null",
-}
 EXPORTS = {"certificates": "certificates.jsonl", "gate-log": "gate_decisions.jsonl"}
 
 
@@ -50,50 +45,15 @@ def _metric_rows(ratios: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
     return rows
 
 
-def _mark_in_sample(policy: Any, outputs: Any, split: str | None) -> Any:
-    """Metrics of a policy applied to the split it was tuned on say so (§5.5)."""
-    if split is None:
-        return outputs
-    tuned = getattr(policy.config, "tuned", None)
-    in_sample = isinstance(tuned, dict) and tuned.get("split") == split
-    warnings = list(outputs.warnings)
-    if in_sample:
-        warnings.append(f"tuned on split {split!r}: these metrics are in-sample")
-    metrics = {**outputs.metrics, "in_sample": in_sample}
-    return outputs.model_copy(update={"metrics": metrics, "warnings": warnings})
-
-
-def _report(pol: Any, outputs: Any, folder: Path) -> None:
+def _report(applied: Any) -> None:
     from assay._table import print_table
 
-    for warning in outputs.warnings:
-        print(f"warning: {pol.name}: {warning}", file=sys.stderr)
-    title = f"{pol.name} ({pol.kind} v{pol.version}) · {outputs.counts['responses']} responses"
+    for warning in applied.warnings:
+        print(f"warning: {applied.name}: {warning}", file=sys.stderr)
+    title = f"{applied.name} ({applied.kind} v{applied.version}) · {applied.responses} responses"
     headers = ("metric", "value", "n/d", "95% CI", "null")
-    print_table(headers, _metric_rows(outputs.ratios), title=title)
-    print(f"wrote {folder}", file=sys.stderr)
-
-
-def _decide_all(loaded: Any, settings: Any, split: str | None, workers: int) -> list[Any]:
-    """Every chosen policy decided, up to `workers` at once (threads; the metrics'
-    bootstrap is numpy, which releases the GIL). Results keep the file's order, and each
-    policy reads the same records, so the outputs do not depend on `workers`."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from assay.policies._apply import runner_of
-
-    def decide(pick: tuple[Any, Any]) -> tuple[Any, Any]:
-        spec, chain = pick
-        pol = spec.build()
-        outputs = runner_of(spec.kind)(spec, pol, loaded.run, settings, chain)
-        if outputs.counts["responses"] == 0:
-            outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
-        return pol, _mark_in_sample(pol, outputs, split)
-
-    if workers <= 1 or len(loaded.picks) <= 1:
-        return [decide(pick) for pick in loaded.picks]
-    with ThreadPoolExecutor(max_workers=min(workers, len(loaded.picks))) as pool:
-        return list(pool.map(decide, loaded.picks))
+    print_table(headers, _metric_rows(applied.ratios), title=title)
+    print(f"wrote {applied.folder}", file=sys.stderr)
 
 
 @policies_app.command("apply")
@@ -118,18 +78,23 @@ def apply(
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
-    from assay.policies._apply import Settings
-    from assay.policies._apply_write import write_policy
+    from assay.policies._session import apply_policies
 
     if slice_ not in (None, "source-missing"):
         raise SpecError(f"use source-missing; got {slice_!r}", field="--slice")
-    loaded = load_policies(run_dir, policy, name, split)
-    settings = Settings(
-        resamples=resamples, random_state=random_state, by=by, source_missing=slice_ is not None
+    applied = apply_policies(
+        run_dir,
+        policy,
+        name=name,
+        split=split,
+        by=by,
+        source_missing=slice_ is not None,
+        resamples=resamples,
+        random_state=random_state,
+        workers=workers,
     )
-    results = _decide_all(loaded, settings, split, workers)  # all decided before any write
-    for pol, outputs in results:
-        _report(pol, outputs, write_policy(run_dir, pol, loaded.run, outputs, settings))
+    for one in applied:
+        _report(one)
 
 
 @policies_app.command("tune")

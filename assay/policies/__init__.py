@@ -36,6 +36,7 @@ from assay.policies._numbers import (
     wilson,
 )
 from assay.policies._protocol import Policy
+from assay.policies._session import AppliedPolicy, apply_policies
 from assay.policies._tuning import (
     Constraint,
     Objective,
@@ -47,6 +48,8 @@ from assay.policies._tuning import (
 from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 
 __all__ = [
+    "AppliedPolicy",
+    "apply_policies",
     "ClaimDecision",
     "ClaimInput",
     "ClaimPolicy",
