@@ -129,12 +129,16 @@ def _source_missing(policy: Any, inputs: list[Any], settings: Settings) -> dict[
     return dumped
 
 
-def _no_slices(spec: PolicySpec, settings: Settings) -> None:
+def _no_source_missing(spec: PolicySpec, settings: Settings) -> None:
     if settings.source_missing:
         raise SpecError(
             f"--slice source-missing is claim_selective's; {spec.name!r} is a {spec.kind}",
             field="--slice",
         )
+
+
+def _no_slices(spec: PolicySpec, settings: Settings) -> None:
+    _no_source_missing(spec, settings)
     if settings.by is not None:
         raise SpecError(
             f"--by slices claim_selective metrics; {spec.name!r} is a {spec.kind}", field="--by"
@@ -181,12 +185,7 @@ def apply_claim_selective(
         },
         metrics=dumped,
         ratios=ratios,
-        verifier_id=verifier,
-        lexicons=lexicons,
-        gate_id=chain.gate_id if chain else None,
-        gate_policy=_gate_policy(chain),
-        consumed=_consumed(run, chain),
-        provenance=provenance(run, verifier, chain.gate_id if chain else None),
+        **claim_identity(run, verifier, chain, lexicons),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
     )
 
@@ -248,6 +247,22 @@ def _gate_policy(chain: Chain | None) -> dict[str, Any] | None:
     return None if chain is None else {"name": chain.gate_policy, "config": chain.gate_config}
 
 
+def claim_identity(
+    run: RunInputs, verifier: str, chain: Chain | None, lexicons: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The `Outputs` fields every claim-level kind fills alike: the verifier read and its
+    lexicons, the gate it was chained after, the inputs consumed and their provenance."""
+    gate_id = chain.gate_id if chain else None
+    return {
+        "verifier_id": verifier,
+        "lexicons": dict(run.lexicons.get(verifier, {})) if lexicons is None else lexicons,
+        "gate_id": gate_id,
+        "gate_policy": _gate_policy(chain),
+        "consumed": _consumed(run, chain),
+        "provenance": provenance(run, verifier, gate_id),
+    }
+
+
 def apply_fail_closed(
     spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
 ) -> Outputs:
@@ -285,12 +300,7 @@ def apply_fail_closed(
         },
         metrics=metrics.model_dump(mode="json"),
         ratios=ratios,
-        verifier_id=verifier,
-        lexicons=dict(run.lexicons.get(verifier, {})),
-        gate_id=chain.gate_id if chain else None,
-        gate_policy=_gate_policy(chain),
-        consumed=_consumed(run, chain),
-        provenance=provenance(run, verifier, chain.gate_id if chain else None),
+        **claim_identity(run, verifier, chain),
         counts=_counts(metrics.n_responses, metrics.n_claims, metrics.n_refused, ratios),
         warnings=warnings,
     )
@@ -372,6 +382,7 @@ __all__ = [
     "apply_claim_selective",
     "apply_evidence_gate",
     "chain_of",
+    "claim_identity",
     "fc_context",
     "provenance",
     "apply_fail_closed",

@@ -31,10 +31,10 @@ from assay.policies._cs_records import (
     Stamped,
 )
 from assay.policies._cs_rule import (
-    Filters,
     PreparedClaim,
     certificate_valid,
     claim_status,
+    evidence_filters,
     link_roles,
     prepare_claim,
     response_action,
@@ -74,14 +74,8 @@ class ResponseVerdict:
 
 def prepare_response(response: ResponseInput) -> PreparedResponse:
     """Every claim's FC checks and pool, inside the evidence pool and the gate's E(q)."""
-    filters: list[tuple[set[str], str]] = []
-    if response.evidence_pool is not None:
-        filters.append((set(response.evidence_pool), "outside_evidence_pool"))
-    gate = response.gate
-    if gate is not None and gate.outcome == GateOutcome.PASS and gate.evidence is not None:
-        filters.append((set(gate.evidence), "outside_gate_evidence"))
-    chosen: Filters = filters
-    return PreparedResponse(response, tuple(prepare_claim(c, chosen) for c in response.claims))
+    filters = evidence_filters(response)
+    return PreparedResponse(response, tuple(prepare_claim(c, filters) for c in response.claims))
 
 
 def _rescue(

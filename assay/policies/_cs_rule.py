@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from assay.core.outcomes import Status
 from assay.policies._cs_config import CertificateStandard, Theta
-from assay.policies._cs_inputs import ClaimInput, RelationPair
+from assay.policies._cs_inputs import ClaimInput, RelationPair, ResponseInput
 from assay.policies._cs_records import EXPRESSED_STATUSES, IgnoredReference, LinkRole
+from assay.policies._vocab import GateOutcome
 
 SCORE_NAMES = ("s_support", "s_conflict", "s_limitation")
 
@@ -62,6 +63,18 @@ def pool_scores(pool: Sequence[RelationPair]) -> Pooled:
 
 
 Filters = Sequence[tuple[Collection[str], str]]
+
+
+def evidence_filters(response: ResponseInput) -> Filters:
+    """FC-4's bounds on the pairs a claim-level kind reads: the response's evidence pool
+    and, behind a gate that passed, the gate's E(q); each with the reason it logs."""
+    filters: list[tuple[Collection[str], str]] = []
+    if response.evidence_pool is not None:
+        filters.append((set(response.evidence_pool), "outside_evidence_pool"))
+    gate = response.gate
+    if gate is not None and gate.outcome == GateOutcome.PASS and gate.evidence is not None:
+        filters.append((set(gate.evidence), "outside_gate_evidence"))
+    return filters
 
 
 def _filtered(

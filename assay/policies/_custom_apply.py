@@ -13,9 +13,9 @@ from assay.policies._apply import (
     Chain,
     Outputs,
     Settings,
-    _consumed,
-    _gate_policy,
-    provenance,
+    _counts,
+    _no_source_missing,
+    claim_identity,
 )
 from assay.policies._cs_inputs import ResponseInput
 from assay.policies._custom import ClaimPolicy, ClaimPolicyDecisions, ClaimPolicyInputs
@@ -92,11 +92,7 @@ def run_decide(
 
 
 def _check_settings(spec: PolicySpec, settings: Settings) -> None:
-    if settings.source_missing:
-        raise SpecError(
-            f"--slice source-missing is claim_selective's; {spec.name!r} is a {spec.kind}",
-            field="--slice",
-        )
+    _no_source_missing(spec, settings)
     if settings.by is not None and settings.by not in ResponseInput.model_fields:
         known = ", ".join(sorted(ResponseInput.model_fields))
         raise SpecError(
@@ -126,23 +122,12 @@ def apply_custom(
             "withheld: their verification did not end ok, or the gate did not pass (fail closed)"
         )
     ratios: dict[str, dict[str, Any]] = metrics["metrics"]
-    null = sum(1 for r in ratios.values() if r.get("value") is None)
-    counts = {
-        "responses": len(guarded),
-        "claims": metrics["n_claims"],
-        "refused": metrics["n_refused"],
-    }
     return Outputs(
         records=records(policy, guarded),
         metrics=metrics,
         ratios=ratios,
-        verifier_id=verifier,
-        lexicons=dict(run.lexicons.get(verifier, {})),
-        gate_id=chain.gate_id if chain else None,
-        gate_policy=_gate_policy(chain),
-        consumed=_consumed(run, chain),
-        provenance=provenance(run, verifier, chain.gate_id if chain else None),
-        counts={**counts, "null_metrics": null},
+        **claim_identity(run, verifier, chain),
+        counts=_counts(len(guarded), metrics["n_claims"], metrics["n_refused"], ratios),
         warnings=warnings,
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from assay.policies._cs_inputs import ClaimInput, ResponseInput
-from assay.policies._cs_rule import _filtered
+from assay.policies._cs_rule import _filtered, evidence_filters
 from assay.policies._custom import ClaimPolicyDecisions, ClaimVerdict, verification_ok
 from assay.policies._vocab import EXPRESSED, ClaimDecision, GateOutcome, ResponseOutcome
 
@@ -41,12 +41,7 @@ class GuardedResponse(BaseModel):
 def within_evidence(response: ResponseInput) -> ResponseInput:
     """The response as the policy sees it: scored pairs only inside its evidence pool
     and, behind a gate that passed, the gate's E(q) (FC-4, as for the built-in kinds)."""
-    filters: list[tuple[set[str], str]] = []
-    if response.evidence_pool is not None:
-        filters.append((set(response.evidence_pool), "outside_evidence_pool"))
-    gate = response.gate
-    if gate is not None and gate.outcome == GateOutcome.PASS and gate.evidence is not None:
-        filters.append((set(gate.evidence), "outside_gate_evidence"))
+    filters = evidence_filters(response)
     if not filters:
         return response
     claims = []
