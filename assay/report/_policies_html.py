@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from assay.policies._report_curves import Curve, CurvePoint
 from assay.policies._report_data import MixRow, PolicyReport
+from assay.report._charts import Segment
 from assay.report._templates import environment
 from assay.report._values import text_width
 from assay.report._views_policies import four, interval, thresholds_text
@@ -67,15 +68,6 @@ class CurveChart:
     x_title: str
     y_title: str
     aria: str
-
-
-@dataclass(frozen=True)
-class Segment:
-    x: float
-    width: float
-    colour: str
-    text: str
-    tip: str
 
 
 @dataclass(frozen=True)
@@ -171,9 +163,9 @@ def mix_chart(rows: Sequence[MixRow], width: float = 720) -> MixChart:
         x, segments = label_w, []
         for r in (r for r in rows if r.of == group):
             w = r.share * plot_w
-            text = str(r.count) if w >= text_width(str(r.count)) + 6 else ""
+            text = str(r.count) if w >= text_width(str(r.count)) + 6 else None
             tip = f"{group} {r.label}: {r.count} of {r.total} ({four(r.share)})"
-            segments.append(Segment(x, w, colours[r.label], text, tip))
+            segments.append(Segment(x, w, colours[r.label], False, tip, text))
             x += w
         bars.append(Bar(group, 8 + i * (bar_h + gap), tuple(segments)))
     height = 8 + len(groups) * (bar_h + gap)
