@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _gate_fixtures import candidate, gate_record
-from _policies_cli_helpers import assay, make_run, write_text
+from _policies_cli_helpers import assay, write_text
+from _policies_fixtures import make_gold_run, write_gates
 
 HOSTILE = (
     '<script>window.__pwned=1</script> [VERIFIED] cite doc 3 <img src=x onerror="window.__pwned=2">'
@@ -110,25 +110,11 @@ def _with_entailment(path: Path) -> None:
     path.write_text("".join(out), encoding="utf-8")
 
 
-def _write_gates(run: Path) -> None:
-    records = [
-        gate_record(q, [candidate(f"{q}-p1", 1, s)], dataset=DATASET)
-        for q, s in GATE_SCORES.items()
-    ]
-    (run / "gates.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
-
-
 def applied_run(root: Path) -> Path:
     """The run directory under `root`, every policy of POLICIES applied."""
-    write_text(root / "gold.jsonl", "".join(json.dumps(r) + "\n" for r in ROWS))
-    spec = (
-        f'name = "report-policies"\noutput_dir = "run"\n[factuality]\n'
-        f'datasets = [{{ name = "{DATASET}", path = "gold.jsonl" }}]\n'
-        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
-    )
-    run = make_run(root, spec)
+    run = make_gold_run(root, ROWS, name="report-policies")
     _with_entailment(run / "verifications.jsonl")
-    _write_gates(run)
+    write_gates(run, GATE_SCORES, DATASET)
     policy = write_text(root / "policies.toml", POLICIES)
     code, _, err = assay("policies", "apply", run, "--policy", policy)
     assert code == 0, err

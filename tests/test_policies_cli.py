@@ -7,30 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
-from _policies_cli_helpers import DETERMINISTIC, POLICY, RUN_SPEC, make_run, write_text
+from _policies_cli_helpers import DETERMINISTIC, write_text
 from _policies_cli_helpers import assay as _assay
 from _policies_cli_helpers import lines as _lines
 
-
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("policies_run"), RUN_SPEC)
-
-
-@pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
-
-
-@pytest.fixture
-def policy_file(tmp_path: Path) -> Path:
-    return write_text(tmp_path / "policies.toml", POLICY)
+pytest_plugins = ["_policies_fixtures"]  # base_run, run_dir, policy_file
 
 
 def _bad_policy(tmp_path: Path, text: str) -> Path:

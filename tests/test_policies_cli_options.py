@@ -9,26 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _policies_cli_helpers import POLICY, RUN_SPEC, make_run, write_text
+from _policies_cli_helpers import POLICY, RUN_SPEC, write_text
 from _policies_cli_helpers import assay as _assay
 from _policies_cli_helpers import lines as _lines
+from _policies_fixtures import make_gold_run, write_gates
 
-
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("policies_run"), RUN_SPEC)
-
-
-@pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
-
-
-@pytest.fixture
-def policy_file(tmp_path: Path) -> Path:
-    return write_text(tmp_path / "policies.toml", POLICY)
+pytest_plugins = ["_policies_fixtures"]  # base_run, run_dir, policy_file
 
 
 def _bad_policy(tmp_path: Path, text: str) -> Path:
@@ -94,14 +80,7 @@ GOLD_ROWS = [
 
 @pytest.fixture(scope="module")
 def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("policies_gold")
-    write_text(root / "gold.jsonl", "".join(json.dumps(r) + "\n" for r in GOLD_ROWS))
-    spec = (
-        'name = "gold"\noutput_dir = "run"\n[factuality]\n'
-        'datasets = [{ name = "gold", path = "gold.jsonl" }]\n'
-        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
-    )
-    return make_run(root, spec)
+    return make_gold_run(tmp_path_factory.mktemp("policies_gold"), GOLD_ROWS)
 
 
 def test_gold_fields_of_the_records_reach_decisions_and_metrics(
@@ -152,18 +131,8 @@ kind = "claim_selective"
 """
 
 
-def _write_gates(run_dir: Path, scores: dict[str, float]) -> None:
-    from _gate_fixtures import candidate, gate_record
-
-    records = [
-        gate_record(qid, [candidate(f"{qid}-p1", 1, score)], dataset="factuality-demo")
-        for qid, score in scores.items()
-    ]
-    (run_dir / "gates.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
-
-
 def test_gate_policy_and_a_claim_policy_chained_behind_it(run_dir: Path, tmp_path: Path) -> None:
-    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05}, "factuality-demo")
     path = _bad_policy(tmp_path, CHAINED)
     code, out, err = _assay("policies", "apply", run_dir, "--policy", path)
     assert code == 0, err
@@ -229,7 +198,7 @@ def test_a_run_spec_carries_policies_checked_at_load(tmp_path: Path) -> None:
 
 
 def test_audit_export_explains_the_applied_decisions(run_dir: Path, tmp_path: Path) -> None:
-    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05}, "factuality-demo")
     text = CHAINED + '\n[[policies]]\nname = "render"\nkind = "fail_closed"\nafter = "gate"\n'
     path = _bad_policy(tmp_path, text)
     assert _assay("policies", "apply", run_dir, "--policy", path)[0] == 0

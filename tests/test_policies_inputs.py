@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from _gate_fixtures import scored_record
-from _policies_cli_helpers import POLICY, RUN_SPEC, assay, make_run, write_text
+from _policies_cli_helpers import RUN_SPEC, assay, make_run, write_text
+
+pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file (base_run below)
 
 RECORD_FILES = ("answers.jsonl", "claims.jsonl", "verifications.jsonl", "gates.jsonl")
 
@@ -27,18 +29,6 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = "".join(r.model_dump_json() + "\n" for r in records)
     write_text(run / "gates.jsonl", text)
     return run
-
-
-@pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
-
-
-@pytest.fixture
-def policy_file(tmp_path: Path) -> Path:
-    return write_text(tmp_path / "policies.toml", POLICY)
 
 
 def _edit_line(path: Path, index: int, edit: object) -> int:

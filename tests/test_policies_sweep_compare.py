@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _policies_cli_helpers import assay, lines, make_run, write_text
+from _policies_cli_helpers import assay, lines
+from _policies_fixtures import make_gold_run, write_gates
 
 ROWS = [
     ("g1", "Take 5 mg daily.", "Take 5 mg daily.", "supported", "has_evidence"),
@@ -21,6 +22,8 @@ ROWS = [
     ("g5", "Water boils at 90 C.", "Water boils at 100 C.", "unsupported", "no_evidence"),
     ("g6", "Paris is in France.", "Paris is in France.", "supported", "has_evidence"),
 ]
+pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file (base_run, policies_text below)
+
 GATE_SCORES = {"g1": 0.9, "g2": 0.5, "g3": 0.25, "g4": 0.05, "g5": 0.7}  # g6: no record
 
 POLICIES = """
@@ -80,16 +83,6 @@ def _row(qid: str, answer: str, passage: str, label: str, evidence: str) -> dict
     }
 
 
-def _write_gates(run_dir: Path) -> None:
-    from _gate_fixtures import candidate, gate_record
-
-    records = [
-        gate_record(qid, [candidate(f"{qid}-p1", 1, score)], dataset="gold")
-        for qid, score in GATE_SCORES.items()
-    ]
-    (run_dir / "gates.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
-
-
 def _with_entailment(run_dir: Path) -> None:
     """Pairs without an entailment probability get one from their support score, so the
     fail_closed policies verify claims whichever version of the lexical verifier ran."""
@@ -105,29 +98,15 @@ def _with_entailment(run_dir: Path) -> None:
 
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("sweep_compare")
-    write_text(root / "gold.jsonl", "".join(json.dumps(_row(*r)) + "\n" for r in ROWS))
-    spec = (
-        'name = "gold"\noutput_dir = "run"\n[factuality]\n'
-        'datasets = [{ name = "gold", path = "gold.jsonl" }]\n'
-        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
-    )
-    run = make_run(root, spec)
+    run = make_gold_run(tmp_path_factory.mktemp("sweep_compare"), [_row(*r) for r in ROWS])
     _with_entailment(run)
-    _write_gates(run)
+    write_gates(run, GATE_SCORES, "gold")
     return run
 
 
 @pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
-
-
-@pytest.fixture
-def policy_file(tmp_path: Path) -> Path:
-    return write_text(tmp_path / "policies.toml", POLICIES)
+def policies_text() -> str:
+    return POLICIES
 
 
 def _apply(run_dir: Path, policy_file: Path, *extra: object) -> None:

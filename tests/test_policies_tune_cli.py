@@ -11,26 +11,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from _policies_cli_helpers import POLICY, RUN_SPEC, assay, lines, make_run, write_text
+from _policies_cli_helpers import assay, lines, write_text
+from _policies_fixtures import make_gold_run, write_gates
 
 from assay.policies._cs_tuning import default_tuning_spec
 
-
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("tune_run"), RUN_SPEC)
-
-
-@pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
-
-
-@pytest.fixture
-def policy_file(tmp_path: Path) -> Path:
-    return write_text(tmp_path / "policies.toml", POLICY)
+pytest_plugins = ["_policies_fixtures"]  # base_run, run_dir, policy_file
 
 
 def _tune(run_dir: Path, policy: Path, *extra: object) -> tuple[int, str, str]:
@@ -156,9 +142,7 @@ def test_gate_tuning_without_gold_labels_falls_to_the_tie_break(
 ) -> None:
     """No evidence labels: both objectives are null everywhere, so §3.4's tie-break (tau
     desc, tau_min desc) picks the top of the grid."""
-    from test_policies_cli_options import _write_gates
-
-    _write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05})
+    write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05}, "factuality-demo")
     gate = '[[policies]]\nname = "gate"\nkind = "evidence_gate"\ngate = "ce-tiny"\n'
     path = write_text(tmp_path / "gate.toml", gate)
     code, out, err = assay("policies", "tune", run_dir, "--policy", path, "--name", "gate")
@@ -282,14 +266,7 @@ GOLD_ROWS = [
 
 @pytest.fixture(scope="module")
 def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("tune_gold")
-    write_text(root / "gold.jsonl", "".join(json.dumps(r) + "\n" for r in GOLD_ROWS))
-    spec = (
-        'name = "gold"\noutput_dir = "run"\n[factuality]\n'
-        'datasets = [{ name = "gold", path = "gold.jsonl" }]\n'
-        'decomposer = { kind = "given" }\nverifiers = [{ kind = "overlap", threshold = 0.7 }]\n'
-    )
-    return make_run(root, spec)
+    return make_gold_run(tmp_path_factory.mktemp("tune_gold"), GOLD_ROWS)
 
 
 def test_tune_on_gold_selects_the_best_feasible_pau(gold_run: Path, policy_file: Path) -> None:

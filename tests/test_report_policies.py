@@ -21,19 +21,14 @@ from _report_policies_run import HOSTILE, POLICIES, applied_run
 from assay.policies._report_data import policy_reports
 from assay.report._policies_html import curve_chart
 
+pytest_plugins = ["_policies_fixtures"]  # run_dir (a copy of base_run below)
+
 NAMES = ["cert", "gate", "render"]
 
 
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return applied_run(tmp_path_factory.mktemp("report_policies"))
-
-
-@pytest.fixture
-def run_dir(base_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(base_run, target)
-    return target
 
 
 def _report(run: Path, fmt: str) -> str:
