@@ -5,7 +5,6 @@ judgment ends up recorded exactly once and as an uninterrupted run records it.""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_interrupt import GOOD, demo_spec
 
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import iter_jsonl
@@ -22,7 +22,6 @@ from assay.runs import Runner, RunOptions, load_spec, read_json
 from assay.runs._store import RecordLog, RecordWriter
 from assay.testing import FakeOpenAIServer, reply
 
-GOOD = json.dumps({"label": "fully_supported", "confidence": 0.9, "rationale": "r"})
 TIMING = {"latency_s", "recorded_at"}
 DEMO_JUDGMENTS = 120
 
@@ -84,26 +83,6 @@ def test_a_stage_that_raises_still_writes_what_it_recorded(tmp_path: Path) -> No
     assert _lines(path) == 4
 
 
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = tmp / "kill.toml"
-    spec.write_text(
-        f"""
-name = "kill"
-bootstrap = 100
-[[datasets]]
-path = "builtin:forcebench-demo"
-[defaults]
-max_concurrency = 4
-[[judges]]
-models = ["openai/fake-judge"]
-prompts = ["generic-support@1"]
-api_base = "{base_url}"
-""",
-        encoding="utf-8",
-    )
-    return spec
-
-
 def _assay_run(spec: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out)] + [
         "--no-cache",
@@ -135,7 +114,7 @@ def _by_key(path: Path) -> dict[Any, dict[str, Any]]:
 
 def test_sigkill_then_resume_records_every_judgment_once(tmp_path: Path) -> None:
     with FakeOpenAIServer(default=reply(GOOD), latency_s=0.05) as srv:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = demo_spec(tmp_path, srv.base_url, name="kill", bootstrap=100, max_concurrency=4)
         killed = tmp_path / "killed"
         had = _kill_when_written(_assay_run(spec, killed), killed / "judgments.jsonl", 20)
         assert 20 <= had < DEMO_JUDGMENTS  # killed mid-run, not after it ended

@@ -29,16 +29,19 @@ def _wait_for_lines(path: Path, n: int, timeout: float) -> int:
     return -1
 
 
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = tmp / "slow.toml"
+def demo_spec(
+    tmp: Path, base_url: str, *, name: str = "slow", bootstrap: int = 0, max_concurrency: int = 2
+) -> Path:
+    """The bundled ForceBench demo judged by one fake-server judge (also test_batched_writes)."""
+    spec = tmp / f"{name}.toml"
     spec.write_text(
         f"""
-name = "slow"
-bootstrap = 0
+name = "{name}"
+bootstrap = {bootstrap}
 [[datasets]]
 path = "builtin:forcebench-demo"
 [defaults]
-max_concurrency = 2
+max_concurrency = {max_concurrency}
 [[judges]]
 models = ["openai/fake-judge"]
 prompts = ["generic-support@1"]
@@ -51,7 +54,7 @@ api_base = "{base_url}"
 
 def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path: Path) -> None:
     with FakeOpenAIServer(default=reply(GOOD), latency_s=0.05) as srv:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = demo_spec(tmp_path, srv.base_url)
         out = tmp_path / "run"
         cache = tmp_path / "my-cache"
         cmd = [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out)]
