@@ -18,19 +18,18 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from test_openai_transport import write_mini_pairs
 
 from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
 from assay.testing import FakeOpenAIServer, http_error
 
-ROOT = Path(__file__).resolve().parents[1]
 TIMING_FIELDS = ("latency_s", "recorded_at")
 SECRET = "sk-batch-test-0123456789abcdef"
 PLANNED = 16  # 4 pairs x 2 members x 2 prompts
 
 
 def _spec(tmp: Path, base_url: str, *, mode: str = "batch", model: str = "gpt-4o-mini") -> Path:
-    pairs = (ROOT / "assay" / "data" / "forcebench_demo.jsonl").read_text(encoding="utf-8")
-    (tmp / "pairs.jsonl").write_text("".join(pairs.splitlines(True)[:4]), encoding="utf-8")
+    write_mini_pairs(tmp)
     spec = tmp / f"{mode}.toml"
     spec.write_text(
         f"""

@@ -208,9 +208,15 @@ def test_chat_url_and_provider_refusal() -> None:
         ModelConfig(model="openai/m", transport="openai", structured_output="instructor")
 
 
-def _spec(tmp: Path, name: str, base_url: str, transport: str) -> Path:
+def write_mini_pairs(tmp: Path) -> None:
+    """pairs.jsonl: the first four ForceBench demo pairs, a run of seconds (also
+    test_batch_mode's)."""
     pairs = (ROOT / "assay" / "data" / "forcebench_demo.jsonl").read_text(encoding="utf-8")
     (tmp / "pairs.jsonl").write_text("".join(pairs.splitlines(True)[:4]), encoding="utf-8")
+
+
+def _spec(tmp: Path, name: str, base_url: str, transport: str) -> Path:
+    write_mini_pairs(tmp)
     spec = tmp / f"{name}.toml"
     spec.write_text(
         f"""
