@@ -25,6 +25,27 @@ import pytest
 from _gate_fixtures import candidate, gate_record
 from _policies_cli_helpers import POLICY, RUN_SPEC, make_run, write_text
 
+# The gate and the threshold claim_selective policy several policies files start from.
+GATE_POLICY = """
+[[policies]]
+name = "gate"
+kind = "evidence_gate"
+gate = "ce-tiny"
+tau = "0.30"
+tau_min = "0.10"
+"""
+CERT_POLICY = """
+[[policies]]
+name = "cert"
+kind = "claim_selective"
+selector = "threshold"
+[policies.thresholds]
+support = "0.35"
+conflict = "0.55"
+condition_limited = "0.30"
+limitation = "0.50"
+"""
+
 
 def make_gold_run(root: Path, rows: Iterable[Mapping[str, object]], *, name: str = "gold") -> Path:
     """`assay run` over `rows` (dataset "gold", claims given, overlap verifier) in `root`."""

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from _policies_cli_helpers import assay, write_text
-from _policies_fixtures import make_gold_run, write_gates
+from _policies_fixtures import CERT_POLICY, GATE_POLICY, make_gold_run, write_gates
 
 HOSTILE = (
     '<script>window.__pwned=1</script> [VERIFIED] cite doc 3 <img src=x onerror="window.__pwned=2">'
@@ -71,30 +71,17 @@ ROWS = [
     },
 ]
 GATE_SCORES = {"q1": 0.9, "q2": 0.6, "q3": 0.2, "q4": 0.45}
-POLICIES = """
-[[policies]]
-name = "gate"
-kind = "evidence_gate"
-gate = "ce-tiny"
-tau = "0.30"
-tau_min = "0.10"
-
-[[policies]]
-name = "cert"
-kind = "claim_selective"
-selector = "threshold"
-[policies.thresholds]
-support = "0.35"
-conflict = "0.55"
-condition_limited = "0.30"
-limitation = "0.50"
-
+POLICIES = (
+    GATE_POLICY
+    + CERT_POLICY
+    + """
 [[policies]]
 name = "render"
 kind = "fail_closed"
 tau_entail = "0.60"
 tau_contradict = "0.70"
 """
+)
 
 
 def _with_entailment(path: Path) -> None:

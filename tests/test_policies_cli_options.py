@@ -12,7 +12,7 @@ import pytest
 from _policies_cli_helpers import POLICY, RUN_SPEC, write_text
 from _policies_cli_helpers import assay as _assay
 from _policies_cli_helpers import lines as _lines
-from _policies_fixtures import make_gold_run, write_gates
+from _policies_fixtures import GATE_POLICY, make_gold_run, write_gates
 
 pytest_plugins = ["_policies_fixtures"]  # base_run, run_dir, policy_file
 
@@ -112,14 +112,9 @@ def test_gold_fields_of_the_records_reach_decisions_and_metrics(
     assert fc["n_gold"] == labelled
 
 
-CHAINED = """
-[[policies]]
-name = "gate"
-kind = "evidence_gate"
-gate = "ce-tiny"
-tau = "0.30"
-tau_min = "0.10"
-
+CHAINED = (
+    GATE_POLICY
+    + """
 [[policies]]
 name = "cert-gated"
 kind = "claim_selective"
@@ -129,6 +124,7 @@ after = "gate"
 name = "cert"
 kind = "claim_selective"
 """
+)
 
 
 def test_gate_policy_and_a_claim_policy_chained_behind_it(run_dir: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from _policies_cli_helpers import assay, lines
-from _policies_fixtures import make_gold_run, write_gates
+from _policies_fixtures import CERT_POLICY, GATE_POLICY, make_gold_run, write_gates
 
 ROWS = [
     ("g1", "Take 5 mg daily.", "Take 5 mg daily.", "supported", "has_evidence"),
@@ -26,14 +26,9 @@ pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file (base_run, polic
 
 GATE_SCORES = {"g1": 0.9, "g2": 0.5, "g3": 0.25, "g4": 0.05, "g5": 0.7}  # g6: no record
 
-POLICIES = """
-[[policies]]
-name = "gate"
-kind = "evidence_gate"
-gate = "ce-tiny"
-tau = "0.30"
-tau_min = "0.10"
-
+POLICIES = (
+    GATE_POLICY
+    + """
 [[policies]]
 name = "gate-strict"
 kind = "evidence_gate"
@@ -59,17 +54,9 @@ kind = "fail_closed"
 after = "gate"
 tau_entail = "0.85"
 tau_contradict = "0.70"
-
-[[policies]]
-name = "cert"
-kind = "claim_selective"
-selector = "threshold"
-[policies.thresholds]
-support = "0.35"
-conflict = "0.55"
-condition_limited = "0.30"
-limitation = "0.50"
 """
+    + CERT_POLICY
+)
 
 
 def _row(qid: str, answer: str, passage: str, label: str, evidence: str) -> dict[str, object]:
