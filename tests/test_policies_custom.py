@@ -100,14 +100,17 @@ def run_dir(demo: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(demo, tmp_path / "run", ignore=shutil.ignore_patterns("policies")))
 
 
-POLICY = """
+DEMO_GATE = """
 [[policies]]
 name = "gate"
 kind = "evidence_gate"
 gate = "baseline:overlap"
 tau = "0.40"
 tau_min = "0.20"
-
+"""  # the demo's gate, ahead of the policies chained after it
+POLICY = (
+    DEMO_GATE
+    + """
 [[policies]]
 name = "mine"
 kind = "min-support"
@@ -122,6 +125,7 @@ after = "gate"
 name = "all"
 kind = "assert-all"
 """
+)
 
 
 @pytest.fixture
@@ -366,14 +370,9 @@ def test_a_plugin_policy_is_found_through_its_entry_point(
 
 # --- tune --write-policy for every tunable kind; export --what audit honours --split ---
 
-DEMO_GATE_RENDER = """
-[[policies]]
-name = "gate"
-kind = "evidence_gate"
-gate = "baseline:overlap"
-tau = "0.40"
-tau_min = "0.20"
-
+DEMO_GATE_RENDER = (
+    DEMO_GATE
+    + """
 [[policies]]
 name = "render"
 kind = "fail_closed"
@@ -382,6 +381,7 @@ verifier = "baseline:overlap"
 tau_entail = "0.70"
 tau_contradict = "0.50"
 """
+)
 
 
 def test_write_policy_for_gate_and_fail_closed_marks_in_sample(
