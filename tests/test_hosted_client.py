@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from assay.judges import JudgeItem, LLMJudge, Status
-from assay.models import ModelConfig, ResponseCache, RetryPolicy, make_client
+from assay.models import Model, ModelConfig, ResponseCache, RetryPolicy, make_client
+from assay.models._types import ChatRequest, RawResponse
 from assay.prompts import PromptRegistry
 from assay.testing import (
     FakeOpenAIServer,
@@ -34,7 +35,10 @@ def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return str(request.param)
 
 
-def _judge(server: FakeOpenAIServer, cache: ResponseCache | None, **config: object) -> LLMJudge:
+def _client(
+    server: FakeOpenAIServer, cache: ResponseCache | None, **config: object
+) -> Model[ChatRequest, RawResponse]:
+    """A client of the fake server with fast retries, over the transport under test."""
     settings: dict[str, object] = {
         "model": "openai/fake-judge",
         "api_base": server.base_url,
@@ -43,8 +47,11 @@ def _judge(server: FakeOpenAIServer, cache: ResponseCache | None, **config: obje
         "transport": TRANSPORT,
     }
     settings.update(config)
-    client = make_client(ModelConfig.model_validate(settings), cache)
-    return LLMJudge(client, PromptRegistry().get("generic-support@1"))
+    return make_client(ModelConfig.model_validate(settings), cache)
+
+
+def _judge(server: FakeOpenAIServer, cache: ResponseCache | None, **config: object) -> LLMJudge:
+    return LLMJudge(_client(server, cache, **config), PromptRegistry().get("generic-support@1"))
 
 
 def _item(tag: str) -> JudgeItem:
@@ -218,15 +225,7 @@ def test_refresh_cache_calls_again_and_overwrites(server: FakeOpenAIServer, tmp_
     server.script("claim fresh", [reply(GOOD)])
     _run(_judge(server, cache), _item("fresh"))
     server.script("claim fresh", [reply('{"label": "unsupported", "confidence": 0.2}')])
-    client = make_client(
-        ModelConfig(
-            model="openai/fake-judge",
-            api_base=server.base_url,
-            retry=FAST_RETRY,
-            transport=TRANSPORT,
-        ),
-        cache,
-    )
+    client = _client(server, cache)
     prompt = PromptRegistry().get("generic-support@1")
     refreshed = asyncio.run(LLMJudge(client, prompt, refresh_cache=True)(_item("fresh")))
     assert refreshed.label == "unsupported" and not refreshed.cache_hit
@@ -241,15 +240,7 @@ def test_sampling_without_seed_warns_and_samples_have_distinct_cache_keys(
     from assay.models import Decoding
 
     cache = ResponseCache(tmp_path / "c")
-    client = make_client(
-        ModelConfig(
-            model="openai/fake-judge",
-            api_base=server.base_url,
-            retry=FAST_RETRY,
-            transport=TRANSPORT,
-        ),
-        cache,
-    )
+    client = _client(server, cache)
     prompt = PromptRegistry().get("generic-support@1")
     hot = Decoding(temperature=0.7)
     j0 = LLMJudge(client, prompt, decoding=hot, sample_index=0)
