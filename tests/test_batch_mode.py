@@ -146,16 +146,22 @@ def test_upload_and_create_failures_are_retried(tmp_path: Path) -> None:
     assert len(records) == PLANNED and not [r for r in records if r["status"] == "api_error"]
 
 
+def _cli_run(spec: Path, tmp: Path) -> tuple[int, str, str]:
+    """`assay run SPEC` into tmp/run with its cache in tmp/cache (again: it resumes)."""
+    return invoke(
+        ["run", str(spec), "--output-dir", str(tmp / "run"), "--cache-dir", str(tmp / "cache")]
+    )
+
+
 def test_a_final_create_failure_is_one_line_and_resumable(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         server.batches.fail("create", [http_error(400)])
         spec = _spec(tmp_path, server.base_url)
-        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         lines = err.strip().splitlines()
         assert code == 2 and lines[-1].startswith("error: batch POST "), err
         assert "BadRequestError 400" in lines[-1] and "Traceback" not in err
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         assert code == 0, err
         assert server.batches.created == 1
     assert len(_records(tmp_path / "run")) == PLANNED
@@ -234,12 +240,11 @@ def test_a_run_stopped_in_batch_mode_can_resume_online(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         server.batches.fail("upload", [http_error(401)])
         spec = _spec(tmp_path, server.base_url)
-        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         assert code == 2 and "AuthenticationError 401" in err, err
         text = spec.read_text().replace('mode = "batch"', 'mode = "online"')
         spec.write_text(text.replace("batch_poll_s = 0.02", "batch_poll_s = 5"))
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         assert code == 0, err
         assert server.batches.created == 0 and server.stats.total == PLANNED
     assert len(_records(tmp_path / "run")) == PLANNED
@@ -262,19 +267,18 @@ def test_ctrl_c_while_polling_says_how_to_resume(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         server.batches.hold = True
         spec = _spec(tmp_path, server.base_url)
-        out, cache = str(tmp_path / "run"), str(tmp_path / "cache")
 
         def interrupt() -> None:
             _wait_for(lambda: server.batches.polls >= 1)
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, delivered to the main thread
 
         threading.Thread(target=interrupt, daemon=True).start()
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         batch_id = read_json(tmp_path / "run" / "batches.json")["jobs"][0]["batch_id"]
         assert code == 130 and f"batch {batch_id} keeps running at the provider" in err, err
         assert "resume with: assay run" in err
         server.batches.hold = False
-        code, _, err = invoke(["run", str(spec), "--output-dir", out, "--cache-dir", cache])
+        code, _, err = _cli_run(spec, tmp_path)
         assert code == 0 and server.batches.created == 1, err
 
 
