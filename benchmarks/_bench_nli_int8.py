@@ -28,7 +28,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -37,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _readme_blocks import Measurement, update_from_cli
 from _tiny_models import WORDS, save_nli_model, synthetic_text, wordpiece_tokenizer
 
 SHAPES = {
@@ -265,27 +265,10 @@ def report(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-README = Path(__file__).resolve().parent / "README.md"
-START, END = "<!-- bench_nli_int8:start -->", "<!-- bench_nli_int8:end -->"
-
-
-def update_readme(text: str, command: str) -> None:
-    """Rewrite this benchmark's block of benchmarks/README.md with `text` (the run's
-    output), so the figures there are the script's, never typed by hand."""
-    body = README.read_text(encoding="utf-8")
-    block = f"{START}\n`{command}`, copied by the script from its output:\n\n{text}\n{END}"
-    if START in body and END in body:
-        head, rest = body.split(START, 1)
-        body = head + block + rest.split(END, 1)[1]
-    else:
-        title = '\n\n## Measured: int8 local NLI (`quantize = "int8"`)\n\n'
-        body = body.rstrip("\n") + title + block + "\n"
-    README.write_text(body, encoding="utf-8")
-
-
 def int8_main(args: Any, info: dict[str, Any], make_pairs: Any, pseudo_words: Any) -> int:
     """The --int8 run: figures only, no target (exit status 0 once it completes)."""
     started = datetime.now(UTC)
+    measured = Measurement.of_this_run("bench_nli.py")
     tmp = Path(tempfile.mkdtemp(prefix="assay-bench-nli-int8-"))
     pairs = make_pairs(args.pairs, args.seed, tuple(args.evidence_words))
     try:
@@ -309,8 +292,15 @@ def int8_main(args: Any, info: dict[str, Any], make_pairs: Any, pseudo_words: An
     ]
     print("\n".join(lines))
     if args.update_readme:
-        update_readme("\n".join(lines), "python benchmarks/bench_nli.py " + " ".join(sys.argv[1:]))
+        return update_from_cli("nli-int8", measured, *readme_figures(lines))
     return 0
+
+
+def readme_figures(lines: list[str]) -> tuple[str, str]:
+    """The speed part (README.md) and the agreement part (benchmarks/README.md only)."""
+    text = "\n".join(lines)
+    cut = text.find("\nagreement of int8")
+    return (text, "") if cut < 0 else (text[:cut], text[cut:])
 
 
 def quantized_engine() -> str:

@@ -90,22 +90,43 @@ def replace_block(text: str, name: str, body: str, where: str = "README") -> str
 
 
 def update_readmes(
-    name: str, measurement: Measurement, figures: str, paths: Sequence[Path] = READMES
+    name: str,
+    measurement: Measurement,
+    figures: str,
+    details: str = "",
+    paths: Sequence[Path] = READMES,
 ) -> None:
-    """Rewrite block `name` in every README with the measurement's header and `figures`.
+    """Rewrite block `name` in every README with the measurement's header and `figures`;
+    benchmarks/README.md (any path but the first) also gets `details`.
 
     Every README is checked before any is written, so a missing marker changes nothing.
     """
-    body = f"{measurement.header()}\n\n{figures.strip()}"
-    texts = {p: replace_block(p.read_text(encoding="utf-8"), name, body, str(p)) for p in paths}
+    head = measurement.header()
+    bodies = [f"{head}\n\n{figures.strip()}", f"{head}\n\n{figures.strip()}\n\n{details.strip()}"]
+    texts = {
+        p: replace_block(p.read_text(encoding="utf-8"), name, bodies[min(i, 1)], str(p))
+        for i, p in enumerate(paths)
+    }
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
 
 
-def update_from_cli(name: str, measurement: Measurement, figures: str) -> int:
+def preformatted(text: str) -> str:
+    """Console output as a markdown code block by indentation: README.md's fenced blocks
+    are executed by tests/test_readme.py, indented ones are not."""
+    return "\n".join(f"    {line}" if line.strip() else "" for line in text.splitlines())
+
+
+def update_from_cli(
+    name: str,
+    measurement: Measurement,
+    figures: str,
+    details: str = "",
+    paths: Sequence[Path] = READMES,
+) -> int:
     """update_readmes for a script's `main`: a marker problem is one line, exit status 2."""
     try:
-        update_readmes(name, measurement, figures)
+        update_readmes(name, measurement, figures, details, paths)
     except MarkerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -215,7 +215,9 @@ def readme_lean(res: dict[str, Any]) -> str:
         f"{cpu['raw']:,.0f} µs (lean / plain = {r['assay_lean_cpu_share_of_plain']:.2f}, "
         f"target ≤ {TARGET_LEAN_CPU_SHARE:g}: {_verdict(share_ok)}). Throughput, lean / plain: "
         f"**{r['assay_lean_over_plain_best']:.1f}×** best, "
-        f"{r['assay_lean_over_plain_median']:.1f}× median (target {TARGET_LEAN_VS_PLAIN:g}×); "
+        f"{r['assay_lean_over_plain_median']:.1f}× median (target {TARGET_LEAN_VS_PLAIN:g}×: "
+        f"{_verdict(r['assay_lean_over_plain_best'] >= TARGET_LEAN_VS_PLAIN)}); "
         f"lean / raw aiohttp: {r['assay_lean_over_raw_best']:.2f}× best, "
-        f"{r['assay_lean_over_raw_median']:.2f}× median (target {TARGET_LEAN_VS_RAW:g}×)."
+        f"{r['assay_lean_over_raw_median']:.2f}× median (target {TARGET_LEAN_VS_RAW:g}×: "
+        f"{_verdict(r['assay_lean_over_raw_best'] >= TARGET_LEAN_VS_RAW)})."
     )

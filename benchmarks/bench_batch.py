@@ -25,7 +25,8 @@ Usage::
     python benchmarks/bench_batch.py [--n 10000] [--poll-s 0.2] [--json] [--timeout 900]
                                      [--update-readme]
 
-`--update-readme` rewrites this script's section of benchmarks/README.md from the output.
+`--update-readme` rewrites the `bench:batch` blocks of README.md and benchmarks/README.md from
+the output (benchmarks/_readme_blocks.py).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ from typing import Any  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_throughput import machine_info, make_pairs, write_dataset  # noqa: E402
+from _readme_blocks import Measurement, preformatted, update_from_cli  # noqa: E402
+from _throughput_data import machine_info, make_pairs, write_dataset  # noqa: E402
 
 from assay.runs import Runner, RunOptions, iter_records, load_spec  # noqa: E402
 from assay.testing import FakeOpenAIServer, reply  # noqa: E402
@@ -59,8 +61,6 @@ from assay.testing._behaviors import Behavior, _message_text  # noqa: E402
 
 LABELS = ["fully_supported", "partially_supported", "unsupported", "contradicted", "irrelevant"]
 MODEL = "openai/gpt-4o-mini"
-README = HERE / "README.md"
-START, END = "<!-- bench_batch:start -->", "<!-- bench_batch:end -->"
 _RECORD = re.compile(r"\(record (\d{6})\)")
 
 
@@ -255,24 +255,6 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def update_readme(text: str, command: str) -> None:
-    body = README.read_text(encoding="utf-8")
-    section = (
-        f"{START}\n`{command}`, copied by the script from its output:\n\n```\n{text}\n```\n{END}"
-    )
-    if START in body and END in body:
-        head, rest = body.split(START, 1)
-        body = head + section + rest.split(END, 1)[1]
-    else:
-        body = (
-            body.rstrip("\n")
-            + '\n\n## Measured: batch mode (`mode = "batch"`)\n\n'
-            + section
-            + "\n"
-        )
-    README.write_text(body, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="judgments per run (even)")
@@ -281,6 +263,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="watchdog, seconds")
     parser.add_argument("--update-readme", action="store_true")
     args = parser.parse_args()
+    measured = Measurement.of_this_run("bench_batch.py")
     watchdog = threading.Timer(args.timeout, lambda: os._exit(3))
     watchdog.daemon = True
     watchdog.start()
@@ -292,8 +275,9 @@ def main() -> int:
     text = render(result)
     print(json.dumps(result, indent=2) if args.json else text)
     if args.update_readme:
-        flags = f"--n {args.n} --poll-s {args.poll_s}"
-        update_readme(text, f"python benchmarks/bench_batch.py {flags}")
+        return update_from_cli("batch", measured, preformatted(text)) or (
+            1 if result["problems"] else 0
+        )
     return 1 if result["problems"] else 0
 
 

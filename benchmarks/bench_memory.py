@@ -22,6 +22,10 @@ Usage::
 
     python benchmarks/bench_memory.py [--sizes 20000 100000] [--concurrency 64]
                                       [--transport openai] [--bootstrap 1000] [--json]
+                                      [--update-readme]
+
+``--update-readme`` rewrites the ``bench:memory`` blocks of README.md and
+benchmarks/README.md from the run's table (benchmarks/_readme_blocks.py).
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ from typing import Any  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_throughput import CONTENT, make_pairs, write_dataset, write_spec  # noqa: E402
+from _readme_blocks import Measurement, update_from_cli  # noqa: E402
+from _throughput_data import CONTENT, make_pairs, write_dataset, write_spec  # noqa: E402
 
 TARGET_MB = 300.0
 TARGET_FLAT = 0.15
@@ -119,6 +124,16 @@ def measure(size: int, api_base: str, args: argparse.Namespace, work: Path) -> d
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     """The table, the ratio of the largest to the smallest run and the targets."""
+    return "\n".join([*_table(results), "", *_notes(results, args)])
+
+
+def readme_figures(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """The same as `report`, in markdown: the table, then the notes as a list."""
+    notes = "\n".join(f"- {line}" for line in _notes(results, args))
+    return "\n".join(_table(results)) + "\n\n" + notes
+
+
+def _table(results: list[dict[str, Any]]) -> list[str]:
     rows = [
         "| judgments | peak RSS (MB) | RSS loaded (MB) | RSS judged (MB) | wall (s) "
         "| client CPU (s) | status |"
@@ -130,12 +145,15 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"| {r.get('judged_mb', float('nan')):.1f} | {r['wall_s']:.1f} "
             f"| {r['cpu_s']:.1f} | {r['status']} ({r['lines']:,} lines) |"
         )
+    return rows
+
+
+def _notes(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     small, large = results[0], results[-1]
     ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
     flat = abs(ratio - 1) <= TARGET_FLAT
     fits = large["peak_rss_mb"] <= TARGET_MB
-    rows += [
-        "",
+    return [
         f"RSS({large['judgments']:,}) / RSS({small['judgments']:,}) = {ratio:.3f} "
         f"(target 1 +- {TARGET_FLAT:.2f}: {'met' if flat else 'NOT met'})",
         f"peak RSS at {large['judgments']:,} judgments = {large['peak_rss_mb']:.1f} MB "
@@ -145,7 +163,6 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"bootstrap={args.bootstrap} latency=0 ms; python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, {platform.platform()}",
     ]
-    return "\n".join(rows)
 
 
 def _slope_kb(small: dict[str, Any], large: dict[str, Any]) -> float:
@@ -153,7 +170,7 @@ def _slope_kb(small: dict[str, Any], large: dict[str, Any]) -> float:
     return 1024 * (large["peak_rss_mb"] - small["peak_rss_mb"]) / extra if extra else 0.0
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--concurrency", type=int, default=64)
@@ -161,12 +178,15 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", nargs=3, metavar=("SPEC", "OUT", "CACHE"))
+    parser.add_argument("--update-readme", action="store_true", help="rewrite bench:memory")
     args = parser.parse_args()
     if args.child:
         spec, out, cache = (Path(p) for p in args.child)
         print(json.dumps(child(spec, out, cache)))
-        return
+        return 0
     from assay.testing._process import spawned
+
+    measured = Measurement.of_this_run("bench_memory.py")
 
     work = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     try:
@@ -175,7 +195,10 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2) if args.json else report(results, args))
+    if args.update_readme:
+        return update_from_cli("memory", measured, readme_figures(results, args))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

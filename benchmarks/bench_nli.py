@@ -55,6 +55,7 @@ from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _readme_blocks import Measurement, update_from_cli  # noqa: E402
 from _tiny_models import WORDS, save_nli_model, synthetic_text, wordpiece_tokenizer  # noqa: E402
 
 TARGET = 3.0
@@ -203,9 +204,6 @@ def add_int8_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--speed-only", action="store_true", help="no agreement measurement")
     group.add_argument("--model", default=None, help="a local NLI checkpoint directory")
     group.add_argument("--wice", default=None, help="the wice_oracle folder (default: shared)")
-    group.add_argument(
-        "--update-readme", action="store_true", help="write the output into benchmarks/README.md"
-    )
 
 
 def main() -> int:
@@ -230,8 +228,15 @@ def main() -> int:
         default=None,
         help="torch.set_num_threads(N) first (default: leave torch's default)",
     )
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="rewrite the bench:nli (with --int8: bench:nli-int8) blocks of README.md and "
+        "benchmarks/README.md from this run",
+    )
     add_int8_options(parser)
     args = parser.parse_args()
+    measured = Measurement.of_this_run("bench_nli.py")
     if args.threads is not None:
         import torch
 
@@ -341,7 +346,42 @@ def main() -> int:
         print(f"max |p_entail naive - assay| = {max_diff:.2e}")
         verdict = "PASS" if result["pass"] else "FAIL"
         print(f"assay / naive = {result['ratio']}x (target {TARGET}x): {verdict}")
+    if args.update_readme:
+        return update_from_cli("nli", measured, readme_figures(result)) or (
+            0 if result["pass"] else 1
+        )
     return 0 if result["pass"] else 1
+
+
+def readme_figures(result: dict[str, Any]) -> str:
+    """The run's figures in markdown: the pairs/s of each way, the ratio and its target."""
+    t, pad = result["tokens_per_pair"], result["padding_overhead"]
+    e_min, e_max = result["evidence_words"]
+    rows = [
+        ("naive one-pair-at-a-time loop", "naive_pairs_per_s"),
+        ("assay, batched + length bucketing", "assay_pairs_per_s"),
+        ("assay, batched, no bucketing", "assay_no_bucketing_pairs_per_s"),
+        ("assay, batch size 1", "assay_batch1_pairs_per_s"),
+        ("bare model forward, one pair per call", "forward_only_one_pair_per_s"),
+        ("bare model forward, sorted batches (ceiling)", "forward_only_batched_per_s"),
+    ]
+    table = ["| way | pairs/s |", "|---|---:|"]
+    table += [f"| {label} | {result[key]:.1f} |" for label, key in rows]
+    verdict = "met" if result["pass"] else "**not met**"
+    return "\n".join(
+        [
+            f"{result['pairs']} pairs (evidence {e_min}-{e_max} words, tokens per pair median "
+            f"{t['median']}, max {t['max']}), batch size {result['batch_size']}; model: "
+            f"{result['model']}, on the CPU.",
+            "",
+            *table,
+            "",
+            f"assay / naive loop = **{result['ratio']}×** (target {result['target']}×: "
+            f"{verdict}). Share of the naive loop's time outside the model forward (the most "
+            f"batching can remove): {result['naive_overhead_share']:.1%}. Padding: "
+            f"{pad['bucketed']:.1%} with bucketing, {pad['unbucketed']:.1%} without.",
+        ]
+    )
 
 
 if __name__ == "__main__":
