@@ -85,8 +85,8 @@ def replace_block(text: str, name: str, body: str, where: str = "README") -> str
     head, rest = text.split(start)
     if end not in rest:
         raise MarkerError(f"{where}: {end} comes before {start}")
-    tail = rest.split(end)[1]
-    return f"{head}{start}\n{body.strip()}\n{end}{tail}"
+    tail, inner = rest.split(end)[1], body.strip("\n")  # keep a code block's indentation
+    return f"{head}{start}\n{inner}\n{end}{tail}"
 
 
 def update_readmes(
@@ -101,8 +101,8 @@ def update_readmes(
 
     Every README is checked before any is written, so a missing marker changes nothing.
     """
-    head = measurement.header()
-    bodies = [f"{head}\n\n{figures.strip()}", f"{head}\n\n{figures.strip()}\n\n{details.strip()}"]
+    head, figures, details = measurement.header(), figures.strip("\n"), details.strip("\n")
+    bodies = [f"{head}\n\n{figures}", f"{head}\n\n{figures}\n\n{details}".rstrip("\n")]
     texts = {
         p: replace_block(p.read_text(encoding="utf-8"), name, bodies[min(i, 1)], str(p))
         for i, p in enumerate(paths)

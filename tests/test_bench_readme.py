@@ -96,9 +96,17 @@ def test_the_header_says_when_on_what_and_by_which_command() -> None:
     assert re.search(r"load average 1/5/15 min: [\d.]+ / [\d.]+ / [\d.]+ before", header)
 
 
-def test_console_output_becomes_an_indented_block_that_the_readme_test_does_not_run() -> None:
+def test_console_output_becomes_an_indented_block_that_the_readme_test_does_not_run(
+    tmp_path: Path,
+) -> None:
     text = "phase   wall s\n\ncold     1.00"
     assert blocks.preformatted(text) == "    phase   wall s\n\n    cold     1.00"
+    readme = tmp_path / "README.md"
+    readme.write_text(DOC, encoding="utf-8")
+    run = blocks.Measurement.of_this_run("bench_x.py", [])
+    blocks.update_readmes("beta", run, blocks.preformatted(text), paths=(readme,))
+    written = readme.read_text(encoding="utf-8")
+    assert ":\n\n    phase   wall s\n\n    cold     1.00\n<!-- /bench:beta -->" in written
 
 
 def _sources_of(script: Path) -> str:
