@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from assay.core.judging import JudgeItem
 from assay.judges import _baseline_cues as cues
 from assay.judges._baseline_text import prep
 from assay.judges._baselines import BASELINES, ForceCheckAxisJudge, ForceCheckRuleJudge
-from assay.core.judging import JudgeItem
 
 DEMO = Path(__file__).resolve().parents[1] / "assay" / "data" / "forcebench_demo.jsonl"
 YU_LABELS = {0: "none", 1: "direct", 2: "conditional", 3: "correlational"}

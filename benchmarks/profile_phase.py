@@ -58,16 +58,17 @@ def main() -> int:
     old = Path.cwd()
     try:
         proc, url = FakeOpenAIServer.spawn_process(
-            content=bt.CONTENT, latency_s=ns.latency_ms / 1000.0,
-            extra_args=["--max-recorded", "8"])
+            content=bt.CONTENT, latency_s=ns.latency_ms / 1000.0, extra_args=["--max-recorded", "8"]
+        )
         api_base = url + "/v1"
         os.chdir(workdir)
         pairs = bt.make_pairs(n_pairs)
         ds = workdir / "data.jsonl"
         bt.write_dataset(ds, pairs)
         spec = workdir / "spec.toml"
-        bt.write_spec(spec, dataset=ds, api_base=api_base, concurrency=ns.concurrency,
-                      bootstrap=None)
+        bt.write_spec(
+            spec, dataset=ds, api_base=api_base, concurrency=ns.concurrency, bootstrap=None
+        )
         cache_dir = workdir / "cache"
         bt.warm_up(api_base, workdir, ns.concurrency)
         if ns.phase == "cached":
@@ -92,8 +93,9 @@ def main() -> int:
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         if prof is not None:
             prof.disable()
-            prof.dump_stats(str(old / ns.cprofile) if not os.path.isabs(ns.cprofile)
-                            else ns.cprofile)
+            prof.dump_stats(
+                str(old / ns.cprofile) if not os.path.isabs(ns.cprofile) else ns.cprofile
+            )
         info = out if isinstance(out, dict) else {"ok_failed": out}
         print(f"phase={ns.phase} n={2 * n_pairs} wall={dt:.3f}s cpu={cpu:.3f}s {info}")
     finally:

@@ -26,13 +26,17 @@ def _fn(qualname_tail: str, file: str) -> str:
 BUCKETS: list[tuple[str, str]] = [
     ("runner: JudgmentRecord build (_record)", _fn("_record", "assay/runs/_stage_judge.py")),
     ("runner: judgments.jsonl write (dump+flush)", _fn("write", "assay/runs/_store.py")),
-    ("runner: manifest (environment/judge_stats/json)",
-     r"^(run_manifest|session_manifest|judges_section|judge_stats) |^write_json_atomic "),
+    (
+        "runner: manifest (environment/judge_stats/json)",
+        r"^(run_manifest|session_manifest|judges_section|judge_stats) |^write_json_atomic ",
+    ),
     ("runner: metrics (force_metrics + bootstrap)", _fn("_write_metrics", "_runner.py")),
     ("runner: failure budget per judgment", _fn("FailureBudget.count", "_policy.py")),
     ("runner: progress tally", _fn("Progress.advance", "_progress.py")),
-    ("runner: plan / latest_records / JudgeItem",
-     r"^(Runner\.plan|plan_judgments|pending|latest|RecordWriter\.__init__) |^JudgeItem"),
+    (
+        "runner: plan / latest_records / JudgeItem",
+        r"^(Runner\.plan|plan_judgments|pending|latest|RecordWriter\.__init__) |^JudgeItem",
+    ),
     ("judge: prompt render (request_for)", _fn("request_for", "assay/judges/_llm.py")),
     ("client: cache_key (canonical json + sha256)", _fn("cache_key", "assay/models/_cache.py")),
     ("client: diskcache get + RawResponse validate", _fn("ResponseCache.get", "_cache.py")),
@@ -46,8 +50,10 @@ BUCKETS: list[tuple[str, str]] = [
     ("judge: __call__ rest (Judgment build)", _fn("LLMJudge.__call__", "_llm.py")),
     ("runner: worker rest", _fn("worker", "_executor.py")),
     ("plain loop: one() rest", _fn("one", "bench_throughput.py")),
-    ("asyncio event loop / selectors / wait_for",
-     r"asyncio/(base_events|selector_events|events|tasks)\.py|selectors\.py"),
+    (
+        "asyncio event loop / selectors / wait_for",
+        r"asyncio/(base_events|selector_events|events|tasks)\.py|selectors\.py",
+    ),
 ]
 
 
@@ -68,9 +74,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("profile")
     ap.add_argument("--n", type=int, default=5000, help="judgments in the phase")
-    ap.add_argument("--wall", type=float, default=None,
-                    help="seconds to spread over the samples: the phase's CPU seconds (py-spy "
-                         "skips idle samples by default) -- or its wall time")
+    ap.add_argument(
+        "--wall",
+        type=float,
+        default=None,
+        help="seconds to spread over the samples: the phase's CPU seconds (py-spy "
+        "skips idle samples by default) -- or its wall time",
+    )
     ap.add_argument("--top", type=int, default=25)
     ns = ap.parse_args()
 
@@ -86,7 +96,7 @@ def main() -> int:
             i = next(k for k, f in enumerate(frames) if f.startswith("timed_region "))
         except StopIteration:
             continue
-        below = frames[i + 1:]
+        below = frames[i + 1 :]
         total += count
         chosen = "other"
         for f in reversed(below):  # innermost first: the most specific bucket wins
