@@ -82,8 +82,11 @@ def test_a_second_run_scores_nli_from_the_run_cache(tmp_path: Path) -> None:
     directory scores every claim from it, with the same verdicts."""
     nli_dir = save_nli_model(tmp_path / "nli", wordpiece_tokenizer(sentences()))
     answers = tmp_path / "answers.jsonl"
-    row = {"id": "a1", "answer": "The river is long. Birds fly.",
-           "evidence": [{"id": "p1", "text": "The river is long and birds fly."}]}
+    row = {
+        "id": "a1",
+        "answer": "The river is long. Birds fly.",
+        "evidence": [{"id": "p1", "text": "The river is long and birds fly."}],
+    }
     answers.write_text(json.dumps(row) + "\n", encoding="utf-8")
     spec = tmp_path / "nli.toml"
     spec.write_text(

@@ -19,6 +19,7 @@ from assay.testing._stats import ServerStats
 
 _START_TIMEOUT_S = 10.0
 
+
 def spawn_process(
     *,
     content: str | None = None,
@@ -43,9 +44,7 @@ def spawn_process(
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # so `assay` imports uninstalled
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen(
-        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root
-    )
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root)
     try:
         url = _read_first_line(proc, startup_timeout)
     except BaseException:
@@ -53,14 +52,13 @@ def spawn_process(
         raise
     return proc, url
 
+
 @contextlib.contextmanager
 def spawned(
     *, content: str | None = None, latency_s: float = 0.0, extra_args: Sequence[str] = ()
 ) -> Iterator[FakeServerClient]:
     """Context manager around :meth:`spawn_process` yielding a control client."""
-    proc, url = spawn_process(
-        content=content, latency_s=latency_s, extra_args=extra_args
-    )
+    proc, url = spawn_process(content=content, latency_s=latency_s, extra_args=extra_args)
     client = FakeServerClient(url, process=proc)
     try:
         yield client
