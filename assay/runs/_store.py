@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,7 +185,7 @@ R = TypeVar("R", bound=BaseModel)
 V = TypeVar("V")
 
 
-class KeyedLog(Generic[R, V]):
+class KeyedLog(ABC, Generic[R, V]):
     """One append-only record file of a run and, per key, what this session keeps of
     its latest record (`keep`), current as this session appends to the file."""
 
@@ -194,8 +195,9 @@ class KeyedLog(Generic[R, V]):
         self.records: dict[Any, V] = {}
         self._writer: RecordWriter | None = None
 
+    @abstractmethod
     def keep(self, record: R) -> V:
-        raise NotImplementedError
+        """What this session keeps of a record: the record itself, or a tally of it."""
 
     def load(self, *, repair: bool = False) -> dict[Any, V]:
         """Read what earlier sessions recorded (a later line for a key wins); with
