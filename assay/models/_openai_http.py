@@ -21,7 +21,9 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from assay.core.outcomes import Usage
+from assay.errors import ModelConfigError
 from assay.models._config import ModelConfig
+from assay.models._cost_map import openai_cost, supports_response_schema, uses_local_map
 from assay.models._hosted import HostedEndpoint, litellm_module
 from assay.models._openai_errors import (
     bad_body_error,
@@ -59,27 +61,32 @@ async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncIterator[None
 
 
 class _Pricing:
-    """litellm's local cost map, imported once on the first answer that needs a price:
-    the same figures the litellm path records, None for a model the map does not know.
-    A model the map does not know is remembered (asking costs ~0.3 ms a time, as much as
-    the rest of a request; local servers' models are never in the map)."""
+    """The price of one answer, the figure the litellm path records: from litellm's
+    bundled cost map read directly (`assay.models._cost_map`, no litellm import), or from
+    litellm itself when the user asked for its remote map. None for a model the map does
+    not know (local servers' models never are); that answer is remembered."""
 
     def __init__(self, model: str) -> None:
         self.model = model
-        self._cost_per_token: Any = None
         self._unpriced = False
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         if self._unpriced:
             return None
-        if self._cost_per_token is None:
-            self._cost_per_token = litellm_module().cost_per_token
+        found = (
+            openai_cost(self.model, prompt_tokens, completion_tokens)
+            if uses_local_map()
+            else self._litellm_cost(prompt_tokens, completion_tokens)
+        )
+        self._unpriced = found is None
+        return found
+
+    def _litellm_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         try:
-            prompt, completion = self._cost_per_token(
+            prompt, completion = litellm_module().cost_per_token(
                 model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
             )
         except Exception:
-            self._unpriced = True
             return None
         return float(prompt) + float(completion)
 
@@ -95,6 +102,28 @@ class OpenAIHTTPTransport(HostedEndpoint):
         # per event loop: a session (and its connections) belongs to the loop it was made on
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, Any]] = {}
         self._headers: dict[str, str] | None = None
+
+    def structured_mode(self) -> str:
+        """'auto' resolved from the bundled cost map, as litellm resolves it, without
+        importing litellm (unless the user asked litellm for its remote map)."""
+        if self._structured is None and self.config.structured_output == "auto":
+            if uses_local_map():
+                ok = supports_response_schema(self.config.model)
+                self._structured = "json_schema" if ok else "off"
+        return super().structured_mode()
+
+    def preflight(self) -> None:
+        """As the litellm path checks it; OpenAI's own API needs `OPENAI_API_KEY`, which
+        is what `litellm.validate_environment` says for an openai/ model."""
+        if self.config.api_key_env or self.config.api_base:
+            super().preflight()  # neither case asks litellm
+            return
+        self.register_secrets()
+        if not os.environ.get("OPENAI_API_KEY"):
+            raise ModelConfigError(
+                f"model {self.config.model!r} needs OPENAI_API_KEY in the environment "
+                "(or set api_base/api_key_env in the spec)"
+            )
 
     def headers(self) -> dict[str, str]:
         """Bearer key from the same resolution as litellm's, then `extra_headers`."""

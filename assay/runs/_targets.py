@@ -24,6 +24,7 @@ class Target:
     api_base: str | None
     model_field: str  # judges[0].models[1], factuality.decomposer.model, ...
     block: str  # judges[0], factuality.verifiers[2], ...
+    transport: str = "litellm"  # "openai": the lean transport, which never routes via litellm
 
     @property
     def base_field(self) -> str:
@@ -37,7 +38,7 @@ class Target:
 def spec_targets(spec: RunSpec) -> list[Target]:
     """Every model the spec calls, in spec order (judges, decomposer, verifiers)."""
     out = [
-        Target(model, block.api_base, f"judges[{i}].models[{k}]", f"judges[{i}]")
+        Target(model, block.api_base, f"judges[{i}].models[{k}]", f"judges[{i}]", block.transport)
         for i, block in enumerate(spec.judges)
         for k, model in enumerate(block.models)
     ]
@@ -50,7 +51,8 @@ def spec_targets(spec: RunSpec) -> list[Target]:
     blocks += [(f"factuality.verifiers[{i}]", v, v.model) for i, v in enumerate(fact.verifiers)]
     for where, block, model in blocks:
         if model and block.calls_chat_model():
-            out.append(Target(model, block.api_base, f"{where}.model", where))
+            transport = getattr(block, "transport", "litellm")
+            out.append(Target(model, block.api_base, f"{where}.model", where, transport))
     return out
 
 
@@ -80,10 +82,11 @@ def check_targets(loaded: LoadedSpec) -> None:
     for target in hosted:
         if target.api_base is not None:
             _check_api_base(target, loaded.path)
-    if not hosted:
+    routed = [t for t in hosted if t.transport != "openai"]  # lean: openai/ ids, checked
+    if not routed:
         return
-    known = _known_providers()  # imports litellm: only for specs that call hosted models
-    for target in hosted:
+    known = _known_providers()  # imports litellm: only for specs that route through it
+    for target in routed:
         provider = target.model.split("/", 1)[0]
         if provider not in known:
             raise SpecError(
