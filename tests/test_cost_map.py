@@ -8,6 +8,7 @@ import sys
 
 import litellm
 import pytest
+from litellm.exceptions import ModelNotMappedError
 
 from assay.models import _cost_map
 
@@ -27,7 +28,9 @@ def test_cost_agrees_with_litellm_for_every_openai_chat_model(tokens: tuple[int,
     prompt, completion = tokens
     for name in CHAT_MODELS:  # the lean transport's ids are always openai/<name>
         model = f"openai/{name}"
-        a, b = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        a, b = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt, completion_tokens=completion
+        )
         assert _cost_map.openai_cost(model, prompt, completion) == pytest.approx(
             a + b, rel=1e-12, abs=1e-15
         ), model
@@ -40,7 +43,7 @@ def test_fine_tuned_ids_are_priced_as_their_base() -> None:
 
 
 def test_a_model_the_map_lacks_is_unpriced_on_both_sides() -> None:
-    with pytest.raises(Exception):  # litellm: not mapped
+    with pytest.raises(ModelNotMappedError):  # litellm: not mapped
         litellm.cost_per_token(model="openai/local-llama", prompt_tokens=1, completion_tokens=1)
     assert _cost_map.openai_cost("openai/local-llama", 1, 1) is None
 

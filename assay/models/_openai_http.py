@@ -106,10 +106,10 @@ class OpenAIHTTPTransport(HostedEndpoint):
     def structured_mode(self) -> str:
         """'auto' resolved from the bundled cost map, as litellm resolves it, without
         importing litellm (unless the user asked litellm for its remote map)."""
-        if self._structured is None and self.config.structured_output == "auto":
-            if uses_local_map():
-                ok = supports_response_schema(self.config.model)
-                self._structured = "json_schema" if ok else "off"
+        auto = self.config.structured_output == "auto"
+        if self._structured is None and auto and uses_local_map():
+            ok = supports_response_schema(self.config.model)
+            self._structured = "json_schema" if ok else "off"
         return super().structured_mode()
 
     def preflight(self) -> None:
