@@ -37,8 +37,13 @@ class Target:
 
 def spec_targets(spec: RunSpec) -> list[Target]:
     """Every model the spec calls, in spec order (judges, decomposer, verifiers)."""
+
+    def via(block: Any) -> str:  # the block's transport, else [defaults]'s
+        chosen = getattr(block, "transport", None)
+        return str(spec.defaults.transport if chosen is None else chosen)
+
     out = [
-        Target(model, block.api_base, f"judges[{i}].models[{k}]", f"judges[{i}]", block.transport)
+        Target(model, block.api_base, f"judges[{i}].models[{k}]", f"judges[{i}]", via(block))
         for i, block in enumerate(spec.judges)
         for k, model in enumerate(block.models)
     ]
@@ -51,8 +56,7 @@ def spec_targets(spec: RunSpec) -> list[Target]:
     blocks += [(f"factuality.verifiers[{i}]", v, v.model) for i, v in enumerate(fact.verifiers)]
     for where, block, model in blocks:
         if model and block.calls_chat_model():
-            transport = getattr(block, "transport", "litellm")
-            out.append(Target(model, block.api_base, f"{where}.model", where, transport))
+            out.append(Target(model, block.api_base, f"{where}.model", where, via(block)))
     return out
 
 
