@@ -38,6 +38,7 @@ from assay.datasets._medscore_outputs import (
     medscore_response_ids,
 )
 from assay.datasets._medscore_verdicts import read_true_false
+from assay.datasets._pairs_file import PairsFile, scan_pairs
 from assay.datasets._rows import check_unique
 from assay.datasets._tabular import (
     CSV_SUFFIXES,
@@ -59,6 +60,8 @@ __all__ = [
     "Axis",
     "ForcePair",
     "LoadedDataset",
+    "PairsFile",
+    "scan_pairs",
     "Member",
     "load_pairs",
     "resolve_dataset_path",

@@ -50,6 +50,35 @@ def json_lines(data: bytes, path: Path) -> Iterator[tuple[int, object]]:
             raise DatasetError(f"invalid JSON: {exc.msg}", file=path, line=lineno) from None
 
 
+def _row(text: str, path: Path, lineno: int) -> dict[str, Any] | None:
+    """One line's JSON object (None for a blank line), errors as `json_lines` words them."""
+    if not text.strip():
+        return None
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"invalid JSON: {exc.msg}", file=path, line=lineno) from None
+    if not isinstance(row, dict):
+        raise DatasetError("each row must be a JSON object", file=path, line=lineno)
+    return row
+
+
+def stream_json_objects(path: Path, digest: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`json_objects` of a file read a line at a time, each line fed to `digest` (a
+    hashlib object): memory stays one line however large the file. Same rows, lines and
+    errors as reading the whole file."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            digest.update(raw)
+            try:
+                text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise DatasetError("file is not valid UTF-8", file=path, line=lineno) from None
+            row = _row(text, path, lineno)
+            if row is not None:
+                yield lineno, row
+
+
 def json_objects(data: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """`json_lines` where every value must be a JSON object (a row)."""
     for lineno, row in json_lines(data, path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,13 @@ class LoadedDataset(DatasetFile):
     def rows(self) -> int:
         return len(self.pairs)
 
+    @property
+    def ids(self) -> list[str]:
+        return [p.id for p in self.pairs]
+
+    def iter_pairs(self) -> Iterator[ForcePair]:
+        return iter(self.pairs)
+
 
 def resolve_dataset_path(path: str | Path, *, base: Path | None = None) -> Path:
     """`builtin:NAME` names a bundled dataset; relative paths resolve against `base`."""
@@ -50,27 +58,39 @@ def _validate(row: dict[str, Any], path: Path, line: int) -> ForcePair:
     return validate_row(ForcePair, cleaned, path, line)
 
 
-def load_pairs(
-    path: str | Path, *, name: str | None = None, base: Path | None = None
-) -> LoadedDataset:
-    """Read a `.jsonl` or `.csv` ForceBench file; ids must be unique."""
+def numbered_pairs(
+    rows: Iterable[tuple[int, dict[str, Any]]], path: Path
+) -> Iterator[tuple[int, ForcePair]]:
+    """Each row as a validated pair, with its line."""
+    for lineno, row in rows:
+        yield lineno, _validate(row, path, lineno)
+
+
+def dataset_file(path: str | Path, base: Path | None) -> Path:
+    """The ForceBench file `path` names: it must exist and be `.jsonl` or `.csv`."""
     resolved = resolve_dataset_path(path, base=base)
     if resolved.is_dir():
         raise DatasetError("is a directory; pass a ForceBench .jsonl or .csv file", file=resolved)
     if not resolved.is_file():
         raise DatasetError("dataset file not found", file=resolved)
+    if resolved.suffix.lower() not in (*JSONL_SUFFIXES, *CSV_SUFFIXES):
+        raise DatasetError("dataset must be .jsonl or .csv", file=resolved)
+    return resolved
+
+
+def load_pairs(
+    path: str | Path, *, name: str | None = None, base: Path | None = None
+) -> LoadedDataset:
+    """Read a `.jsonl` or `.csv` ForceBench file; ids must be unique."""
+    resolved = dataset_file(path, base)
     data = resolved.read_bytes()
     pairs: list[ForcePair] = []
     seen: dict[str, int] = {}
-    suffix = resolved.suffix.lower()
-    if suffix in JSONL_SUFFIXES:
+    if resolved.suffix.lower() in JSONL_SUFFIXES:
         rows = json_objects(data, resolved)
-    elif suffix in CSV_SUFFIXES:
-        rows = csv_rows(data, resolved)
     else:
-        raise DatasetError("dataset must be .jsonl or .csv", file=resolved)
-    for lineno, row in rows:
-        pair = _validate(row, resolved, lineno)
+        rows = csv_rows(data, resolved)
+    for lineno, pair in numbered_pairs(rows, resolved):
         check_unique(pair.id, seen, resolved, lineno, "id")
         pairs.append(pair)
     if not pairs:

@@ -12,7 +12,7 @@ from typing import Any
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.verification import Verifier
-from assay.datasets import LoadedDataset
+from assay.datasets import PairsFile
 from assay.errors import RunError, SpecError
 from assay.runs._build import (
     ClientPool,
@@ -34,7 +34,7 @@ from assay.runs._targets import check_targets, stop_when_unreachable
 
 @dataclass
 class RunParts:
-    datasets: list[LoadedDataset]
+    datasets: list[PairsFile]
     cache: Any
     pool: ClientPool
     judges: list[Judge]

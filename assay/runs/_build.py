@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.judging import Judge
-from assay.datasets import ItemsDataset, LoadedDataset, load_items, load_pairs
+from assay.datasets import ItemsDataset, PairsFile, load_items, scan_pairs
 from assay.errors import AssayError, SpecError
 from assay.models import ResponseCache
 from assay.runs._components import (
@@ -147,13 +147,14 @@ def preflight_clients(clients: list[Any], spec_path: str) -> None:
             raise SpecError(exc.message, file=spec_path, field=exc.field) from None
 
 
-def load_forcebench_datasets(loaded: LoadedSpec) -> list[LoadedDataset]:
-    """The spec's pair [[datasets]], each error located at its `datasets[i].path`."""
+def load_forcebench_datasets(loaded: LoadedSpec) -> list[PairsFile]:
+    """The spec's pair [[datasets]], each error located at its `datasets[i].path`;
+    validated now, read again as the run judges them (`PairsFile`)."""
     out = []
     for i, d in enumerate(loaded.spec.datasets):
         if isinstance(d, DatasetSpec):
             with at_spec_field(loaded.path, f"datasets[{i}].path"):
-                out.append(load_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
+                out.append(scan_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
     return out
 
 

@@ -6,7 +6,7 @@ nothing is sent, no run directory is created and no key is needed.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from assay.core.decomposition import Sentence
 from assay.core.outcomes import Status
+from assay.core.pairs import ForcePair
 from assay.core.records import ClaimRecord, SentenceRecord
 from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
 from assay.core.verification import ClaimToVerify
@@ -22,9 +23,10 @@ from assay.models import ChatRequest
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs._factuality import FactualityStage
 from assay.runs._given import given_records
-from assay.runs._plan import ItemWork
+from assay.runs._plan import ItemWork, JudgeWork, redo_statuses
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
+from assay.runs._stage_judge import item_of
 
 AFTER = "after decomposition"
 
@@ -104,12 +106,15 @@ def _calls_a_model(component: Any) -> bool:
 
 def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
     """One row per judge: ForceBench pairs and items datasets together."""
-    planned = runner.plan()
+    stage = runner.judge_stage
     records = latest_records(runner.run_dir / JUDGMENTS_FILE)
-    pending = defaultdict(list)
-    for work in runner.pending(planned, records):
-        pending[work.judge_id].append(work)
-    total = Counter(w.judge_id for w in planned)
+    redo = redo_statuses(runner.options.retry_errors)
+    pending: defaultdict[str, list[tuple[JudgeWork, ForcePair]]] = defaultdict(list)
+    for work, pair in stage.works_with_pairs(
+        lambda key: key not in records or records[key].status in redo
+    ):
+        pending[work.judge_id].append((work, pair))
+    total = stage.planned_by_judge()
     items = runner.items
     item_pending: defaultdict[str, list[ItemWork]] = defaultdict(list)
     if items is not None:
@@ -122,8 +127,10 @@ def _judge_rows(runner: Runner, ctx: _Ctx) -> list[PlanRow]:
         works, n = pending[judge.id], total[judge.id]
         todo = len(works) + len(item_pending[judge.id])
         if _calls_a_model(judge):
-            stage = runner.judge_stage
-            requests = [judge.request_for(stage.item(w), where=stage.where(w)) for w in works]  # type: ignore[attr-defined]
+            requests = [
+                judge.request_for(item_of(pair, w), where=stage.where(w))  # type: ignore[attr-defined]
+                for w, pair in works
+            ]
             if items is not None:
                 requests += [
                     judge.request_for_variables(items.variables(w), where=items.where(w))  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -19,6 +19,7 @@ from assay.core.outcomes import Status
 from assay.runs._progress import Progress
 
 T = TypeVar("T")
+_END = object()  # the end of an executor's items
 
 
 class Executor(Protocol):
@@ -26,7 +27,7 @@ class Executor(Protocol):
 
     async def run(
         self,
-        items: Sequence[T],
+        items: Iterable[T],
         handle: Callable[[T], Awaitable[None]],
         *,
         workers: int,
@@ -39,7 +40,7 @@ class AsyncPoolExecutor:
 
     async def run(
         self,
-        items: Sequence[T],
+        items: Iterable[T],
         handle: Callable[[T], Awaitable[None]],
         *,
         workers: int,
@@ -47,20 +48,20 @@ class AsyncPoolExecutor:
     ) -> None:
         """Returns when all items are handled or `abort` is set; in-flight handlers are
         then cancelled (they recorded nothing, so a resumed run redoes them). The first
-        exception raised by a handler is re-raised after every worker has stopped."""
-        queue: asyncio.Queue[T] = asyncio.Queue()
-        for item in items:
-            queue.put_nowait(item)
+        exception raised by a handler is re-raised after every worker has stopped.
+
+        `items` is read as the workers take them (a generator is never held whole);
+        reading it raises into the worker that asked."""
+        source = iter(items)
 
         async def worker() -> None:
             while not abort.is_set():
-                try:
-                    item = queue.get_nowait()
-                except asyncio.QueueEmpty:
+                item = next(source, _END)
+                if item is _END:
                     return
-                await handle(item)
+                await handle(item)  # type: ignore[arg-type]  # not _END: checked above
 
-        n = max(1, min(len(items), workers))
+        n = max(1, min(len(items), workers)) if isinstance(items, Sized) else max(1, workers)
         tasks = [asyncio.create_task(worker()) for _ in range(n)]
         all_done: asyncio.Future[list[None]] = asyncio.gather(*tasks)
         aborted: asyncio.Future[bool] = asyncio.create_task(abort.wait())
@@ -90,7 +91,7 @@ class StageContext:
     workers: int
     redo: set[Status] = field(default_factory=set)
 
-    async def run(self, items: Sequence[T], handle: Callable[[T], Awaitable[None]]) -> None:
+    async def run(self, items: Iterable[T], handle: Callable[[T], Awaitable[None]]) -> None:
         await self.executor.run(items, handle, workers=self.workers, abort=self.abort)
 
 

@@ -7,13 +7,13 @@ the ids to objects. Resuming is planning against what the record files already h
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.outcomes import Status
-from assay.core.pairs import ForcePair, Member
+from assay.core.pairs import Member
 
 
 class _Item(BaseModel):
@@ -111,16 +111,3 @@ def redo_statuses(retry_errors: bool) -> set[Status]:
 def pending(planned: Iterable[W], recorded: Mapping[Any, _Recorded], redo: set[Status]) -> list[W]:
     """Planned items with no record yet, or whose record ended in a status to redo."""
     return [w for w in planned if w.key not in recorded or recorded[w.key].status in redo]
-
-
-def plan_judgments(
-    datasets: Sequence[tuple[str, Sequence[ForcePair]]], judge_ids: Sequence[str]
-) -> list[JudgeWork]:
-    """Every (dataset, pair, member, judge), pairs in file order, members in enum order."""
-    return [
-        JudgeWork(dataset=name, pair_id=pair.id, member=member, judge_id=judge_id)
-        for name, pairs in datasets
-        for pair in pairs
-        for member in Member
-        for judge_id in judge_ids
-    ]

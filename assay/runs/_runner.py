@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -84,7 +83,8 @@ class Runner:
 
     # ---- planning -------------------------------------------------------------------
     def plan(self) -> list[JudgeWork]:
-        return self.judge_stage.plan()
+        """Every judgment of the run as a list (a run itself reads its plan lazily)."""
+        return list(self.judge_stage.plan())
 
     def pending(self, planned: list[JudgeWork], records: dict[Any, Any]) -> list[JudgeWork]:
         """Planned work not yet recorded (and, with retry_errors, work that ended in
@@ -126,19 +126,31 @@ class Runner:
             manifest = load_manifest(raw, self.run_dir)
             raise interrupted_from_manifest(self.run_dir, manifest) from None
 
+    def _count_todo(self, log: TallyLog[JudgmentRecord]) -> tuple[int, set[str]]:
+        """How many planned judgments this session makes, and by which judges; a
+        judgment to redo no longer counts against the failure policy (its tally goes)."""
+        redo = redo_statuses(self.options.retry_errors)
+        n, judges = 0, set()
+        for key in self.judge_stage.planned_keys():
+            tally = log.records.get(key)
+            if tally is None or tally.status in redo:
+                if tally is not None:
+                    del log.records[key]
+                n += 1
+                judges.add(key[3])
+        return n, judges
+
     async def _run_async(self) -> RunOutcome:
         existing = self._existing()
-        planned = self.plan()
+        planned = self.judge_stage.planned()
         log = TallyLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
         log.load(repair=True)
-        todo = self.pending(planned, log.records)
-        for w in todo:
-            log.records.pop(w.key, None)  # a redone judgment no longer counts against the policy
+        n_todo, todo_judges = self._count_todo(log)
         if self.items is not None:
             self.items.load(self.run_dir, redo_statuses(self.options.retry_errors))
         if self.gate is not None:
             self.gate.load(self.run_dir, redo_statuses(self.options.retry_errors))
-        self._preflight(todo, existing)
+        self._preflight(todo_judges, existing)
         self.run_dir.mkdir(parents=True, exist_ok=True)  # every check passed: now it exists
         log.open()
         base = run_manifest(
@@ -153,13 +165,13 @@ class Runner:
             base.outputs["gates"] = GATES_FILE
         items_todo = self.items.todo() if self.items is not None else 0
         items_todo += self.gate.todo() if self.gate is not None else 0
-        session = new_session(len(todo) + items_todo, resumed=existing is not None)
+        session = new_session(n_todo + items_todo, resumed=existing is not None)
         base.sessions.append(session)
         self._save(base, "running", None, log, planned)
         status, message = "running", None
         try:
             with cancel_on_sigterm():
-                status, message = await self._execute(todo, planned, log)
+                status, message = await self._execute(n_todo, planned, log)
         except TargetUnreachable as exc:  # nothing it touched was recorded: resumable
             status, message = "failed", unreachable_message(exc, self.loaded.spec)
             log.close()  # its last batch on disk before the metrics read the file
@@ -182,7 +194,7 @@ class Runner:
         return self._outcome(status, message, planned, log)
 
     async def _execute(
-        self, todo: list[JudgeWork], planned: list[JudgeWork], log: TallyLog[JudgmentRecord]
+        self, n_todo: int, planned: int, log: TallyLog[JudgmentRecord]
     ) -> tuple[str, str | None]:
         """Judge, then run the factuality stages; the status the failure policy gives."""
         abort = asyncio.Event()
@@ -190,12 +202,13 @@ class Runner:
         items = self.items
         recorded = [r.status for r in log.records.values()]
         recorded += [r.status for r in items.records.values()] if items else []
-        budget = FailureBudget(policy, len(planned) + _planned(items), recorded, abort)
+        budget = FailureBudget(policy, planned + _planned(items), recorded, abort)
         progress = Progress(self.options.progress)
         redo = redo_statuses(self.options.retry_errors)
         ctx = StageContext(self.executor, progress, abort, self.judge_stage.worker_budget(), redo)
         with progress:
-            await self.judge_stage.run(todo, len(planned), log, ctx, budget.count)
+            todo = self.judge_stage.jobs(lambda key: key not in log.records)  # read as run
+            await self.judge_stage.run(todo, (n_todo, planned), log, ctx, budget.count)
             if items is not None and not abort.is_set():
                 item_ctx = replace(ctx, workers=items.worker_budget())
                 await items.run(self.run_dir, item_ctx, redo, budget.count)
@@ -210,11 +223,11 @@ class Runner:
             failed=budget.failed
             + (fact.failed(budget.failing) if fact else 0)
             + (gate.failed(budget.failing) if gate else 0),
-            planned=len(planned)
+            planned=planned
             + _planned(items)
             + (fact.planned() if fact else 0)
             + (gate.planned() if gate else 0),
-            all_recorded=_recorded(planned, log) == len(planned)
+            all_recorded=self._recorded(log) == planned
             and (not fact or fact.done())
             and (not items or items.done())
             and (not gate or gate.done()),
@@ -225,10 +238,10 @@ class Runner:
             write_parquet_copies(self.run_dir)
         return status
 
-    def _preflight(self, todo: list[JudgeWork], existing: Manifest | None) -> None:
+    def _preflight(self, todo_judges: set[str], existing: Manifest | None) -> None:
         """Credentials and local models of what this session will call, before the run
         directory exists."""
-        ids = sorted({w.judge_id for w in todo} | self._item_judges_to_call())
+        ids = sorted(todo_judges | self._item_judges_to_call())
         clients = [getattr(self.judge_stage.by_id[j], "client", None) for j in ids]
         old = existing.dump() if existing is not None else None
         clients += factuality_clients_to_check(self.factuality, old)
@@ -254,11 +267,11 @@ class Runner:
         status: str,
         message: str | None,
         log: TallyLog[JudgmentRecord],
-        planned: list[JudgeWork],
+        planned: int,
     ) -> None:
         items = self.items
         records: list[Any] = [*log.records.values(), *(items.records.values() if items else [])]
-        counts = Counter(w.judge_id for w in planned)
+        counts = self.judge_stage.planned_by_judge()
         counts.update(w.judge_id for w in (items.plan() if items else []))
         judges = judges_section(self.judges, records, counts)
         manifest = session_manifest(
@@ -266,8 +279,8 @@ class Runner:
             status,
             message,
             counts=(
-                len(planned) + _planned(items),
-                _recorded(planned, log) + (items.recorded() if items else 0),
+                planned + _planned(items),
+                self._recorded(log) + (items.recorded() if items else 0),
             ),
             judges=judges,
             warnings=self.warnings,
@@ -277,8 +290,12 @@ class Runner:
             manifest.gate = self.gate.manifest_section()
         write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
 
+    def _recorded(self, log: TallyLog[JudgmentRecord]) -> int:
+        """Planned judgments with a record (records of another plan do not count)."""
+        return sum(1 for key in self.judge_stage.planned_keys() if key in log.records)
+
     def _outcome(
-        self, status: str, message: str | None, planned: list[JudgeWork], log: TallyLog[Any]
+        self, status: str, message: str | None, planned: int, log: TallyLog[Any]
     ) -> RunOutcome:
         fact = self.factuality
         claims = fact.claims if fact is not None else None
@@ -291,8 +308,8 @@ class Runner:
         return RunOutcome(
             run_dir=str(self.run_dir),
             status=status,
-            planned=len(planned) + _planned(items),
-            recorded=_recorded(planned, log) + (items.recorded() if items else 0),
+            planned=planned + _planned(items),
+            recorded=self._recorded(log) + (items.recorded() if items else 0),
             written_this_session=log.written + self._items_written(),
             failed=failed + (fact.failed(failing) if fact is not None else 0),
             message=message,
@@ -317,10 +334,6 @@ class Runner:
 
 def _planned(items: ItemsStage | None) -> int:
     return items.planned() if items is not None else 0
-
-
-def _recorded(planned: list[JudgeWork], log: TallyLog[JudgmentRecord]) -> int:
-    return sum(1 for w in planned if w.key in log.records)
 
 
 def _stage_budget(pool: ClientPool) -> int:

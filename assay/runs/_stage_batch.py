@@ -16,7 +16,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,21 +75,21 @@ def is_batch_judge(judge: Any) -> bool:
 
 async def run_batches(
     stage: JudgeStage,
-    todo: Sequence[JudgeWork],
+    todo: Iterable[JudgeWork],
     run_dir: Path,
     ctx: StageContext,
     emit: Emit,
     handle: Callable[[JudgeWork], Awaitable[None]],
-) -> list[JudgeWork]:
+) -> Iterable[JudgeWork]:
     """Judge the batch judges' cache misses through batches while `handle` judges the
     rest online (cache hits, online judges); returns the work still to send online:
     what no batch answered, and repeats of a batched request (cache hits by then)."""
     batch_judges = [j for j in stage.judges if is_batch_judge(j)]
     if not batch_judges:
-        return list(todo)
+        return todo  # read as it is run: nothing to hold
     runner = BatchRunner(stage, run_dir, emit, say=_say if ctx.progress.enabled else _quiet)
     runner.attach_jobs(batch_judges)
-    online, later, groups = runner.split(todo)
+    online, later, groups = runner.split(list(todo))
     try:
         async with asyncio.TaskGroup() as tasks:  # a failure on either side stops the other
             tasks.create_task(ctx.run(online, handle))

@@ -1,0 +1,76 @@
+"""A ForceBench file validated once and then read again as the run goes, instead of held.
+
+A run of 100,000 judgments over 50,000 pairs would otherwise keep every pair (claims,
+evidence, question) as objects for its whole life, ~3 KB each. `scan_pairs` checks every
+row (errors at file:line field, before any request) and keeps only the ids; the judge
+stage reads the pairs again in file order (`PairsFile.iter_pairs`), and refuses a file
+whose bytes changed since the scan, so the records always match the manifest's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from assay.core.pairs import ForcePair
+from assay.datasets._jsonl import DatasetFile, stream_json_objects
+from assay.datasets._load import LoadedDataset, dataset_file, numbered_pairs
+from assay.datasets._rows import check_unique
+from assay.datasets._tabular import CSV_SUFFIXES, csv_rows
+from assay.errors import DatasetError
+
+
+class PairsFile(DatasetFile):
+    """A validated ForceBench file: its identity and pair ids, in file order."""
+
+    ids: list[str]
+
+    @property
+    def rows(self) -> int:
+        return len(self.ids)
+
+    def iter_pairs(self) -> Iterator[ForcePair]:
+        """The pairs, read again in file order; a DatasetError if the file changed."""
+        path = Path(self.path)
+        digest = hashlib.sha256()
+        for _, pair in _read(path, digest):
+            yield pair
+        if digest.hexdigest() != self.sha256:
+            raise DatasetError(
+                "the file changed while the run was reading it (its sha256 differs from "
+                "the one recorded when the run started); run the same command again",
+                file=path,
+            )
+
+    def load(self) -> LoadedDataset:
+        """Every pair in memory, as `load_pairs` returns them."""
+        return LoadedDataset(
+            name=self.name, path=self.path, sha256=self.sha256, pairs=list(self.iter_pairs())
+        )
+
+
+def _read(path: Path, digest: hashlib._Hash) -> Iterator[tuple[int, ForcePair]]:
+    """Each validated pair with its line; JSONL a line at a time, CSV whole."""
+    if path.suffix.lower() in CSV_SUFFIXES:
+        data = path.read_bytes()
+        digest.update(data)
+        yield from numbered_pairs(csv_rows(data, path), path)
+    else:
+        yield from numbered_pairs(stream_json_objects(path, digest), path)
+
+
+def scan_pairs(path: str | Path, *, name: str | None = None, base: Path | None = None) -> PairsFile:
+    """Validate a `.jsonl` or `.csv` ForceBench file (unique ids) keeping only its ids."""
+    resolved = dataset_file(path, base)
+    digest = hashlib.sha256()
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for lineno, pair in _read(resolved, digest):
+        check_unique(pair.id, seen, resolved, lineno, "id")
+        ids.append(pair.id)
+    if not ids:
+        raise DatasetError("dataset has no rows", file=resolved)
+    return PairsFile(
+        name=name or resolved.stem, path=str(resolved), sha256=digest.hexdigest(), ids=ids
+    )
