@@ -7,13 +7,17 @@ A pair with a member that is missing, has no score, or ended in any status but `
 
 from __future__ import annotations
 
+import math
+import sys
+from array import array
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from assay.core.outcomes import Status
 from assay.core.pairs import Axis, Member
@@ -113,67 +117,135 @@ def _entries(records: Records) -> Iterable[JudgmentEntry]:
         yield _from_record(r) if isinstance(r, JudgmentRecord) else _from_mapping(r)
 
 
+class _Outcomes:
+    """One judge's latest record of each member of each pair, in columns indexed by
+    `2 * pair_index + member`: score (NaN when none), whether it had a score, and the
+    status as a code (0: no record). ~10 bytes a judgment, where keeping each record's
+    entry cost hundreds: a run of 100,000 judgments has its metrics in flat memory."""
+
+    __slots__ = ("score", "scored", "status")
+
+    def __init__(self, n_pairs: int) -> None:
+        self.score = array("d", [math.nan]) * (2 * n_pairs)
+        self.scored = bytearray(2 * n_pairs)
+        self.status = bytearray(2 * n_pairs)
+
+    def add_pair(self) -> None:
+        self.score.extend((math.nan, math.nan))
+        self.scored.extend(b"\0\0")
+        self.status.extend(b"\0\0")
+
+    def put(self, slot: int, status: int, score: float | None) -> None:
+        self.status[slot] = status
+        self.scored[slot] = score is not None
+        self.score[slot] = math.nan if score is None else score
+
+
 @dataclass(slots=True)
 class JudgedPairs:
-    """Latest record per (dataset, pair, member, judge); labels per pair; meta per judge."""
+    """Every pair seen (index in first-seen order, first non-null axis and severity),
+    every judge's meta, and each judge's latest record per pair member (`_Outcomes`)."""
 
-    latest: dict[tuple[str, str, str, str], JudgmentEntry]
-    pairs: dict[PairKey, PairLabels]
-    judges: dict[str, ProducerMeta]
+    index: dict[PairKey, int] = field(default_factory=dict)
+    axes: list[str | None] = field(default_factory=list)
+    severities: list[int | None] = field(default_factory=list)
+    judges: dict[str, ProducerMeta] = field(default_factory=dict)
+    outcomes: dict[str, _Outcomes] = field(default_factory=dict)
+    statuses: list[str | None] = field(default_factory=lambda: [None])  # code -> status
+
+    def status_code(self, status: str) -> int:
+        """A small code per distinct status (0 is "no record")."""
+        try:
+            return self.statuses.index(status, 1)
+        except ValueError:
+            self.statuses.append(sys.intern(status))
+            return len(self.statuses) - 1
+
+    def pair(self, rec: JudgmentEntry) -> int:
+        """The pair's index (a new pair gets a slot in every judge's columns); its axis
+        and severity are the first non-null ones any record gives."""
+        pkey = (sys.intern(rec.dataset), rec.pair_id)
+        i = self.index.get(pkey)
+        if i is None:
+            i = self.index[pkey] = len(self.index)
+            self.axes.append(rec.axis)
+            self.severities.append(rec.severity)
+            for outcomes in self.outcomes.values():
+                outcomes.add_pair()
+            return i
+        if self.axes[i] is None:
+            self.axes[i] = rec.axis
+        if self.severities[i] is None:
+            self.severities[i] = rec.severity
+        return i
+
+    def add(self, rec: JudgmentEntry) -> None:
+        """A record, later records of the same (pair, member, judge) winning."""
+        i = self.pair(rec)
+        outcomes = self.outcomes.get(rec.judge_id)
+        if outcomes is None:
+            outcomes = self.outcomes[sys.intern(rec.judge_id)] = _Outcomes(len(self.index))
+        slot = 2 * i + (0 if rec.member == _CAL else 1)
+        outcomes.put(slot, self.status_code(rec.status), rec.score)
+        meta = self.judges.setdefault(rec.judge_id, ProducerMeta())
+        meta.absorb(rec.model, rec.prompt_id, rec.prompt_version)
 
 
 def judged_pairs(records: Records) -> JudgedPairs:
     """Every record read once, last record per key winning."""
-    out = JudgedPairs(latest={}, pairs={}, judges={})
+    out = JudgedPairs()
     for rec in _entries(records):
-        out.latest[(rec.dataset, rec.pair_id, rec.member, rec.judge_id)] = rec
-        pkey = (rec.dataset, rec.pair_id)
-        axis, severity = out.pairs.get(pkey, (None, None))
-        out.pairs[pkey] = (
-            rec.axis if axis is None else axis,
-            rec.severity if severity is None else severity,
-        )
-        meta = out.judges.setdefault(rec.judge_id, ProducerMeta())
-        meta.absorb(rec.model, rec.prompt_id, rec.prompt_version)
+        out.add(rec)
     return out
 
 
-def _outcome(cal: JudgmentEntry | None, raised: JudgmentEntry | None) -> tuple[bool, int, float]:
-    """(failed, violation, margin) of one pair: a failed pair is a violation with margin 0."""
-    if cal is None or raised is None or cal.score is None or raised.score is None:
-        return True, 1, 0.0
-    if cal.status != _OK or raised.status != _OK:
-        return True, 1, 0.0
-    return False, int(raised.score >= cal.score), cal.score - raised.score
+def _judge_columns(
+    judged: JudgedPairs, outcomes: _Outcomes, order: NDArray[np.intp]
+) -> dict[str, Any]:
+    """One judge's s_cal .. margin columns over the pairs in `order`.
 
-
-def _pair_row(judged: JudgedPairs, judge_id: str, pkey: PairKey) -> tuple[Any, ...]:
-    """One pair table row, values in `PAIR_COLUMNS` order."""
-    dataset, pair_id = pkey
-    cal = judged.latest.get((dataset, pair_id, _CAL, judge_id))
-    raised = judged.latest.get((dataset, pair_id, _RAISED, judge_id))
-    return (
-        judge_id,
-        dataset,
-        pair_id,
-        *judged.pairs[pkey],
-        np.nan if cal is None or cal.score is None else cal.score,
-        np.nan if raised is None or raised.score is None else raised.score,
-        None if cal is None else cal.status,
-        None if raised is None else raised.status,
-        *_outcome(cal, raised),
-    )
+    A pair with a member that is missing, unscored or not `ok` is failed: a violation
+    with margin 0; otherwise violation = raised >= calibrated, margin = cal - raised."""
+    score = np.frombuffer(outcomes.score, dtype=np.float64).reshape(-1, 2)[order]
+    scored = np.frombuffer(outcomes.scored, dtype=np.uint8).reshape(-1, 2)[order].astype(bool)
+    code = np.frombuffer(outcomes.status, dtype=np.uint8).reshape(-1, 2)[order]
+    names = np.array(judged.statuses, dtype=object)
+    ok_code = judged.statuses.index(_OK) if _OK in judged.statuses else -1
+    ok = scored & (code.astype(np.int64) == ok_code)
+    failed = ~(ok[:, 0] & ok[:, 1])
+    s_cal, s_raised = score[:, 0], score[:, 1]
+    with np.errstate(invalid="ignore"):
+        violation = np.where(failed, 1, (s_raised >= s_cal).astype(np.int64))
+        margin = np.where(failed, 0.0, s_cal - s_raised)
+    return {
+        "s_cal": s_cal,
+        "s_raised": s_raised,
+        "status_cal": names[code[:, 0]],
+        "status_raised": names[code[:, 1]],
+        "failed": failed,
+        "violation": violation,
+        "margin": margin,
+    }
 
 
 def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
-    """Every judge's row for every pair seen in any record."""
-    pair_keys = sorted(judged.pairs)
-    rows = [_pair_row(judged, j, pkey) for j in sorted(judged.judges) for pkey in pair_keys]
-    values = list(zip(*rows, strict=True)) if rows else [() for _ in PAIR_COLUMNS]
+    """Every judge's row for every pair seen in any record (judges, then pairs, sorted)."""
+    keys = sorted(judged.index)
+    order = np.fromiter((judged.index[k] for k in keys), dtype=np.intp, count=len(keys))
+    judges = sorted(judged.judges)
+    parts: dict[str, list[Any]] = {name: [] for name in PAIR_COLUMNS}
+    for judge_id in judges:
+        parts["judge_id"].append(np.full(len(keys), judge_id, dtype=object))
+        parts["dataset"].append(np.array([k[0] for k in keys], dtype=object))
+        parts["pair_id"].append(np.array([k[1] for k in keys], dtype=object))
+        parts["axis"].append(np.array([judged.axes[i] for i in order], dtype=object))
+        parts["severity"].append(np.array([judged.severities[i] for i in order], dtype=object))
+        for name, column in _judge_columns(judged, judged.outcomes[judge_id], order).items():
+            parts[name].append(column)
     return pd.DataFrame(
         {
-            name: pd.Series(list(column), dtype=_PAIR_DTYPES[name])
-            for name, column in zip(PAIR_COLUMNS, values, strict=True)
+            name: pd.Series(np.concatenate(chunks) if chunks else [], dtype=_PAIR_DTYPES[name])
+            for name, chunks in parts.items()
         },
         columns=PAIR_COLUMNS,
     )
