@@ -12,9 +12,13 @@ result arrives exactly once, in the caller's order.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.errors import ModelConfigError
@@ -81,6 +85,9 @@ class BatchWorker:
 class RayBatchPool:
     """`options.actors` actors for one local model, each with one chunk in flight.
 
+    A caller either hands a whole list to `map` (one caller at a time: the pairs of an
+    NLI batch call) or sends single items with `call` from as many threads as it likes
+    (a causal LM's requests, an embedder's lists); one pool is used one way only.
     `stats` counts chunks scored and chunks re-sent to a fresh actor after theirs died.
     """
 
@@ -92,6 +99,7 @@ class RayBatchPool:
         self.stats = {"chunks": 0, "resent": 0}
         self._lock = threading.Lock()
         self._actor_class: Any = None
+        self._free: queue.Queue[int] = queue.Queue()  # slots of actors with nothing to do
 
     def start(self) -> None:
         """Connect and start the actors (each loads the model); a model that cannot be
@@ -115,6 +123,8 @@ class RayBatchPool:
                     ray.kill(actor)
                 raise ModelConfigError(next(e for e in errors if e))
             self.actors = actors
+            for slot in range(len(actors)):
+                self._free.put(slot)
 
     def _new_actor(self) -> Any:
         return self._actor_class.remote(self.recipe)
@@ -152,9 +162,38 @@ class RayBatchPool:
         self.stats["chunks"] += len(chunks)
         return [out[i] for i in range(len(chunks))]
 
+    def call(self, item: Any) -> Any:
+        """One item's result from the next free actor (blocking; thread-safe: each
+        concurrent caller has an actor of its own). An item whose actor died goes to a
+        fresh actor, at most `max_retries` times; an error raised while scoring is raised
+        here as itself."""
+        self.start()
+        ray = import_ray()
+        slot = self._free.get()
+        try:
+            for _ in range(self.options.max_retries + 1):
+                try:
+                    result = ray.get(self.actors[slot].score.remote(item))
+                except ray.exceptions.RayActorError as exc:
+                    died = exc
+                    self._replace(slot)
+                    continue
+                except ray.exceptions.RayTaskError as exc:
+                    raise exc.cause from None
+                with self._lock:
+                    self.stats["chunks"] += 1
+                return result
+            raise RuntimeError(
+                f"{self.name}: Ray actors died {self.options.max_retries + 1} times "
+                f"in one call: {died}"
+            )
+        finally:
+            self._free.put(slot)
+
     def _replace(self, slot: int) -> None:
         self.actors[slot] = self._new_actor()
-        self.stats["resent"] += 1
+        with self._lock:
+            self.stats["resent"] += 1
 
     def close(self) -> None:
         """End the actors (they also end when this pool is garbage-collected)."""
@@ -164,8 +203,48 @@ class RayBatchPool:
                 for actor in self.actors:
                     ray.kill(actor)
             self.actors = []
+            self._free = queue.Queue()
 
 
 def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+@dataclass
+class Placement:
+    """Where a run's local causal LMs and dense embedders run: Ray actors, one pool per
+    model and settings (a retrieval verifier and the gate with the same dense model
+    share its actors)."""
+
+    options: ExecutorOptions
+    pools: dict[str, RayBatchPool] = field(default_factory=dict)
+
+    def pool(self, recipe: WorkerRecipe, name: str) -> RayBatchPool:
+        """The pool that runs `recipe` (a frozen dataclass: equal settings, equal repr)."""
+        key = repr(recipe)
+        if key not in self.pools:
+            self.pools[key] = RayBatchPool(self.options, recipe, name=name)
+        return self.pools[key]
+
+
+_PLACEMENT: ContextVar[Placement | None] = ContextVar("assay_local_models", default=None)
+
+
+@contextmanager
+def local_models_on(where: ExecutorOptions | Placement | None) -> Iterator[Placement | None]:
+    """Local causal-LM transports and dense embedders built inside this block run their
+    models on Ray when `where` asks for Ray (a run wraps building its components in it);
+    elsewhere, and by default, they run in this process. Nothing connects to Ray here."""
+    if isinstance(where, ExecutorOptions):
+        where = Placement(where) if where.kind == "ray" else None
+    token = _PLACEMENT.set(where)
+    try:
+        yield where
+    finally:
+        _PLACEMENT.reset(token)
+
+
+def ray_placement() -> Placement | None:
+    """Where a local model being built now should run: a Ray placement, or None."""
+    return _PLACEMENT.get()

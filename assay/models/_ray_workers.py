@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from assay.models._config import ModelConfig
+from assay.models._local_causal import LocalCausalTransport
 from assay.models._local_nli import LocalNLITransport
 from assay.models._ray_options import ExecutorOptions
-from assay.models._ray_pool import RayBatchPool
+from assay.models._ray_pool import Placement, RayBatchPool
 
 PairChunk = Sequence[tuple[str, str]]
+CausalCall = Callable[[Any], Any]  # a ChatRequest -> its RawResponse; None -> loaded_identity()
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,39 @@ class PairModelRecipe:
 
 def run_pair_model_on_ray(transport: LocalNLITransport, options: ExecutorOptions) -> RayBatchPool:
     """Send this transport's model calls to Ray actors from now on; returns the pool."""
-    recipe = PairModelRecipe.of(transport, threads=max(1, int(options.num_cpus)))
+    recipe = PairModelRecipe.of(transport, threads=actor_threads(options))
     pool = RayBatchPool(options, recipe, name=transport.config.model)
     transport.batch_runner = pool
     return pool
+
+
+def actor_threads(options: ExecutorOptions) -> int:
+    """Torch threads in an actor: as many as the CPUs it reserves, at least one."""
+    return max(1, int(options.num_cpus))
+
+
+@dataclass(frozen=True)
+class CausalModelRecipe:
+    """A local causal LM (hf/) as configured here; the actor generates each request with
+    the in-process `generate` (same weights, same decoding settings)."""
+
+    config: ModelConfig
+    threads: int
+
+    def __call__(self) -> CausalCall:
+        import torch
+
+        torch.set_num_threads(self.threads)
+        transport = LocalCausalTransport(self.config)  # an actor builds it in-process
+        transport.preflight()
+
+        def run(request: Any) -> Any:
+            return transport.loaded_identity() if request is None else transport.generate(request)
+
+        return run
+
+
+def causal_pool(config: ModelConfig, placement: Placement) -> RayBatchPool:
+    """The actors that generate a causal LM's requests (started on first use)."""
+    recipe = CausalModelRecipe(config, threads=actor_threads(placement.options))
+    return placement.pool(recipe, config.model)

@@ -2,7 +2,10 @@
 search.
 
 sentence-transformers, torch and transformers (the optional `local` extra) are imported
-only when a `TransformersEmbedder` is built, never when this module loads.
+only when a `TransformersEmbedder` is built, never when this module loads. One built
+inside a run with `[executor] kind = "ray"` loads its model in Ray actors instead
+(`assay.retrieval._dense_ray`) and sends each `embed` list there whole, so the vectors
+are those of this process.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.errors import ModelConfigError
+from assay.models._ray_pool import RayBatchPool, ray_placement
 from assay.retrieval._corpus import Corpus, Hit, check_k, make_hits, top_k
 from assay.retrieval._normalise import describe_normalization
 
@@ -124,16 +128,38 @@ class TransformersEmbedder:
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
-        self._model: Any = _load_local(self.model_dir, pooling, max_length, device)
-        self._model.eval()
-        pool = next((m for m in self._model if hasattr(m, "pooling_mode")), None)
-        self.pooling = str(pool.pooling_mode) if pool is not None else pooling
-        self.dim = int(self._model.get_embedding_dimension())
         self._sha256: str | None = None
+        self._model: Any = None
+        # set when built for a Ray run: the model lives in its actors, not here
+        self.runner: RayBatchPool | None = None
+        placement = ray_placement()
+        if placement is None:
+            self._model = _load_local(self.model_dir, pooling, max_length, device)
+            self._model.eval()
+            info = self.model_info(pooling)
+        else:
+            from assay.retrieval._dense_ray import embedder_pool
+
+            self.runner = embedder_pool(self, pooling, placement)
+            info = self.runner.call(None)
+        self.pooling, self.dim, self.model_type = info["pooling"], info["dim"], info["model_type"]
+
+    def model_info(self, pooling: str) -> dict[str, Any]:
+        """What the loaded model says of itself: its pooling (a saved sentence-transformers
+        model keeps its own), dimension and model type."""
+        pool = next((m for m in self._model if hasattr(m, "pooling_mode")), None)
+        encoder = getattr(self._model[0], "auto_model", None)
+        return {
+            "pooling": str(pool.pooling_mode) if pool is not None else pooling,
+            "dim": int(self._model.get_embedding_dimension()),
+            "model_type": getattr(getattr(encoder, "config", None), "model_type", None),
+        }
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.runner is not None:  # the whole list in one call, sorted there as here
+            return np.asarray(self.runner.call(list(texts)), dtype=np.float32)
         out = self._model.encode(
             list(texts),
             batch_size=self.batch_size,
@@ -153,12 +179,11 @@ class TransformersEmbedder:
     def describe(self) -> dict[str, Any]:
         from importlib.metadata import version
 
-        encoder = getattr(self._model[0], "auto_model", None)
         return {
             "kind": self.kind,
             "model_dir": str(self.model_dir),
             "model_sha256": self.model_sha256,
-            "model_type": getattr(getattr(encoder, "config", None), "model_type", None),
+            "model_type": self.model_type,
             "dim": self.dim,
             "pooling": self.pooling,
             "normalize": "l2",

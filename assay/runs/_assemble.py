@@ -14,6 +14,7 @@ from assay.core.judging import Judge
 from assay.core.verification import Verifier
 from assay.datasets import PairsFile
 from assay.errors import RunError, SpecError
+from assay.models._ray_pool import local_models_on
 from assay.runs._build import (
     ClientPool,
     at_spec_field,
@@ -63,21 +64,22 @@ def assemble(
         raise RunError("two datasets share a name; set `name` in [[datasets]]", file=loaded.path)
     cache = _open_cache(loaded, options)
     pool = ClientPool(cache)
-    spec_judges = build_judges(
-        loaded,
-        cache=cache,
-        use_cache=options.use_cache,
-        refresh_cache=options.refresh_cache,
-        pool=pool,
-    )
-    all_judges = [*spec_judges, *judges]
-    _refuse_shared_ids(all_judges, loaded)
-    fact = _factuality(loaded, options, pool, decomposer, verifiers)
+    with local_models_on(loaded.spec.executor):  # hf/ judges and dense embedders: on Ray?
+        spec_judges = build_judges(
+            loaded,
+            cache=cache,
+            use_cache=options.use_cache,
+            refresh_cache=options.refresh_cache,
+            pool=pool,
+        )
+        all_judges = [*spec_judges, *judges]
+        _refuse_shared_ids(all_judges, loaded)
+        fact = _factuality(loaded, options, pool, decomposer, verifiers)
+        gate = _gate(loaded, options, cache, fact)
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
     items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
-    gate = _gate(loaded, options, cache, fact)
     verifiers = fact.verifiers if fact is not None else []
     run_local_models_on_ray(loaded, [*verifiers, *([gate.scorer.reranker] if gate else [])])
     warnings = _warnings(all_judges)

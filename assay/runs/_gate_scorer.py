@@ -27,6 +27,7 @@ from assay.core.records import (
 )
 from assay.errors import ModelConfigError
 from assay.models import ResponseCache
+from assay.models._ray_pool import local_models_on, ray_placement
 from assay.retrieval import Corpus, Hit, Retriever, load_corpus, normalised_hits
 from assay.retrieval._identity import config_sha256
 from assay.runs._gate_rerankers import PairScorer, PassagePair, Scored, pair_scorer
@@ -99,6 +100,7 @@ class GateScorer:
             refresh_cache=refresh_cache,
         )
         self._retriever: Retriever | None = None
+        self._placement = ray_placement()  # a dense index built later embeds where it was asked
         self._identity: tuple[GateReranker, GateRetriever] | None = None
 
     @property
@@ -107,7 +109,8 @@ class GateScorer:
 
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            self._retriever = build_retriever(self.corpus, self.retrieval)
+            with local_models_on(self._placement):
+                self._retriever = build_retriever(self.corpus, self.retrieval)
         return self._retriever
 
     def preflight(self) -> None:
