@@ -15,7 +15,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,15 +221,14 @@ class DiesOnThirdCall:
 async def test_a_killed_actor_has_its_request_resent(
     ray_instance: Any, one_torch_thread: None, models: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """Two actors answer concurrently; one dies while answering its second request, which
-    goes to a fresh actor: responses and cache entries are the in-process ones, none lost,
-    none answered twice."""
+    """The actor dies while answering the second request, which goes to a fresh actor:
+    responses and cache entries are the in-process ones, none lost, none answered twice."""
     config, requests = ModelConfig(model=f"hf/{models[0]}"), [_request(s) for s in sentences()[:6]]
     caches = ResponseCache(tmp_path / "a"), ResponseCache(tmp_path / "b")
     local = Model(LocalCausalTransport(config), caches[0])
-    with local_models_on(ExecutorOptions(kind="ray", actors=2, num_cpus=0.5)):
+    with local_models_on(ExecutorOptions(kind="ray", num_cpus=0.5)):
         transport = LocalCausalTransport(config)
-    assert isinstance(transport.generator, RayBatchPool) and transport.max_concurrency == 2
+    assert isinstance(transport.generator, RayBatchPool)
     marker = tmp_path / "died"
     recipe = DiesOnThirdCall(CausalModelRecipe(config, threads=1), str(marker))
     pool = transport.generator = RayBatchPool(transport.generator.options, recipe, name="lm")
@@ -243,6 +244,31 @@ async def test_a_killed_actor_has_its_request_resent(
         cache.flush()
     assert _cache_entries(tmp_path / "b") == _cache_entries(tmp_path / "a")
     assert len(caches[0]) > 0
+
+
+@dataclass(frozen=True)
+class Echo:
+    """A model-free worker: each item back with the actor's process id."""
+
+    def __call__(self) -> Callable[[int], tuple[int, int]]:
+        def run(item: int) -> tuple[int, int]:
+            time.sleep(0.1)
+            return os.getpid(), item
+
+        return run
+
+
+def test_concurrent_calls_each_get_an_actor_of_their_own(ray_instance: Any) -> None:
+    """What lets a causal LM answer `actors` requests at once: callers in other threads
+    each wait for a free actor; every item is answered once, to its own caller."""
+    pool = RayBatchPool(ExecutorOptions(kind="ray", actors=2, num_cpus=0.5), Echo(), name="echo")
+    try:
+        with ThreadPoolExecutor(4) as threads:
+            answers = list(threads.map(pool.call, range(8)))
+    finally:
+        pool.close()
+    assert [item for _, item in answers] == list(range(8))
+    assert len({pid for pid, _ in answers}) == 2 and pool.stats == {"chunks": 8, "resent": 0}
 
 
 def test_in_process_is_the_default_outside_a_ray_run(models: tuple[Path, Path]) -> None:
