@@ -92,3 +92,19 @@ def test_columns_equal_the_definition(seed: int) -> None:
     want = [tuple(_plain(v) for v in row) for row in _reference(records)]
     assert got == want
     assert str(table["severity"].dtype) == "Int64" and table["failed"].dtype == bool
+
+
+def test_bootstrap_cis_do_not_depend_on_the_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory per chunk is bounded (`_MAX_CELLS`); the draws, and so the CIs, are the
+    same bit for bit whatever the bound."""
+    import numpy as np
+
+    import assay.metrics._bootstrap as bs
+
+    sample = np.random.default_rng(2).random((5000, 2))
+    found = set()
+    for cells in (1 << 24, 1 << 20, 65_536, 12_345):
+        monkeypatch.setattr(bs, "_MAX_CELLS", cells)
+        lo, hi = bs.bootstrap_mean_cis(sample, n_boot=400, seed=[1, 2, 3])
+        found.add((*lo.tolist(), *hi.tolist()))
+    assert len(found) == 1

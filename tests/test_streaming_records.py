@@ -1,23 +1,27 @@
-"""A run keeps tallies, not records, and its metrics stream the judgments file: the
-manifest's counters and the metrics (bootstrap CIs included) are exactly what the
-whole records give, on the demo and on a generated file with retried keys."""
+"""A run keeps each key's status and per-judge counters, not records, and its metrics
+stream the judgments file: the manifest's counters and the metrics (bootstrap CIs
+included) are exactly what the whole records give, on the demo and on a generated file
+with retried keys."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, JudgmentRecord
 from assay.core.rundir import latest, latest_records
 from assay.metrics import force_metrics
 from assay.runs import Runner, RunOptions, load_spec, read_json
+from assay.runs._counters import counters_of
 from assay.runs._manifest import judges_section
 from assay.runs._metrics import compute_metrics
-from assay.runs._store import Tally, TallyLog
+from assay.runs._store import TallyLog
 from assay.testing import FakeOpenAIServer, reply
 
 LABELS = ["fully_supported", "partially_supported", "not_supported"]
@@ -71,7 +75,7 @@ def test_demo_run_metrics_and_counters_match_the_whole_records(tmp_path: Path) -
     records = list(latest_records(judgments).values())
     runner = Runner(load_spec(tmp_path / "demo.toml"), RunOptions(output_dir=str(out)))
     planned = Counter(w.judge_id for w in runner.plan())
-    from_records = judges_section(runner.judges, records, planned)
+    from_records = judges_section(runner.judges, counters_of(records), planned)
     assert [j["stats"] for j in manifest["judges"]] == [j["stats"] for j in from_records]
     assert any(j["stats"]["tokens"]["total"] > 0 for j in manifest["judges"])  # LLM usage
 
@@ -111,27 +115,75 @@ def test_generated_file_metrics_equal_the_whole_records_implementation(tmp_path:
         assert {r["dataset"] for r in streamed["rows"]} == {"all", "d0", "d1"}
 
 
-def test_tallies_hold_what_the_counters_read_from_records(tmp_path: Path) -> None:
+def _reference_stats(records: list[Any], planned: int) -> dict[str, Any]:
+    """The manifest's counters by plain sums over the latest records (the definition)."""
+    sent = [r for r in records if not r.cache_hit]
+    costs = [r.usage.cost_usd for r in sent if r.usage.cost_usd is not None]
+    statuses = Counter(r.status.value for r in records)
+    return {
+        "planned": planned,
+        "recorded": len(records),
+        "requests_sent": sum(r.attempts for r in sent),
+        "cache_hits": len(records) - len(sent),
+        "retries": sum(max(r.attempts - 1, 0) for r in sent),
+        "by_status": {s.value: statuses.get(s.value, 0) for s in Status},
+        "failures": sum(v for k, v in statuses.items() if k != "ok"),
+        "tokens": {
+            "prompt": sum(r.usage.prompt_tokens for r in records),
+            "completion": sum(r.usage.completion_tokens for r in records),
+            "total": sum(r.usage.total_tokens for r in records),
+            "prompt_uncached": sum(r.usage.prompt_tokens for r in sent),
+            "completion_uncached": sum(r.usage.completion_tokens for r in sent),
+        },
+        "cost_usd": round(math.fsum(costs), 6) if costs else None,
+        "model_returned": sorted({r.model_returned for r in records if r.model_returned}),
+        "mean_latency_s": round(math.fsum(r.latency_s for r in records) / len(records), 6)
+        if records
+        else None,
+    }
+
+
+def _by_judge(records: Any) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in records:
+        out.setdefault(r.judge_id, []).append(r)
+    return out
+
+
+def test_a_log_keeps_statuses_and_counters_equal_to_the_records(tmp_path: Path) -> None:
     path = tmp_path / "judgments.jsonl"
-    _generated(path, n_pairs=50, seed=3)
+    _generated(path, n_pairs=50, seed=3)  # some keys recorded twice: the later line wins
     log: TallyLog[JudgmentRecord] = TallyLog(path, JudgmentRecord)
-    tallies = log.load()
+    statuses = log.load()
     records = latest_records(path)
-    assert tallies.keys() == records.keys()
-    assert all(isinstance(t, Tally) for t in tallies.values())
+    assert statuses == {k: r.status for k, r in records.items()}
+    want = {j: _reference_stats(rs, 100) for j, rs in _by_judge(records.values()).items()}
+    assert {j: c.stats(100) for j, c in log.counters().items()} == want
 
-    class _Judge:
-        def __init__(self, judge_id: str) -> None:
-            self.id = judge_id
 
-        def describe(self) -> dict[str, Any]:
-            return {"kind": "test"}
-
-    judges: Any = [_Judge(j) for j in ("j-a", "j-b", "j-c")]
-    planned = Counter({"j-a": 100, "j-b": 100, "j-c": 100})
-    assert judges_section(judges, list(tallies.values()), planned) == judges_section(
-        judges, list(records.values()), planned
-    )
+def test_forgotten_and_redone_keys_count_once_with_their_new_record(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    _generated(path, n_pairs=20, seed=5)
+    log: TallyLog[JudgmentRecord] = TallyLog(path, JudgmentRecord)
+    log.load()
+    redo = [k for k, status in log.records.items() if status is not Status.OK]
+    assert redo
+    for key in redo:
+        log.forget(key)
+    kept = [r for k, r in latest_records(path).items() if k not in redo]
+    want = {j: _reference_stats(rs, 0) for j, rs in _by_judge(kept).items()}
+    assert {j: c.stats(0) for j, c in log.counters().items()} == want
+    log.open()
+    again = []
+    for dataset, pair_id, member, judge_id in redo:
+        row = {"dataset": dataset, "pair_id": pair_id, "member": member, "judge_id": judge_id}
+        row |= {"status": "ok", "score": 0.5, "latency_s": 0.25, "attempts": 2}
+        again.append(JudgmentRecord.model_validate(row))
+        log.append(again[-1])
+    want = {j: _reference_stats(rs, 0) for j, rs in _by_judge([*kept, *again]).items()}
+    assert {j: c.stats(0) for j, c in log.counters().items()} == want
+    log.close()
+    assert {k: latest_records(path)[k].status for k in redo} == {k: Status.OK for k in redo}
 
 
 def test_item_judgments_are_tallied_like_judgments(tmp_path: Path) -> None:
@@ -141,11 +193,11 @@ def test_item_judgments_are_tallied_like_judgments(tmp_path: Path) -> None:
             row = {"dataset": "d", "item_id": f"i{i}", "judge_id": "j", "status": "ok"}
             row["usage"] = {"prompt_tokens": i, "cost_usd": 0.001 * i}
             fh.write(ItemJudgmentRecord.model_validate(row).model_dump_json() + "\n")
-    tallies = TallyLog(path, ItemJudgmentRecord).load()
+    log = TallyLog(path, ItemJudgmentRecord)
+    statuses = log.load()
     records = latest(path, ItemJudgmentRecord)
-    assert {k: (t.usage.prompt_tokens, t.usage.cost_usd) for k, t in tallies.items()} == {
-        k: (r.usage.prompt_tokens, r.usage.cost_usd) for k, r in records.items()
-    }
+    assert statuses == {k: r.status for k, r in records.items()}
+    assert log.counters()["j"].stats(30) == _reference_stats(list(records.values()), 30)
 
 
 def test_the_response_cache_does_not_map_its_file_into_memory(tmp_path: Path) -> None:

@@ -16,8 +16,10 @@ from numpy.typing import ArrayLike, NDArray
 Seed = int | Sequence[int] | np.random.SeedSequence | np.random.Generator
 """Anything `numpy.random.default_rng` accepts."""
 
-# Upper bound on resampling indices drawn at once (int64: 32 MiB); larger jobs are chunked.
-_MAX_CELLS = 1 << 22
+# Upper bound on resampling indices drawn at once (int64: 8 MiB, and as much again for the
+# values taken); larger jobs are chunked. The draws, and so the CIs, are the same whatever
+# the bound (tests/test_force_pairs_columns.py), so it only sets a run's peak memory.
+_MAX_CELLS = 1 << 20
 
 
 def _check_settings(n_boot: int, confidence: float) -> None:

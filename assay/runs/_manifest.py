@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from assay.core.rundir import (
     VERIFICATIONS_FILE,
 )
 from assay.errors import RunError, first_problem
+from assay.runs._counters import JudgeCounters
 from assay.runs._environment import environment
 
 FINAL_STATUSES = ("complete", "failed", "interrupted")
@@ -97,24 +98,13 @@ def _cost(records: Sequence[Any]) -> float | None:
     return round(sum(costs), 6) if costs else None
 
 
-def judge_stats(records: list[Any], planned: int) -> dict[str, Any]:
-    """Requests, cache hits, retries, failures by status, tokens and cost for one judge
-    (from its records, or from their tallies: anything with the records' counter fields)."""
-    stats: dict[str, Any] = {"planned": planned, **_calls(records)}
-    sent = [r for r in records if not r.cache_hit]
-    stats["failures"] = sum(v for k, v in stats["by_status"].items() if k != Status.OK.value)
-    stats["tokens"] = {
-        "prompt": sum(r.usage.prompt_tokens for r in records),
-        "completion": sum(r.usage.completion_tokens for r in records),
-        "total": sum(r.usage.total_tokens for r in records),
-        "prompt_uncached": sum(r.usage.prompt_tokens for r in sent),
-        "completion_uncached": sum(r.usage.completion_tokens for r in sent),
-    }
-    stats["cost_usd"] = _cost(records)
-    stats["model_returned"] = sorted({r.model_returned for r in records if r.model_returned})
-    latency = sum(r.latency_s for r in records) / len(records) if records else None
-    stats["mean_latency_s"] = round(latency, 6) if latency is not None else None
-    return stats
+def judge_stats(records: Iterable[Any], planned: int) -> dict[str, Any]:
+    """Requests, cache hits, retries, failures by status, tokens and cost of one judge's
+    records (anything with the records' counter fields)."""
+    counters = JudgeCounters()
+    for record in records:
+        counters.add(record)
+    return counters.stats(planned)
 
 
 def stage_stats(records: Sequence[Any]) -> dict[str, Any]:
@@ -129,17 +119,14 @@ def stage_stats(records: Sequence[Any]) -> dict[str, Any]:
 
 
 def judges_section(
-    judges: Sequence[Judge], records: Sequence[Any], planned: Counter[str]
+    judges: Sequence[Judge], counters: Mapping[str, JudgeCounters], planned: Counter[str]
 ) -> list[dict[str, Any]]:
-    """Each judge's `describe()`, its id, and counters from its records (or tallies)."""
-    by_judge: dict[str, list[Any]] = {}
-    for rec in records:
-        by_judge.setdefault(rec.judge_id, []).append(rec)
+    """Each judge's `describe()`, its id, and the counters of its records."""
     section = []
     for judge in judges:
         entry = dict(judge.describe())
         entry["id"] = judge.id
-        entry["stats"] = judge_stats(by_judge.get(judge.id, []), planned[judge.id])
+        entry["stats"] = counters.get(judge.id, JudgeCounters()).stats(planned[judge.id])
         section.append(entry)
     return section
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from assay.core.outcomes import Status
@@ -54,6 +55,13 @@ class Progress:
         self.cache_hits = 0
         if self._progress is not None:
             self._task = self._progress.add_task("", total=total, completed=done, stage=stage)
+
+    def add_recorded(self, counters: Iterable[Any]) -> None:
+        """Count what earlier sessions recorded (per-judge `JudgeCounters`) in the tally."""
+        for c in counters:
+            self.tally.update(c.by_status)
+            self.cache_hits += c.cache_hits
+        self._refresh()
 
     def _summary(self) -> str:
         parts = [f"{k} {v}" for k, v in sorted(self.tally.items())]

@@ -28,6 +28,7 @@ from assay.runs._build import (
     factuality_clients_to_check,
     preflight_clients,
 )
+from assay.runs._counters import merged
 from assay.runs._executor import AsyncPoolExecutor, Executor, StageContext, cancel_on_sigterm
 from assay.runs._manifest import (
     cache_info,
@@ -132,10 +133,10 @@ class Runner:
         redo = redo_statuses(self.options.retry_errors)
         n, judges = 0, set()
         for key in self.judge_stage.planned_keys():
-            tally = log.records.get(key)
-            if tally is None or tally.status in redo:
-                if tally is not None:
-                    del log.records[key]
+            status = log.records.get(key)
+            if status is None or status in redo:
+                if status is not None:
+                    log.forget(key)
                 n += 1
                 judges.add(key[3])
         return n, judges
@@ -200,8 +201,7 @@ class Runner:
         abort = asyncio.Event()
         policy = self.loaded.spec.failure
         items = self.items
-        recorded = [r.status for r in log.records.values()]
-        recorded += [r.status for r in items.records.values()] if items else []
+        recorded = [*log.records.values(), *(items.records.values() if items else [])]
         budget = FailureBudget(policy, planned + _planned(items), recorded, abort)
         progress = Progress(self.options.progress)
         redo = redo_statuses(self.options.retry_errors)
@@ -270,10 +270,10 @@ class Runner:
         planned: int,
     ) -> None:
         items = self.items
-        records: list[Any] = [*log.records.values(), *(items.records.values() if items else [])]
+        counters = merged(log.counters(), items.counters() if items else {})
         counts = self.judge_stage.planned_by_judge()
         counts.update(w.judge_id for w in (items.plan() if items else []))
-        judges = judges_section(self.judges, records, counts)
+        judges = judges_section(self.judges, counters, counts)
         manifest = session_manifest(
             base,
             status,
@@ -301,7 +301,7 @@ class Runner:
         claims = fact.claims if fact is not None else None
         verified = fact.verifications if fact is not None else None
         failing = set(self.loaded.spec.failure.statuses)
-        failed = sum(1 for r in log.records.values() if r.status in failing)
+        failed = sum(1 for status in log.records.values() if status in failing)
         items = self.items
         failed += items.failed(failing) if items else 0
         failed += self.gate.failed(failing) if self.gate else 0

@@ -20,11 +20,12 @@ from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
 from assay.datasets import Item, ItemsDataset
 from assay.errors import DatasetError, SpecError
+from assay.runs._counters import JudgeCounters
 from assay.runs._executor import StageContext
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import ItemWork
 from assay.runs._stage_judge import worker_budget
-from assay.runs._store import Tally, TallyLog, write_jsonl_atomic
+from assay.runs._store import TallyLog, write_jsonl_atomic
 
 Order = Literal["ab", "ba"]
 ORDERS: tuple[Order, Order] = ("ab", "ba")
@@ -67,7 +68,8 @@ class ItemsStage:
             d.name: [j for j in self.judges if judge_task(j) == task_of(d)] for d in self.datasets
         }
         self._fields = {j.id: identity_fields(j.describe()) for j in self.judges}
-        self.records: dict[Any, Tally] = {}
+        self.records: dict[Any, Status] = {}
+        self._tallies: TallyLog[ItemJudgmentRecord] | None = None
         self.written = 0  # records appended this session
         self._planned: list[ItemWork] | None = None
         for i, d in enumerate(self.datasets):
@@ -117,8 +119,11 @@ class ItemsStage:
 
     def load(self, run_dir: Path, redo: set[Status]) -> None:
         """What earlier sessions recorded (read-only), less what this session redoes."""
-        done = TallyLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).load()
-        self.records = {k: r for k, r in done.items() if r.status not in redo}
+        log = TallyLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord)
+        for key, status in list(log.load().items()):
+            if status in redo:
+                log.forget(key)
+        self.records, self._tallies = log.records, log
 
     def pending(self) -> list[ItemWork]:
         """Planned work with no record yet (after `load`)."""
@@ -131,7 +136,11 @@ class ItemsStage:
         return sum(1 for w in self.plan() if w.key in self.records)
 
     def failed(self, failing: set[Status]) -> int:
-        return sum(1 for r in self.records.values() if r.status in failing)
+        return sum(1 for status in self.records.values() if status in failing)
+
+    def counters(self) -> dict[str, JudgeCounters]:
+        """Per-judge counters of the latest records (the manifest's `judges[].stats`)."""
+        return self._tallies.counters() if self._tallies is not None else {}
 
     def done(self) -> bool:
         return self.recorded() == self.planned()
@@ -205,10 +214,12 @@ class ItemsStage:
         log = TallyLog(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord)
         recorded = log.resume()
         planned = self.plan()
-        todo = [w for w in planned if w.key not in recorded or recorded[w.key].status in redo]
+        todo = [w for w in planned if w.key not in recorded or recorded[w.key] in redo]
         for work in todo:
-            recorded.pop(work.key, None)  # a redone judgment no longer counts
+            if work.key in recorded:
+                log.forget(work.key)  # a redone judgment no longer counts
         self.records = recorded  # the log's live dict: an interrupted run counts what it saved
+        self._tallies = log
         ctx.progress.start("judging items", total=len(planned), done=len(planned) - len(todo))
 
         async def handle(work: ItemWork) -> None:

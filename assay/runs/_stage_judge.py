@@ -148,8 +148,7 @@ class JudgeStage:
         n_todo, planned = counts
         if planned:
             ctx.progress.start("judging", total=planned, done=planned - n_todo)
-            for rec in log.records.values():
-                ctx.progress.advance(rec.status, cache_hit=rec.cache_hit, count=False)
+            ctx.progress.add_recorded(log.counters().values())
 
         def emit(record: JudgmentRecord) -> None:
             log.append(record)

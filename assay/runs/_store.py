@@ -12,10 +12,9 @@ import os
 import sys
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Generic, NamedTuple, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -25,6 +24,7 @@ from assay.core.rundir import (
     iter_jsonl,
 )
 from assay.redaction import redact_with_paths
+from assay.runs._counters import JudgeCounters, counters_of
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -238,49 +238,76 @@ class RecordLog(KeyedLog[R, R]):
         return record
 
 
-class TokenCounts(NamedTuple):
-    """A record's `usage`, as the manifest's counters read it (`r.usage.prompt_tokens`)."""
+class TallyLog(KeyedLog[R, Status]):
+    """A judgment file (`judgments.jsonl`, `item_judgments.jsonl`): records go to disk;
+    what stays is each key's status (resume, the failure policy) and per-judge counters
+    (the manifest, progress): a run's memory does not grow by the record.
 
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-    cost_usd: float | None
+    The counters sum the latest record per key. A key recorded again (a redone error)
+    or forgotten (about to be redone) makes them stale; they are then summed again from
+    the file, latest line per key winning, the next time they are read."""
+
+    def __init__(self, path: Path, model: type[R]) -> None:
+        super().__init__(path, model)
+        self._counters: dict[str, JudgeCounters] = {}
+        self._stale = False
+
+    def keep(self, record: R) -> Status:
+        status: Status = record.status  # type: ignore[attr-defined]
+        return status
+
+    def load(self, *, repair: bool = False) -> dict[Any, Status]:
+        if repair:
+            repair_partial_tail(self.path)
+        self.records, self._counters, self._stale = {}, {}, False
+        for record in iter_jsonl(self.path, self.model):
+            self._count(record)
+        return self.records
+
+    def append(self, record: R) -> None:
+        assert self._writer is not None, "open() the log first"
+        self._writer.write(record)
+        self._count(record)
+
+    def forget(self, key: Any) -> None:
+        """Drop a key whose record this session redoes: it no longer counts."""
+        del self.records[key]
+        self._stale = True
+
+    def _count(self, record: Any) -> None:
+        key = _shared(_key(record))
+        self._stale = self._stale or key in self.records
+        self.records[key] = record.status
+        self._counters.setdefault(sys.intern(record.judge_id), JudgeCounters()).add(record)
+
+    def counters(self) -> dict[str, JudgeCounters]:
+        """Per judge id, the counters of the latest record of every key still held."""
+        if self._stale:
+            if self._writer is not None:
+                self._writer.flush()
+            self._counters = counters_of(_latest_kept(self.path, self.model, self.records))
+            self._stale = False
+        return self._counters
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
-    """What resume, the failure policy, progress and the manifest's counters need of one
-    judgment record, kept instead of the record: a run then holds a few hundred bytes
-    per judgment, not the whole record (raw output, parsed answer) until it ends."""
-
-    judge_id: str
-    status: Status
-    cache_hit: bool
-    attempts: int
-    latency_s: float
-    usage: TokenCounts
-    model_returned: str | None
-
-    @classmethod
-    def of(cls, record: Any) -> Tally:
-        u, returned = record.usage, record.model_returned
-        return cls(
-            judge_id=sys.intern(record.judge_id),
-            status=record.status,
-            cache_hit=record.cache_hit,
-            attempts=record.attempts,
-            latency_s=record.latency_s,
-            usage=TokenCounts(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cost_usd),
-            model_returned=None if returned is None else sys.intern(returned),
-        )
+def _shared(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A judgment key whose dataset, member/order and judge are shared strings (every
+    record's own copies cost ~110 bytes a judgment); the id (index 1) stays as it is."""
+    return tuple(
+        sys.intern(part) if i != 1 and isinstance(part, str) else part for i, part in enumerate(key)
+    )
 
 
-class TallyLog(KeyedLog[R, Tally]):
-    """A judgment file (`judgments.jsonl`, `item_judgments.jsonl`): records go to disk,
-    only their tallies stay, so memory does not grow by whole records."""
-
-    def keep(self, record: R) -> Tally:
-        return Tally.of(record)
+def _latest_kept(path: Path, model: type[R], kept: dict[Any, Status]) -> Iterator[R]:
+    """The last line of each key in `kept`, read in two passes (where each key's last
+    line is, then those lines), so the records are never all in memory at once."""
+    last: dict[Any, int] = {}
+    for line, record in enumerate(iter_jsonl(path, model)):
+        last[_key(record)] = line
+    for line, record in enumerate(iter_jsonl(path, model)):
+        key = _key(record)
+        if last.get(key) == line and key in kept:
+            yield record
 
 
 def _key(record: Any) -> Any:
