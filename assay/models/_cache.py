@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from assay.errors import PathError
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
+from assay.prompts._prompt import Message
 from assay.redaction import redact, redact_url
 
 CACHE_SCHEMA_VERSION = 1
@@ -88,6 +89,60 @@ def cache_key(
 def hash_parts(parts: dict[str, Any]) -> str:
     """The key of a set of key parts (a transport may add its own to `cache_key_parts`)."""
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
+
+
+_MESSAGES_SLOT = "\x00assay-messages\x00"
+_SAMPLE_SLOT = "\x00assay-sample\x00"
+
+
+def messages_json(messages: list[Message]) -> str:
+    """`canonical_json` of the dumped messages, without pydantic's `model_dump` (a
+    `Message` is exactly a role and a content; a test checks the two agree)."""
+    return json.dumps(
+        [{"content": m.content, "role": m.role} for m in messages],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+class ChatKeys:
+    """`cache_key` for one config and structured mode, fast: everything but the messages
+    and the sample index is serialised once per decoding/schema, and the key is the same
+    SHA-256 of the same canonical JSON (a cache hit costs little more than its key)."""
+
+    def __init__(self, config: ModelConfig, structured_mode: str | None) -> None:
+        self.config = config
+        self.structured_mode = structured_mode
+        self._frames: dict[tuple[int, int, str], tuple[Any, Any, tuple[str, str, str]]] = {}
+
+    def _frame(self, request: ChatRequest) -> tuple[str, str, str] | None:
+        """The canonical JSON around the messages and the sample index, or None when a
+        slot marker is not unique in it (a config that contains the marker text)."""
+        ident = (id(request.decoding), id(request.response_schema), request.schema_name)
+        hit = self._frames.get(ident)
+        if hit is not None and hit[0] is request.decoding and hit[1] is request.response_schema:
+            return hit[2]
+        parts = cache_key_parts(self.config, request, structured_mode=self.structured_mode)
+        parts.update(messages=_MESSAGES_SLOT, sample_index=_SAMPLE_SLOT)
+        text = canonical_json(parts)
+        messages = json.dumps(_MESSAGES_SLOT)
+        sample = json.dumps(_SAMPLE_SLOT)
+        if text.count(messages) != 1 or text.count(sample) != 1:
+            return None
+        head, rest = text.split(messages)
+        middle, tail = rest.split(sample)
+        if len(self._frames) > 256:
+            self._frames.clear()
+        self._frames[ident] = (request.decoding, request.response_schema, (head, middle, tail))
+        return head, middle, tail
+
+    def key(self, request: ChatRequest) -> str:
+        frame = self._frame(request)
+        if frame is None or type(request.sample_index) is not int:
+            return cache_key(self.config, request, structured_mode=self.structured_mode)
+        head, middle, tail = frame
+        text = f"{head}{messages_json(request.messages)}{middle}{request.sample_index}{tail}"
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _open_cache(directory: Path, diskcache: Any) -> Any:

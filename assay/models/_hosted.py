@@ -10,8 +10,9 @@ import os
 from typing import Any
 
 from assay.core.outcomes import Usage
-from assay.models._cache import cache_key
+from assay.models._cache import ChatKeys
 from assay.models._config import ModelConfig
+from assay.models._heap import HOSTED_REQUESTS
 from assay.models._openai_errors import bad_body_error
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
 from assay.models._types import ChatRequest, RawResponse
@@ -44,6 +45,7 @@ class HostedEndpoint:
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
         self._structured: str | None = None
+        self._keys: ChatKeys | None = None  # made once the structured mode is resolved
         self._reached = False  # has the server ever answered (even with an error)?
         self._unreached = 0  # attempts that failed to connect before any answer
         self.stop_if_unreachable = False  # a run sets it: see _note_failure
@@ -152,7 +154,9 @@ class HostedEndpoint:
     def cache_key(self, request: ChatRequest) -> str:
         """The response-cache key: config + request + the structured-output mode sent.
         The transport is not part of it: both send the same request."""
-        return cache_key(self.config, request, structured_mode=self.structured_mode())
+        if self._keys is None:
+            self._keys = ChatKeys(self.config, self.structured_mode())
+        return self._keys.key(request)
 
 
 class LiteLLMTransport(HostedEndpoint):
@@ -163,7 +167,7 @@ class LiteLLMTransport(HostedEndpoint):
         d = request.decoding
         kwargs: dict[str, Any] = {
             "model": self.config.model,
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": d.temperature,
             "max_tokens": d.max_tokens,
             "timeout": self.config.timeout_s,
@@ -196,9 +200,11 @@ class LiteLLMTransport(HostedEndpoint):
 
     async def acompletion(self, kwargs: dict[str, Any]) -> Any:
         """One HTTP completion with these litellm arguments: litellm's response, or a
-        classified `TransportError` (`TargetUnreachable` when the server never answers)."""
+        classified `TransportError` (`TargetUnreachable` when the server never answers).
+        The heap stays frozen while any is in flight (models/_heap.py)."""
         try:
-            response = await litellm_module().acompletion(**kwargs)
+            with HOSTED_REQUESTS.held():
+                response = await litellm_module().acompletion(**kwargs)
         except Exception as exc:
             self._note_failure(exc)
             raise classify(exc, self.config.api_base) from exc
