@@ -108,3 +108,28 @@ def test_bootstrap_cis_do_not_depend_on_the_chunk_size(monkeypatch: pytest.Monke
         lo, hi = bs.bootstrap_mean_cis(sample, n_boot=400, seed=[1, 2, 3])
         found.add((*lo.tolist(), *hi.tolist()))
     assert len(found) == 1
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_metrics_from_columns_equal_the_pair_table_means(seed: int) -> None:
+    """force_metrics works on the columns, not the DataFrame: its point estimates are the
+    pair table's group means."""
+    from assay.metrics import force_metrics
+
+    records = _records(random.Random(seed))
+    table = pair_table(records)
+    rows = force_metrics(records, n_boot=0).rows
+    assert rows
+    for row in rows:
+        sub = table[table["judge_id"] == row.judge_id]
+        if row.dataset != "all":
+            sub = sub[sub["dataset"] == row.dataset]
+        if row.group_by == "axis":
+            axis = sub["axis"].where(sub["axis"].notna(), "unknown")
+            sub = sub[axis == row.group]
+        elif row.group_by == "severity":
+            sev = sub["severity"].astype("object").where(sub["severity"].notna(), None)
+            sub = sub[[("unrated" if s is None else str(s)) == row.group for s in sev]]
+        assert row.n == len(sub) and row.n_failed == int(sub["failed"].sum())
+        assert row.mvr == pytest.approx(sub["violation"].mean(), abs=1e-12)
+        assert row.fs == pytest.approx(sub["margin"].mean(), abs=1e-12)

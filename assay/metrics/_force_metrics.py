@@ -13,7 +13,7 @@ every `(dataset, pair_id)` seen in any record, so N is the same for every judge.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from assay.core.pairs import Axis
-from assay.metrics._force_pairs import Records, judged_pairs, pair_frame
+from assay.metrics._force_pairs import Records, judge_columns, judged_pairs, sorted_pairs
 from assay.metrics._metric_rows import BootstrapFields, JudgeRow, RowsReport, estimate_fields
 from assay.metrics._pooling import (
     BootSettings,
@@ -95,30 +95,65 @@ def force_metrics(
     """
     boot = BootSettings(n_boot, seed, confidence)
     judged = judged_pairs(records)
-    table = pair_frame(judged)
-    datasets = [str(d) for d in table["dataset"].tolist()]
+    keys, order = sorted_pairs(judged)
+    labels = _Labels(
+        datasets=np.array([k[0] for k in keys], dtype=object),
+        axes=np.array([_axis_group(judged.axes[i]) for i in order], dtype=object),
+        severities=np.array([_severity_group(judged.severities[i]) for i in order], dtype=object),
+    )
     rows: list[ForceRow] = []
-    for judge_id, sub in table.groupby("judge_id", sort=True):
-        jid = str(judge_id)
-        for name, part in pooled_and_per_dataset(sub, datasets, _pairs_of_dataset):
+    for jid in sorted(judged.judges):
+        columns = judge_columns(judged, judged.outcomes[jid], order)
+        whole = _JudgePairs(
+            values=np.column_stack(
+                [columns["violation"].astype(np.float64), columns["margin"].astype(np.float64)]
+            ),
+            failed=columns["failed"],
+            labels=labels,
+        )
+        for name, part in pooled_and_per_dataset(whole, labels.datasets.tolist(), _of_dataset):
             rows += _judge_rows(jid, judged.judges[jid], part, name, boot)
     return ForceReport(rows=rows, **asdict(boot))
 
 
-def _pairs_of_dataset(pairs: pd.DataFrame, dataset: str) -> pd.DataFrame:
-    return pairs[pairs["dataset"] == dataset]
+@dataclass(frozen=True)
+class _Labels:
+    """Per pair, in sorted order: its dataset, axis group and severity group."""
+
+    datasets: NDArray[np.object_]
+    axes: NDArray[np.object_]
+    severities: NDArray[np.object_]
+
+    def __getitem__(self, mask: NDArray[np.bool_]) -> _Labels:
+        return _Labels(self.datasets[mask], self.axes[mask], self.severities[mask])
 
 
-def _groups(sub: pd.DataFrame) -> list[tuple[GroupBy, str, NDArray[np.bool_]]]:
-    axes = np.array(
-        [UNKNOWN_AXIS if is_missing(a) else str(a) for a in sub["axis"].tolist()], dtype=object
-    )
-    sevs = np.array(
-        [UNRATED if is_missing(s) else str(int(s)) for s in sub["severity"].tolist()],
-        dtype=object,
-    )
+@dataclass(frozen=True)
+class _JudgePairs:
+    """One judge's pairs, in sorted order: (violation, margin) rows, failed, labels."""
+
+    values: NDArray[np.float64]
+    failed: NDArray[np.bool_]
+    labels: _Labels
+
+
+def _of_dataset(pairs: _JudgePairs, dataset: str) -> _JudgePairs:
+    mask = pairs.labels.datasets == dataset
+    return _JudgePairs(pairs.values[mask], pairs.failed[mask], pairs.labels[mask])
+
+
+def _axis_group(axis: object) -> str:
+    return UNKNOWN_AXIS if is_missing(axis) else str(axis)
+
+
+def _severity_group(severity: object) -> str:
+    return UNRATED if is_missing(severity) else str(int(severity))  # type: ignore[call-overload]
+
+
+def _groups(labels: _Labels) -> list[tuple[GroupBy, str, NDArray[np.bool_]]]:
+    axes, sevs = labels.axes, labels.severities
     groups: list[tuple[GroupBy, str, NDArray[np.bool_]]] = [
-        ("overall", OVERALL_GROUP, np.ones(len(sub), dtype=bool))
+        ("overall", OVERALL_GROUP, np.ones(len(axes), dtype=bool))
     ]
     groups += [("axis", a, axes == a) for a in _axis_order(axes.tolist())]
     groups += [("severity", s, sevs == s) for s in _severity_order(sevs.tolist())]
@@ -126,15 +161,12 @@ def _groups(sub: pd.DataFrame) -> list[tuple[GroupBy, str, NDArray[np.bool_]]]:
 
 
 def _judge_rows(
-    jid: str, meta: ProducerMeta, sub: pd.DataFrame, dataset: str, boot: BootSettings
+    jid: str, meta: ProducerMeta, pairs: _JudgePairs, dataset: str, boot: BootSettings
 ) -> list[ForceRow]:
     """Every group's row for one judge on one dataset (or all of them pooled)."""
-    values: NDArray[np.float64] = np.column_stack(
-        [sub["violation"].to_numpy(dtype=np.float64), sub["margin"].to_numpy(dtype=np.float64)]
-    )
-    failed: NDArray[np.bool_] = sub["failed"].to_numpy(dtype=bool)
+    values, failed = pairs.values, pairs.failed
     rows: list[ForceRow] = []
-    for group_by, group, mask in _groups(sub):
+    for group_by, group, mask in _groups(pairs.labels):
         v = values[mask]
         if v.shape[0] == 0:
             continue

@@ -199,7 +199,7 @@ def judged_pairs(records: Records) -> JudgedPairs:
     return out
 
 
-def _judge_columns(
+def judge_columns(
     judged: JudgedPairs, outcomes: _Outcomes, order: NDArray[np.intp]
 ) -> dict[str, Any]:
     """One judge's s_cal .. margin columns over the pairs in `order`.
@@ -228,10 +228,15 @@ def _judge_columns(
     }
 
 
+def sorted_pairs(judged: JudgedPairs) -> tuple[list[PairKey], NDArray[np.intp]]:
+    """The pair keys sorted, and each one's index in the judges' columns."""
+    keys = sorted(judged.index)
+    return keys, np.fromiter((judged.index[k] for k in keys), dtype=np.intp, count=len(keys))
+
+
 def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
     """Every judge's row for every pair seen in any record (judges, then pairs, sorted)."""
-    keys = sorted(judged.index)
-    order = np.fromiter((judged.index[k] for k in keys), dtype=np.intp, count=len(keys))
+    keys, order = sorted_pairs(judged)
     judges = sorted(judged.judges)
     parts: dict[str, list[Any]] = {name: [] for name in PAIR_COLUMNS}
     for judge_id in judges:
@@ -240,7 +245,7 @@ def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
         parts["pair_id"].append(np.array([k[1] for k in keys], dtype=object))
         parts["axis"].append(np.array([judged.axes[i] for i in order], dtype=object))
         parts["severity"].append(np.array([judged.severities[i] for i in order], dtype=object))
-        for name, column in _judge_columns(judged, judged.outcomes[judge_id], order).items():
+        for name, column in judge_columns(judged, judged.outcomes[judge_id], order).items():
             parts[name].append(column)
     return pd.DataFrame(
         {
