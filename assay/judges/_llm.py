@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Unpack
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
@@ -16,6 +16,7 @@ from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt
 
 JudgeMode = Literal["online", "batch"]
+ParserInputs = tuple[type[BaseModel], list[str], dict[str, float]]
 
 
 class LLMJudge(PromptedModel):
@@ -39,6 +40,7 @@ class LLMJudge(PromptedModel):
         self.batch_poll_s = batch_poll_s
         self.batch_jobs: list[dict[str, Any]] = []  # set by the batch stage, for the manifest
         self._schema = prompt.output_model.model_json_schema()
+        self._parser_memo: tuple[Prompt, ParserInputs] | None = None
 
     @property
     def task(self) -> str:
@@ -91,6 +93,16 @@ class LLMJudge(PromptedModel):
             **raw.parse_inputs(), model_returned=raw.model_returned, **base
         )
 
+    def _parser_inputs(self) -> ParserInputs:
+        """The prompt's output model, labels and scores, read once per prompt object
+        (each read goes through pydantic attribute lookups: ~5 us a judgment)."""
+        prompt = self.prompt
+        memo = self._parser_memo
+        if memo is None or memo[0] is not prompt:
+            memo = (prompt, (prompt.output_model, prompt.meta.labels, prompt.meta.scores))
+            self._parser_memo = memo
+        return memo[1]
+
     def judgment_from_raw(
         self,
         *,
@@ -102,13 +114,14 @@ class LLMJudge(PromptedModel):
         **base: Any,
     ) -> Judgment:
         """Parse a raw response; also used by `assay reparse` with no model call."""
+        output_model, labels, scores = self._parser_inputs()
         verdict = parse_verdict(
             content,
             finish_reason=finish_reason,
             refusal=refusal,
-            output_model=self.prompt.output_model,
-            labels=self.prompt.meta.labels,
-            scores=self.prompt.meta.scores,
+            output_model=output_model,
+            labels=labels,
+            scores=scores,
         )
         return Judgment(
             **verdict.model_dump(),  # status, label, score, parsed, error

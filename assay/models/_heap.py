@@ -25,7 +25,7 @@ class FrozenHeap:
     theirs: assay never unfreezes what it did not freeze)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a finalizer run by gc.collect may re-enter
         self._in_flight = 0
         self._froze = False
 
