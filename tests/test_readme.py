@@ -8,6 +8,9 @@ The README is the first thing a user runs, so it must never drift from the code:
   A command that sets a provider key runs against the loopback OpenAI-compatible server
   (OPENAI_BASE_URL), and the fake-server command runs until it prints its URL.
 - ```python blocks run as scripts in the same sandbox.
+- A plain `assay ...` or `python FILE.py` command (no shell syntax) runs in a fork of one
+  warm interpreter (tests/_readme_fork.py): its own process, environment and exit status,
+  without paying for the imports again; every other command runs in bash.
 - ```toml blocks must parse and validate as (part of) a run spec.
 - ```text blocks are printed output: every line must appear in the output of the command
   run just before the block.
@@ -30,6 +33,7 @@ from pathlib import Path
 from subprocess import Popen
 
 import pytest
+from _readme_fork import ForkServer, plain_command
 
 from assay.testing import FakeOpenAIServer
 
@@ -94,15 +98,21 @@ def _env(box: Path) -> dict[str, str]:
     return env
 
 
-def _run(cmd: str, box: Path, env: dict[str, str], timeout: float = 600) -> str:
-    done = subprocess.run(
-        ["bash", "-e", "-c", cmd],
-        cwd=box,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def _run(
+    cmd: str, box: Path, env: dict[str, str], forks: ForkServer | None = None, timeout: float = 600
+) -> str:
+    plain = plain_command(cmd) if forks is not None else None
+    if forks is not None and plain is not None:
+        done = forks.run(plain, env, timeout)
+    else:
+        done = subprocess.run(
+            ["bash", "-e", "-c", cmd],
+            cwd=box,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"README command failed: {cmd}\n{output}"
     assert "Traceback" not in output, f"{cmd}\n{output}"
@@ -167,7 +177,11 @@ def _ci_command() -> str:
 
 
 def run_bash_line(
-    cmd: str, box: Path, env: dict[str, str], started: dict[str, Popen[str]] | None = None
+    cmd: str,
+    box: Path,
+    env: dict[str, str],
+    started: dict[str, Popen[str]] | None = None,
+    forks: ForkServer | None = None,
 ) -> str:
     if started and cmd in started:
         return _finish(cmd, started.pop(cmd))
@@ -189,10 +203,10 @@ def run_bash_line(
         with FakeOpenAIServer() as srv:
             hosted = dict(env, OPENAI_BASE_URL=srv.base_url)
             quiet = " --no-progress" if " assay run " in f" {cmd} " else ""
-            out = _run(cmd + quiet, box, hosted)
+            out = _run(cmd + quiet, box, hosted, forks)
             assert srv.stats.total > 0, "the hosted example sent no request"
             return out
-    return _run(cmd, box, env)
+    return _run(cmd, box, env, forks)
 
 
 def check_toml(block: Block, box: Path) -> None:
@@ -241,28 +255,34 @@ def test_every_readme_block_runs(sandbox: Path) -> None:
     env = _env(sandbox)
     blocks = readme_blocks(README.read_text(encoding="utf-8"))
     started = start_independent(blocks, sandbox, env)
+    forks = ForkServer(sandbox, env)
     try:
-        _run_blocks(blocks, sandbox, env, started)
+        _run_blocks(blocks, sandbox, env, started, forks)
         assert not started, f"started but never checked: {sorted(started)}"
     finally:
+        forks.close()
         for proc in started.values():
             proc.kill()
             proc.communicate()
 
 
 def _run_blocks(
-    blocks: list[Block], sandbox: Path, env: dict[str, str], started: dict[str, Popen[str]]
+    blocks: list[Block],
+    sandbox: Path,
+    env: dict[str, str],
+    started: dict[str, Popen[str]],
+    forks: ForkServer | None = None,
 ) -> None:
     last_output = ""
     for block in blocks:
         where = f"README.md:{block.line}"
         if block.lang == "bash":
             for cmd in _commands(block):
-                last_output = run_bash_line(cmd, sandbox, env, started) or last_output
+                last_output = run_bash_line(cmd, sandbox, env, started, forks) or last_output
         elif block.lang == "python":
             script = sandbox / f"readme_{block.line}.py"
             script.write_text(block.text, encoding="utf-8")
-            last_output = _run(shlex.join([sys.executable, str(script)]), sandbox, env)
+            last_output = _run(shlex.join([sys.executable, str(script)]), sandbox, env, forks)
         elif block.lang == "toml":
             check_toml(block, sandbox)
         elif block.lang == "prompt":
