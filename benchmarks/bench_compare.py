@@ -12,8 +12,12 @@ judge scores on a 1-5 scale (MAE, Pearson, Spearman compared too). Targets: <= 1
 `--library` runs the earlier, library-level measurement instead: `paired_compare` on
 in-memory outcome frames (no run directory).
 
+`--update-readme` runs all three (labels, `--scores`, `--library`) and rewrites the
+`bench:compare` blocks of README.md and benchmarks/README.md with their figures
+(benchmarks/_readme_blocks.py).
+
     python benchmarks/bench_compare.py [--items 100000] [--judges 4] [--n-boot 1000]
-        [--scores] [--library] [--keep DIR]
+        [--scores] [--library] [--keep DIR] [--update-readme]
 """
 
 from __future__ import annotations
@@ -28,9 +32,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _readme_blocks import Measurement, update_from_cli  # noqa: E402
 
 TARGET_S = 10.0
 TARGET_RSS_MB = 1024.0
@@ -165,7 +173,8 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run_dirs_benchmark(args: argparse.Namespace) -> None:
+def run_dirs_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """Prints the comparisons and the figures; returns the figures."""
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-compare-"))
     run_dir = work / "run"
     try:
@@ -189,20 +198,23 @@ def run_dirs_benchmark(args: argparse.Namespace) -> None:
         print(f"compare_runs CPU   {measured['cpu_s']:6.2f} s   (load average {_load()})")
         print(f"compare_runs RSS   {rss:6.0f} MB  (peak of its process; target <= 1024 MB)")
         print(f"assay compare CLI  {cli_wall:6.2f} s, {cli_rss:.0f} MB peak (start-up included)")
+        return {"comparisons": len(frame), "wall_s": measured["wall_s"], "cpu_s": measured["cpu_s"],
+                "rss_mb": rss, "cli_wall_s": cli_wall, "cli_rss_mb": cli_rss}  # fmt: skip
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def library_benchmark(args: argparse.Namespace) -> None:
+def library_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """Prints the comparisons and the figures; returns the figures."""
     from assay.metrics import paired_compare
 
     correct, scores = synthetic_outcomes(args.items, args.judges, seed=0)
     metrics = {"accuracy": correct, **({"score": scores} if args.scores else {})}
     rss_before = peak_rss_mb()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     report = paired_compare(metrics, n_boot=args.n_boot, seed=0)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(report.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(
         f"\n{args.items:,} items x {args.judges} judges, {len(metrics)} metric(s), "
@@ -213,9 +225,57 @@ def library_benchmark(args: argparse.Namespace) -> None:
         f"peak RSS   {peak_rss_mb():6.0f} MB  (target <= {TARGET_RSS_MB:.0f} MB; "
         f"{rss_before:.0f} MB before comparing, synthetic frames included)"
     )
+    return {"comparisons": len(report.rows), "wall_s": wall, "cpu_s": cpu, "rss_mb": peak_rss_mb()}
 
 
-def main() -> None:
+ROWS = (
+    ("`compare_runs` on a run directory, labels", {"scores": False, "library": False}),
+    ("the same with 1–5 scores (`--scores`)", {"scores": True, "library": False}),
+    ("`paired_compare` on in-memory frames (`--library`)", {"scores": False, "library": True}),
+)
+
+
+def readme_figures(args: argparse.Namespace, figures: list[dict[str, Any]]) -> str:
+    """One table row per measurement, then whether `compare_runs` met its targets."""
+    lines = [
+        f"{args.items:,} items × {args.judges} judges, {args.n_boot:,} paired resamples shared "
+        "by every comparison:",
+        "",
+        "| measurement | comparisons | wall | CPU | peak RSS | `assay compare` CLI, start-up "
+        "included |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for (label, _), fig in zip(ROWS, figures, strict=True):
+        cli = (
+            f"{fig['cli_wall_s']:.2f} s, {fig['cli_rss_mb']:.0f} MB" if "cli_wall_s" in fig else "–"
+        )
+        lines.append(
+            f"| {label} | {fig['comparisons']} | {fig['wall_s']:.2f} s | {fig['cpu_s']:.2f} s "
+            f"| {fig['rss_mb']:.0f} MB | {cli} |"
+        )
+    runs = [f for (_, flags), f in zip(ROWS, figures, strict=True) if not flags["library"]]
+    met = all(f["wall_s"] <= TARGET_S and f["rss_mb"] <= TARGET_RSS_MB for f in runs)
+    lines += [
+        "",
+        f"Targets for `compare_runs` (≤ {TARGET_S:.0f} s, ≤ 1 GB): {'met' if met else 'NOT met'}.",
+    ]
+    return "\n".join(lines)
+
+
+def update_readme(args: argparse.Namespace) -> int:
+    """Run the three measurements, then write their figures into the READMEs."""
+    measured = Measurement.of_this_run("bench_compare.py")
+    figures: dict[int, dict[str, Any]] = {}
+    # The library run first: its peak RSS is this process's, before writing run directories.
+    for i in sorted(range(len(ROWS)), key=lambda i: not ROWS[i][1]["library"]):
+        run = argparse.Namespace(**{**vars(args), **ROWS[i][1]})
+        print(f"\n== {ROWS[i][0]}", flush=True)
+        figures[i] = library_benchmark(run) if run.library else run_dirs_benchmark(run)
+    ordered = [figures[i] for i in range(len(ROWS))]
+    return update_from_cli("compare", measured, readme_figures(args, ordered))
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--judges", type=int, default=4)
@@ -223,15 +283,21 @@ def main() -> None:
     parser.add_argument("--scores", action="store_true", help="also compare scores")
     parser.add_argument("--library", action="store_true", help="paired_compare on frames")
     parser.add_argument("--keep", help="write the run directory here and keep it")
+    parser.add_argument("--update-readme", action="store_true", help="rewrite bench:compare")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure_compare(Path(args.measure), args.n_boot)
+    elif args.update_readme:
+        if args.keep:
+            parser.error("--keep keeps one run directory; --update-readme writes two")
+        return update_readme(args)
     elif args.library:
         library_benchmark(args)
     else:
         run_dirs_benchmark(args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
