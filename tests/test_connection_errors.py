@@ -4,13 +4,14 @@ that stops in seconds instead of spending every retry; `assay validate SPEC --pi
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from _cli import invoke_as_process
 
 from assay.judges import JudgeItem, LLMJudge, Status
 from assay.models import ModelConfig, RetryPolicy, make_client
@@ -46,10 +47,10 @@ def write_spec(tmp: Path, *blocks: str, name: str = "conn", defaults: str = "") 
     return spec
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, timeout=timeout
-    )
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`assay ARGS` in-process (tests/_cli.py): these tests read its output and exit status,
+    which a separate interpreter would only make ~4 s slower."""
+    return invoke_as_process(list(args), env=dict(os.environ), cwd=Path.cwd())
 
 
 @pytest.mark.parametrize("transport", ["litellm", "openai"])
