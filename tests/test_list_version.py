@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import invoke_as_process
 
 from assay import __version__
 from assay.catalog import SECTIONS, Section, catalog, section_name
@@ -25,14 +25,7 @@ def _assay(
 ) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"}
     full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return invoke_as_process(list(args), env=full, cwd=cwd)  # in-process: same output, no start-up
 
 
 def _section(name: str) -> Section:
