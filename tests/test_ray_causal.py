@@ -44,7 +44,12 @@ from assay.models import (  # noqa: E402  # noqa: E402
     ResponseCache,
 )
 from assay.models._ray_options import ExecutorOptions  # noqa: E402
-from assay.models._ray_pool import RayBatchPool, local_models_on  # noqa: E402
+from assay.models._ray_pool import (  # noqa: E402
+    BatchWorker,
+    RayBatchPool,
+    local_models_on,
+    still_waiting,
+)
 from assay.models._ray_workers import CausalCall, CausalModelRecipe  # noqa: E402
 from assay.prompts._prompt import Message  # noqa: E402
 from assay.runs import Runner, RunOptions, load_spec, read_json  # noqa: E402
@@ -269,6 +274,20 @@ def test_concurrent_calls_each_get_an_actor_of_their_own(ray_instance: Any) -> N
         pool.close()
     assert [item for _, item in answers] == list(range(8))
     assert len({pid for pid, _ in answers}) == 2 and pool.stats == {"chunks": 8, "resent": 0}
+
+
+def test_actors_the_cluster_has_no_room_for_are_one_line_naming_what_is_free(
+    ray_instance: Any,
+) -> None:
+    options = ExecutorOptions(kind="ray", actors=2, num_cpus=3)  # the instance has 2
+    actor = ray.remote(BatchWorker).options(num_cpus=3).remote(Echo())
+    try:
+        line = still_waiting(ray, [actor.ready.remote()], options, "hf/x", after_s=0.5)
+    finally:
+        ray.kill(actor)
+    assert line is not None and "\n" not in line
+    assert line.startswith("assay: hf/x: 1 of 1 Ray actors not ready after 0.5 s")
+    assert "each asks 3 CPU, 0 GPU; free now: 2 CPU, 0 GPU" in line
 
 
 def test_in_process_is_the_default_outside_a_ray_run(models: tuple[Path, Path]) -> None:

@@ -13,6 +13,7 @@ result arrives exactly once, in the caller's order.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +24,9 @@ from typing import Any, Protocol
 
 from assay.errors import ModelConfigError
 from assay.models._ray_options import RAY_EXTRA, ExecutorOptions
+
+# Actors not ready after this long get one line on stderr (loading, or no room on the cluster)
+UNPLACED_AFTER_S = 60.0
 
 # A picklable callable run once in each actor: it loads the model and returns the
 # function that scores one chunk there.
@@ -114,8 +118,12 @@ class RayBatchPool:
                 max_restarts=0,  # a dead actor is replaced here, by a fresh one
             )
             actors = [self._new_actor() for _ in range(self.options.actors)]
+            readiness = [a.ready.remote() for a in actors]
+            waiting = still_waiting(ray, readiness, self.options, self.name, UNPLACED_AFTER_S)
+            if waiting is not None:
+                print(waiting, file=sys.stderr, flush=True)
             try:
-                errors = ray.get([a.ready.remote() for a in actors])
+                errors = ray.get(readiness)
             except ray.exceptions.RayError as exc:  # assay or the model missing on a node
                 errors = [f"{self.name}: Ray actors could not start: {_first_line(exc)}"]
             if any(errors):
@@ -204,6 +212,25 @@ class RayBatchPool:
                     ray.kill(actor)
             self.actors = []
             self._free = queue.Queue()
+
+
+def still_waiting(
+    ray: Any, readiness: list[Any], options: ExecutorOptions, name: str, after_s: float
+) -> str | None:
+    """One line when actors are not ready after `after_s`: still loading, or waiting for
+    room. Every local model holds its actors for the whole run, so a cluster smaller than
+    all of them together makes a run wait for ever; the line says what is free."""
+    _, pending = ray.wait(readiness, num_returns=len(readiness), timeout=after_s)
+    if not pending:
+        return None
+    free = ray.available_resources()
+    return (
+        f"assay: {name}: {len(pending)} of {len(readiness)} Ray actors not ready after "
+        f"{after_s:g} s (each asks {options.num_cpus:g} CPU, {options.num_gpus:g} GPU; free "
+        f"now: {free.get('CPU', 0.0):g} CPU, {free.get('GPU', 0.0):g} GPU); the run's "
+        "local models hold their actors until it ends: fewer actors or a bigger cluster "
+        "if this does not pass"
+    )
 
 
 def _first_line(exc: BaseException) -> str:
