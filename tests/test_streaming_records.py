@@ -211,3 +211,22 @@ def test_the_response_cache_does_not_map_its_file_into_memory(tmp_path: Path) ->
         assert cache._cache._sql("PRAGMA cache_size").fetchone() == (1024,)
     finally:
         cache.close()
+
+
+def test_a_session_holds_nothing_per_judgment_it_records(tmp_path: Path) -> None:
+    source = tmp_path / "source.jsonl"
+    _generated(source, n_pairs=40, seed=9)
+    records = list(latest_records(source).values())
+    log: TallyLog[JudgmentRecord] = TallyLog(tmp_path / "judgments.jsonl", JudgmentRecord)
+    log.load()
+    log.open()
+    for record in records:
+        log.append(record)
+    assert log.records == {} and log.written == len(records)  # counters only
+    want = {j: _reference_stats(rs, 0) for j, rs in _by_judge(records).items()}
+    assert {j: c.stats(0) for j, c in log.counters().items()} == want
+    failing = {Status.PARSE_ERROR, Status.API_ERROR}
+    assert log.failed(failing) == sum(r.status in failing for r in records)
+    log.close()
+    again: TallyLog[JudgmentRecord] = TallyLog(tmp_path / "judgments.jsonl", JudgmentRecord)
+    assert again.load() == {k: r.status for k, r in latest_records(source).items()}

@@ -207,7 +207,8 @@ class Runner:
         redo = redo_statuses(self.options.retry_errors)
         ctx = StageContext(self.executor, progress, abort, self.judge_stage.worker_budget(), redo)
         with progress:
-            todo = self.judge_stage.jobs(lambda key: key not in log.records)  # read as run
+            earlier = log.records  # what earlier sessions recorded, less what is redone
+            todo = self.judge_stage.jobs(lambda key: key not in earlier)  # read as run
             await self.judge_stage.run(todo, (n_todo, planned), log, ctx, budget.count)
             if items is not None and not abort.is_set():
                 item_ctx = replace(ctx, workers=items.worker_budget())
@@ -291,8 +292,10 @@ class Runner:
         write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
 
     def _recorded(self, log: TallyLog[JudgmentRecord]) -> int:
-        """Planned judgments with a record (records of another plan do not count)."""
-        return sum(1 for key in self.judge_stage.planned_keys() if key in log.records)
+        """Planned judgments with a record: those of earlier sessions (records of another
+        plan do not count) and this session's, every one of them planned."""
+        earlier = sum(1 for key in self.judge_stage.planned_keys() if key in log.records)
+        return earlier + log.written
 
     def _outcome(
         self, status: str, message: str | None, planned: int, log: TallyLog[Any]
@@ -301,7 +304,7 @@ class Runner:
         claims = fact.claims if fact is not None else None
         verified = fact.verifications if fact is not None else None
         failing = set(self.loaded.spec.failure.statuses)
-        failed = sum(1 for status in log.records.values() if status in failing)
+        failed = log.failed(failing)
         items = self.items
         failed += items.failed(failing) if items else 0
         failed += self.gate.failed(failing) if self.gate else 0

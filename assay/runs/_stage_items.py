@@ -133,10 +133,11 @@ class ItemsStage:
         return len(self.pending())
 
     def recorded(self) -> int:
-        return sum(1 for w in self.plan() if w.key in self.records)
+        """Planned work recorded by earlier sessions, and this session's."""
+        return sum(1 for w in self.plan() if w.key in self.records) + self.written
 
     def failed(self, failing: set[Status]) -> int:
-        return sum(1 for status in self.records.values() if status in failing)
+        return self._tallies.failed(failing) if self._tallies is not None else 0
 
     def counters(self) -> dict[str, JudgeCounters]:
         """Per-judge counters of the latest records (the manifest's `judges[].stats`)."""
@@ -218,7 +219,7 @@ class ItemsStage:
         for work in todo:
             if work.key in recorded:
                 log.forget(work.key)  # a redone judgment no longer counts
-        self.records = recorded  # the log's live dict: an interrupted run counts what it saved
+        self.records = recorded  # earlier sessions' records; this session's count in `written`
         self._tallies = log
         ctx.progress.start("judging items", total=len(planned), done=len(planned) - len(todo))
 

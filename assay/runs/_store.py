@@ -240,16 +240,19 @@ class RecordLog(KeyedLog[R, R]):
 
 class TallyLog(KeyedLog[R, Status]):
     """A judgment file (`judgments.jsonl`, `item_judgments.jsonl`): records go to disk;
-    what stays is each key's status (resume, the failure policy) and per-judge counters
-    (the manifest, progress): a run's memory does not grow by the record.
+    what stays is per-judge counters (the manifest, progress, the failure count) and, for
+    resume, the status of each key recorded *before* this session (`records`, read by
+    `load`). This session's own records only add to the counters and to `written`: a
+    fresh run holds nothing per judgment, however long it is.
 
-    The counters sum the latest record per key. A key recorded again (a redone error)
-    or forgotten (about to be redone) makes them stale; they are then summed again from
-    the file, latest line per key winning, the next time they are read."""
+    The counters sum the latest record per key. A key forgotten (about to be redone) or
+    recorded twice makes them stale; they are then summed again from the file, latest
+    line per key winning, the next time they are read."""
 
     def __init__(self, path: Path, model: type[R]) -> None:
         super().__init__(path, model)
         self._counters: dict[str, JudgeCounters] = {}
+        self._forgotten: set[Any] = set()
         self._stale = False
 
     def keep(self, record: R) -> Status:
@@ -260,34 +263,46 @@ class TallyLog(KeyedLog[R, Status]):
         if repair:
             repair_partial_tail(self.path)
         self.records, self._counters, self._stale = {}, {}, False
+        self._forgotten = set()
         for record in iter_jsonl(self.path, self.model):
-            self._count(record)
+            key = _shared(_key(record))
+            self._stale = self._stale or key in self.records
+            self.records[key] = self.keep(record)
+            self._add(record)
         return self.records
 
     def append(self, record: R) -> None:
         assert self._writer is not None, "open() the log first"
         self._writer.write(record)
-        self._count(record)
+        key = _key(record)
+        if key in self.records:  # recorded before and not forgotten: not expected, but exact
+            self.records[key] = self.keep(record)
+            self._stale = True
+        self._forgotten.discard(key)
+        self._add(record)
 
     def forget(self, key: Any) -> None:
         """Drop a key whose record this session redoes: it no longer counts."""
         del self.records[key]
+        self._forgotten.add(key)
         self._stale = True
 
-    def _count(self, record: Any) -> None:
-        key = _shared(_key(record))
-        self._stale = self._stale or key in self.records
-        self.records[key] = record.status
+    def _add(self, record: Any) -> None:
         self._counters.setdefault(sys.intern(record.judge_id), JudgeCounters()).add(record)
 
     def counters(self) -> dict[str, JudgeCounters]:
-        """Per judge id, the counters of the latest record of every key still held."""
+        """Per judge id, the counters of the latest record of every key not forgotten."""
         if self._stale:
             if self._writer is not None:
                 self._writer.flush()
-            self._counters = counters_of(_latest_kept(self.path, self.model, self.records))
+            latest = _latest_lines(self.path, self.model, self._forgotten)
+            self._counters = counters_of(latest)
             self._stale = False
         return self._counters
+
+    def failed(self, failing: set[Status]) -> int:
+        """Latest records (not forgotten) whose status is in `failing`."""
+        return sum(c.by_status[s.value] for c in self.counters().values() for s in failing)
 
 
 def _shared(key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -298,15 +313,15 @@ def _shared(key: tuple[Any, ...]) -> tuple[Any, ...]:
     )
 
 
-def _latest_kept(path: Path, model: type[R], kept: dict[Any, Status]) -> Iterator[R]:
-    """The last line of each key in `kept`, read in two passes (where each key's last
-    line is, then those lines), so the records are never all in memory at once."""
+def _latest_lines(path: Path, model: type[R], forgotten: set[Any]) -> Iterator[R]:
+    """The last line of each key not in `forgotten`, read in two passes (where each
+    key's last line is, then those lines), so the records are never all in memory."""
     last: dict[Any, int] = {}
     for line, record in enumerate(iter_jsonl(path, model)):
         last[_key(record)] = line
     for line, record in enumerate(iter_jsonl(path, model)):
         key = _key(record)
-        if last.get(key) == line and key in kept:
+        if last.get(key) == line and key not in forgotten:
             yield record
 
 
