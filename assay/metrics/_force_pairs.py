@@ -146,7 +146,7 @@ class JudgedPairs:
     """Every pair seen (index in first-seen order, first non-null axis and severity),
     every judge's meta, and each judge's latest record per pair member (`_Outcomes`)."""
 
-    index: dict[PairKey, int] = field(default_factory=dict)
+    index: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> pair id -> i
     axes: list[str | None] = field(default_factory=list)
     severities: list[int | None] = field(default_factory=list)
     judges: dict[str, ProducerMeta] = field(default_factory=dict)
@@ -164,10 +164,12 @@ class JudgedPairs:
     def pair(self, rec: JudgmentEntry) -> int:
         """The pair's index (a new pair gets a slot in every judge's columns); its axis
         and severity are the first non-null ones any record gives."""
-        pkey = (sys.intern(rec.dataset), rec.pair_id)
-        i = self.index.get(pkey)
+        ids = self.index.get(rec.dataset)
+        if ids is None:
+            ids = self.index[sys.intern(rec.dataset)] = {}
+        i = ids.get(rec.pair_id)
         if i is None:
-            i = self.index[pkey] = len(self.index)
+            i = ids[rec.pair_id] = len(self.axes)
             self.axes.append(rec.axis)
             self.severities.append(rec.severity)
             for outcomes in self.outcomes.values():
@@ -184,7 +186,7 @@ class JudgedPairs:
         i = self.pair(rec)
         outcomes = self.outcomes.get(rec.judge_id)
         if outcomes is None:
-            outcomes = self.outcomes[sys.intern(rec.judge_id)] = _Outcomes(len(self.index))
+            outcomes = self.outcomes[sys.intern(rec.judge_id)] = _Outcomes(len(self.axes))
         slot = 2 * i + (0 if rec.member == _CAL else 1)
         outcomes.put(slot, self.status_code(rec.status), rec.score)
         meta = self.judges.setdefault(rec.judge_id, ProducerMeta())
@@ -230,8 +232,9 @@ def judge_columns(
 
 def sorted_pairs(judged: JudgedPairs) -> tuple[list[PairKey], NDArray[np.intp]]:
     """The pair keys sorted, and each one's index in the judges' columns."""
-    keys = sorted(judged.index)
-    return keys, np.fromiter((judged.index[k] for k in keys), dtype=np.intp, count=len(keys))
+    keys = [(d, pair_id) for d in sorted(judged.index) for pair_id in sorted(judged.index[d])]
+    order = (judged.index[d][pair_id] for d, pair_id in keys)
+    return keys, np.fromiter(order, dtype=np.intp, count=len(keys))
 
 
 def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
