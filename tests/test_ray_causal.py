@@ -287,7 +287,8 @@ def test_actors_the_cluster_has_no_room_for_are_one_line_naming_what_is_free(
         ray.kill(actor)
     assert line is not None and "\n" not in line
     assert line.startswith("assay: hf/x: 1 of 1 Ray actors not ready after 0.5 s")
-    assert "each asks 3 CPU, 0 GPU; free now: 2 CPU, 0 GPU" in line
+    # what is free depends on how soon Ray has taken back earlier tests' actors
+    assert re.search(r"each asks 3 CPU, 0 GPU; free now: [0-9.]+ CPU, 0 GPU\)", line), line
 
 
 def test_in_process_is_the_default_outside_a_ray_run(models: tuple[Path, Path]) -> None:
