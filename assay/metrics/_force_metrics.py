@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from assay.core.pairs import Axis
-from assay.metrics._force_pairs import Records, judge_columns, judged_pairs, sorted_pairs
+from assay.metrics._force_pairs import Records, judge_columns, judged_pairs, sorted_order
 from assay.metrics._metric_rows import BootstrapFields, JudgeRow, RowsReport, estimate_fields
 from assay.metrics._pooling import (
     BootSettings,
@@ -95,9 +95,9 @@ def force_metrics(
     """
     boot = BootSettings(n_boot, seed, confidence)
     judged = judged_pairs(records)
-    keys, order = sorted_pairs(judged)
+    datasets, order = sorted_order(judged)
     labels = _Labels(
-        datasets=np.array([k[0] for k in keys], dtype=object),
+        datasets=datasets,
         axes=np.array([_axis_group(judged.axes[i]) for i in order], dtype=object),
         severities=np.array([_severity_group(judged.severities[i]) for i in order], dtype=object),
     )

@@ -237,6 +237,21 @@ def sorted_pairs(judged: JudgedPairs) -> tuple[list[PairKey], NDArray[np.intp]]:
     return keys, np.fromiter(order, dtype=np.intp, count=len(keys))
 
 
+def sorted_order(judged: JudgedPairs) -> tuple[NDArray[np.object_], NDArray[np.intp]]:
+    """`sorted_pairs` without the keys: each pair's dataset and column index, sorted by
+    (dataset, pair id), with no tuple made a pair."""
+    datasets: list[NDArray[np.object_]] = []
+    order: list[NDArray[np.intp]] = []
+    for name in sorted(judged.index):
+        ids = judged.index[name]
+        indices = np.fromiter((ids[p] for p in sorted(ids)), dtype=np.intp, count=len(ids))
+        order.append(indices)
+        datasets.append(np.full(len(ids), name, dtype=object))
+    if not order:
+        return np.empty(0, dtype=object), np.empty(0, dtype=np.intp)
+    return np.concatenate(datasets), np.concatenate(order)
+
+
 def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
     """Every judge's row for every pair seen in any record (judges, then pairs, sorted)."""
     keys, order = sorted_pairs(judged)

@@ -42,7 +42,7 @@ def check_spec(path: str | Path) -> tuple[Runner, list[str]]:
     loaded = load_spec(path)
     runner = Runner(loaded, RunOptions(use_cache=False, progress=False))
     lines = [f"{d.path}: {d.rows} rows ok ({d.name})" for d in runner.datasets]
-    first = next(((ds, next(ds.iter_pairs())) for ds in runner.datasets if ds.ids), None)
+    first = next(((ds, next(ds.iter_pairs())) for ds in runner.datasets if ds.rows), None)
     for judge in runner.judges:
         if isinstance(judge, LLMJudge) and first is not None:
             ds, pair = first

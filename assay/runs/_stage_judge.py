@@ -27,6 +27,9 @@ class PairSource(Protocol):
     path: str
 
     @property
+    def rows(self) -> int: ...
+
+    @property
     def ids(self) -> list[str]: ...
 
     def iter_pairs(self) -> Iterator[ForcePair]: ...
@@ -174,7 +177,7 @@ class _Live:
 
 
 def d_rows(dataset: PairSource) -> int:
-    return len(dataset.ids)
+    return dataset.rows
 
 
 def item_of(pair: ForcePair, work: JudgeWork) -> JudgeItem:
