@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_cache_keys import CONFIG_CHANGES, REQUEST_CHANGES, _config, _request
 
-from assay.models import ChatRequest, Decoding, ModelConfig, cache_key
+from assay.models import ChatRequest, Decoding, ModelConfig, cache_key, cache_key_parts
 from assay.models._cache import ChatKeys, canonical_json, messages_json
 from assay.models._hosted import LiteLLMTransport
 from assay.prompts import Message
@@ -63,3 +63,13 @@ def test_hosted_transport_uses_the_same_key() -> None:
     request = _request()
     mode = transport.structured_mode()
     assert transport.cache_key(request) == cache_key(config, request, structured_mode=mode)
+
+
+def test_every_key_part_is_framed_or_slotted() -> None:
+    """`ChatKeys` serialises the parts once per (decoding, schema, schema name) and slots
+    in the messages and sample index: a new request-dependent part must join one of them."""
+    framed_by_config = {"cache_schema", "provider", "api_base", "model", "extra_body"}
+    framed_by_request = {"decoding", "structured_output", "response_schema", "schema_name"}
+    slotted = {"messages", "sample_index"}
+    parts = cache_key_parts(_config(), _request(), structured_mode="json_schema")
+    assert set(parts) == framed_by_config | framed_by_request | slotted
