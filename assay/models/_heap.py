@@ -7,7 +7,8 @@ benchmark (2,000 requests, 2 cores), the three full collections of a plain litel
 took 1.4 s of its 8 s of CPU. While at least one request is in flight, the objects that
 existed before the first one are frozen (`gc.freeze`), so full collections scan only
 what the requests made; when the last one finishes they are unfrozen and collected as
-usual. No object outlives its normal life by more than the burst of requests.
+usual (a cycle among them that became garbage during the burst waits for the first full
+collection after it). Reference counting frees everything else as always.
 """
 
 from __future__ import annotations
