@@ -20,12 +20,14 @@ from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, rea
 from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
+from assay.models._batch import BatchPricing
 from assay.runs._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs._factuality import FactualityStage
 from assay.runs._given import given_records
 from assay.runs._plan import ItemWork, JudgeWork, redo_statuses
 from assay.runs._runner import Runner, RunOptions
 from assay.runs._spec import LoadedSpec
+from assay.runs._stage_batch import is_batch_judge
 from assay.runs._stage_judge import item_of
 
 AFTER = "after decomposition"
@@ -287,8 +289,7 @@ def _model_row(
     to_send = [r for r in pending if not _cached(client, r, ctx)]
     tokens = sum(ctx.estimator.count(model, [m.model_dump() for m in r.messages]) for r in to_send)
     cap = component.decoding.max_tokens * len(to_send)
-    low = ctx.estimator.price(model, tokens, 0) if to_send else 0.0
-    high = ctx.estimator.price(model, tokens, cap) if to_send else 0.0
+    low, high, note = _prices(component, model, tokens, cap, ctx) if to_send else (0.0, 0.0, None)
     if to_send:
         _preflight(client, ctx)
     return PlanRow(
@@ -304,8 +305,23 @@ def _model_row(
         output_tokens_max=cap,
         cost_usd_min=low,
         cost_usd_max=high,
-        note=_price_note(client, model, low),
+        note=note or _price_note(client, model, low),
     )
+
+
+def _prices(
+    component: Any, model: str, tokens: int, cap: int, ctx: _Ctx
+) -> tuple[float | None, float | None, str | None]:
+    """(lowest, highest) USD of the requests to send, and a note: a `mode = "batch"`
+    judge at the provider's batch prices (the run records those), else the online ones."""
+    if is_batch_judge(component):
+        rates = BatchPricing(model).rates()
+        if rates is not None:
+            low = tokens * rates[0]
+            return low, low + cap * rates[1], 'batch prices (mode = "batch")'
+        online = ctx.estimator.price(model, tokens, 0), ctx.estimator.price(model, tokens, cap)
+        return (*online, f"{model} has no batch price in litellm's cost map: online prices")
+    return ctx.estimator.price(model, tokens, 0), ctx.estimator.price(model, tokens, cap), None
 
 
 def _price_note(client: Any, model: str, cost: float | None) -> str | None:
