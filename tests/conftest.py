@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 
@@ -44,3 +45,24 @@ def _isolated_registries() -> Iterator[None]:
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as srv:
         yield srv
+
+
+@pytest.fixture(scope="session", autouse=True)
+def readme_linters(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Popen[str]]]:
+    """When the README test is selected, its linters (ruff + mypy, ~70 s of one core, read
+    only the repository) start with the session, beside the tests before it, instead of
+    beside the README blocks alone; tests/test_readme.py checks them in their place."""
+    started: dict[str, Popen[str]] = {}
+    if any(
+        i.nodeid.endswith("test_readme.py::test_every_readme_block_runs")
+        for i in request.session.items
+    ):
+        from test_readme import start_linters
+
+        started = start_linters(tmp_path_factory.mktemp("readme-lint"))
+    yield started
+    for proc in started.values():  # not reached by the README test (-x, -k): stop them
+        proc.kill()
+        proc.communicate()

@@ -16,8 +16,10 @@ The README is the first thing a user runs, so it must never drift from the code:
   run just before the block.
 - A ```prompt block must load as a prompt file.
 
-The linters' command (`ruff check ... && mypy ...`) reads nothing the README writes: it
-starts with the test, in the background (on CI's second core), and is checked in its place.
+The linters' command (`ruff check ... && mypy ...`, ~70 s of one core) reads nothing the
+README writes: it starts in the background when the session starts (conftest's
+`readme_linters`, on CI's second core, beside the tests before this one) and is checked in
+its place.
 """
 
 from __future__ import annotations
@@ -82,12 +84,22 @@ def _commands(block: Block) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    box = tmp_path_factory.mktemp("readme")
+def link_repository(box: Path) -> Path:
+    """`box` as a sandbox: the repository's files linked in."""
     for name in LINKED:
         (box / name).symlink_to(ROOT / name)
     return box
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return link_repository(tmp_path_factory.mktemp("readme"))
+
+
+def start_linters(box: Path) -> dict[str, Popen[str]]:
+    """The README's independent commands, started now in sandbox `box`."""
+    blocks = readme_blocks(README.read_text(encoding="utf-8"))
+    return start_independent(blocks, link_repository(box), _env(box))
 
 
 def _env(box: Path) -> dict[str, str]:
@@ -251,10 +263,10 @@ def test_readme_blocks_are_all_of_known_kinds() -> None:
     assert kinds <= {"bash", "python", "toml", "text", "prompt"}, kinds
 
 
-def test_every_readme_block_runs(sandbox: Path) -> None:
+def test_every_readme_block_runs(sandbox: Path, readme_linters: dict[str, Popen[str]]) -> None:
     env = _env(sandbox)
     blocks = readme_blocks(README.read_text(encoding="utf-8"))
-    started = start_independent(blocks, sandbox, env)
+    started = readme_linters or start_independent(blocks, sandbox, env)
     forks = ForkServer(sandbox, env)
     try:
         _run_blocks(blocks, sandbox, env, started, forks)
