@@ -323,3 +323,65 @@ def test_a_broken_state_file_or_result_line_is_one_line(tmp_path: Path) -> None:
         lines = err.strip().splitlines()
         assert code == 2 and lines[-1].startswith("error: batch-fake"), err
         assert ":1: field 'custom_id': not a batch result line" in lines[-1]
+
+
+def test_killed_between_creating_and_recording_adopts_the_created_batch(tmp_path: Path) -> None:
+    """A kill after the provider made the batch but before its id was recorded leaves a
+    job with no batch id: resuming finds the batch by its input file, and creates none."""
+    with FakeOpenAIServer() as server:
+        server.batches.hold = True
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = tmp_path / "run", tmp_path / "cache"
+        argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", str(cache)]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "assay", *argv],
+            env=dict(os.environ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: server.batches.polls >= 1)
+            child.send_signal(signal.SIGKILL)
+        finally:
+            child.wait(10)
+        state = read_json(out / "batches.json")
+        created = state["jobs"][0]["batch_id"]
+        state["jobs"][0].update(batch_id=None, status="creating")  # the id never recorded
+        (out / "batches.json").write_text(json.dumps(state), encoding="utf-8")
+        server.batches.hold = False
+        records = _run(spec, out, cache)
+        assert server.batches.created == 1 and server.batches.uploads == 1  # adopted
+        assert server.stats.total == 0
+    assert len(records) == PLANNED and not [r for r in records if r["status"] == "api_error"]
+    assert read_json(out / "batches.json")["jobs"][0]["batch_id"] == created
+
+
+def test_a_recorded_job_without_a_batch_creates_one_when_none_was_made(tmp_path: Path) -> None:
+    """Killed after recording the job and before the provider made the batch: resuming
+    finds no batch from that file (the provider lists others) and creates it once."""
+    with FakeOpenAIServer() as server:
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = tmp_path / "run", tmp_path / "cache"
+        server.batches.fail("create", [http_error(500)] * 3)  # every attempt of session 1
+        options = RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
+        with pytest.raises(Exception, match="batch POST"):
+            Runner(load_spec(spec), options).run()
+        assert read_json(out / "batches.json")["jobs"][0]["batch_id"] is None
+        assert server.batches.created == 0 and server.batches.uploads == 1
+        records = _run(spec, out, cache)
+        assert server.batches.created == 1 and server.batches.uploads == 1
+    assert len(records) == PLANNED and not [r for r in records if r["status"] == "api_error"]
+
+
+def test_a_server_that_cannot_list_batches_gets_the_batch_created(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        spec = _spec(tmp_path, server.base_url)
+        out, cache = tmp_path / "run", tmp_path / "cache"
+        server.batches.fail("create", [http_error(500)] * 3)
+        options = RunOptions(output_dir=str(out), progress=False, cache_dir=str(cache))
+        with pytest.raises(Exception, match="batch POST"):
+            Runner(load_spec(spec), options).run()
+        server.batches.fail("list", [http_error(404)] * 3)  # no GET /batches on this server
+        records = _run(spec, out, cache)
+        assert server.batches.created == 1 and server.batches.uploads == 1
+    assert len(records) == PLANNED

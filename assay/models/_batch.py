@@ -39,6 +39,10 @@ COMPLETION_WINDOW = "24h"
 FINISHED = frozenset({"completed", "expired", "failed", "cancelled"})
 
 
+FIND_PAGES = 20
+"""Pages of 100 batches `find` reads back (the newest 2,000) before it gives up."""
+
+
 class RequestCounts(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -169,6 +173,23 @@ class OpenAIBatchAPI:
             "completion_window": COMPLETION_WINDOW,
         }
         return _batch(await self._call("POST", "/batches", body=body))
+
+    async def find(self, input_file_id: str) -> BatchInfo | None:
+        """The batch already made from `input_file_id` (GET /batches, newest first, a
+        page at a time), or None: a run killed between creating a batch and recording its
+        id adopts that batch instead of paying for a second one."""
+        after: str | None = None
+        for _ in range(FIND_PAGES):
+            path = "/batches?limit=100" + (f"&after={after}" if after else "")
+            page = _object(await self._call("GET", path), "/batches")
+            found = [b for b in page.get("data") or [] if isinstance(b, dict)]
+            for batch in found:
+                if batch.get("input_file_id") == input_file_id:
+                    return _batch(json.dumps(batch).encode())
+            if not page.get("has_more") or not found:
+                return None
+            after = str(found[-1].get("id"))
+        return None
 
     async def retrieve(self, batch_id: str) -> BatchInfo:
         return _batch(await self._call("GET", f"/batches/{batch_id}"))

@@ -21,7 +21,11 @@ class BatchJob(BaseModel):
     judges: list[str]
     input_path: str = Field(description="The uploaded JSONL, relative to the run directory.")
     input_file_id: str
-    batch_id: str
+    batch_id: str | None = Field(
+        default=None,
+        description="None while the batch is being created: a resumed run then looks for a "
+        "batch made from `input_file_id` before it creates one.",
+    )
     requests: int
     status: str = "submitted"
     collected: bool = False

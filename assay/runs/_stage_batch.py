@@ -151,6 +151,7 @@ class BatchRunner:
         left: list[JudgeWork] = []
         try:
             for job in self._recorded(group):
+                await self._created(job, group, resumed=True)
                 left += await self._finish(job, group, self._ids_of(job) & set(group.pending))
             chunks = _chunks(
                 [(k, group.api.request_line(k, p.request)) for k, p in group.pending.items()]
@@ -197,24 +198,46 @@ class BatchRunner:
         content = b"".join(line for _, line in lines)
         path.write_bytes(content)
         file_id = await api.upload(content)
-        info = await api.create(file_id)
         job = BatchJob(
             model=api.config.model,
             api_base=redact_url(api.config.api_base),
             judges=sorted(group.judges),
             input_path=f"{BATCH_DIR}/{name}",
             input_file_id=file_id,
-            batch_id=info.id,
             requests=len(lines),
-            status=info.status,
+            status="creating",
         )
         self.state.jobs.append(job)
+        self._save(group)  # recorded before the batch exists: see _created
+        return await self._created(job, group, resumed=False)
+
+    async def _created(self, job: BatchJob, group: Group, *, resumed: bool) -> BatchJob:
+        """Create the batch of a recorded job that has none yet. A resumed job first
+        looks for a batch made from its file: the session that recorded it may have been
+        killed after creating the batch and before recording the id."""
+        if job.batch_id is not None:
+            return job
+        info = await self._find(job, group) if resumed else None
+        adopted = info is not None
+        if info is None:
+            info = await group.api.create(job.input_file_id)
+        job.batch_id, job.status = info.id, info.status
         self._save(group)
         self.say(
-            f"batch {job.batch_id} ({job.model}): {job.requests} requests submitted; "
-            "interrupting is safe: resuming the run polls this batch instead of resubmitting"
+            f"batch {job.batch_id} ({job.model}): {job.requests} requests "
+            f"{'found at the provider' if adopted else 'submitted'}; interrupting is safe: "
+            "resuming the run polls this batch instead of resubmitting"
         )
         return job
+
+    async def _find(self, job: BatchJob, group: Group) -> BatchInfo | None:
+        """The batch made from the job's file, or None (also when the server cannot list
+        its batches: then the batch is created, as it must be to go on)."""
+        try:
+            return await group.api.find(job.input_file_id)
+        except RunError as exc:
+            self.say(f"cannot look for a batch made from {job.input_file_id} ({exc.message})")
+            return None
 
     async def _finish(self, job: BatchJob, group: Group, ids: set[str]) -> list[JudgeWork]:
         """Poll `job` to its end, record the answers for `ids`, return the unanswered."""
@@ -246,6 +269,7 @@ class BatchRunner:
             raise
 
     async def _poll_until_finished(self, job: BatchJob, group: Group, poll_s: float) -> BatchInfo:
+        assert job.batch_id is not None, "created before it is polled (_created)"
         wait, seen = poll_s, None
         while True:
             info = await group.api.retrieve(job.batch_id)

@@ -22,7 +22,7 @@ from aiohttp import web
 
 from assay.testing._behaviors import Behavior, _error_json, _json_response, render_response
 
-ENDPOINTS = ("upload", "create", "retrieve", "content")
+ENDPOINTS = ("upload", "create", "retrieve", "content", "list")
 
 
 class FakeBatches:
@@ -53,6 +53,7 @@ class FakeBatches:
         app.router.add_get("/v1/files/{file_id}/content", self._content)
         app.router.add_post("/v1/batches", self._create)
         app.router.add_get("/v1/batches/{batch_id}", self._retrieve)
+        app.router.add_get("/v1/batches", self._list)
 
     def _failure(self, endpoint: str) -> web.Response | None:
         with self._lock:
@@ -104,6 +105,21 @@ class FakeBatches:
             self.batches[batch["id"]] = batch
             self.created += 1
         return _json_response(200, json.dumps(_public(batch)))
+
+    async def _list(self, request: web.Request) -> web.Response:
+        """GET /v1/batches: newest first, `limit` a page, `after` a batch id (as OpenAI)."""
+        failed = self._failure("list")
+        if failed is not None:
+            return failed
+        limit = int(request.query.get("limit", "20"))
+        with self._lock:
+            newest = [_public(b) for b in reversed(list(self.batches.values()))]
+        after = request.query.get("after")
+        if after is not None:
+            ids = [b["id"] for b in newest]
+            newest = newest[ids.index(after) + 1 :] if after in ids else []
+        page = {"object": "list", "data": newest[:limit], "has_more": len(newest) > limit}
+        return _json_response(200, json.dumps(page))
 
     async def _retrieve(self, request: web.Request) -> web.Response:
         failed = self._failure("retrieve")
