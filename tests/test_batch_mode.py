@@ -193,30 +193,36 @@ def _wait_for(check: Any, timeout: float = 20.0) -> None:
         time.sleep(0.02)
 
 
+def _kill_while_polling(server: FakeOpenAIServer, spec: Path, out: Path, cache: Path) -> bytes:
+    """Run `spec` in a child process, SIGKILL it once it has polled its held batch twice
+    (the batch recorded in batches.json and the manifest by then); its stderr."""
+    server.batches.hold = True  # batches stay in progress until released
+    argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", str(cache)]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "assay", *argv],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(lambda: server.batches.polls >= 2)
+        state = read_json(out / "batches.json")["jobs"]
+        manifest = read_json(out / "manifest.json")
+        assert manifest["judges"][0]["batches"][0]["batch_id"] == state[0]["batch_id"]
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(10)
+    server.batches.hold = False
+    assert child.stderr is not None
+    return child.stderr.read()
+
+
 def test_killed_while_polling_resumes_the_same_batch(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
-        server.batches.hold = True  # batches stay in progress until released
         spec = _spec(tmp_path, server.base_url)
         out, cache = tmp_path / "run", tmp_path / "cache"
-        argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", str(cache)]
-        child = subprocess.Popen(
-            [sys.executable, "-m", "assay", *argv],
-            env=dict(os.environ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            _wait_for(lambda: server.batches.polls >= 2)
-            state = read_json(out / "batches.json")["jobs"]
-            assert (
-                read_json(out / "manifest.json")["judges"][0]["batches"][0]["batch_id"]
-                == (state[0]["batch_id"])
-            )
-            child.send_signal(signal.SIGKILL)
-        finally:
-            child.wait(10)
-        assert child.stderr is not None and b"polls this batch" in child.stderr.read()
-        server.batches.hold = False
+        assert b"polls this batch" in _kill_while_polling(server, spec, out, cache)
+        state = read_json(out / "batches.json")["jobs"]
         records = _run(spec, out, cache)
         assert server.batches.created == 1 and server.batches.uploads == 1
         assert server.stats.total == 0  # nothing sent online
@@ -329,26 +335,13 @@ def test_killed_between_creating_and_recording_adopts_the_created_batch(tmp_path
     """A kill after the provider made the batch but before its id was recorded leaves a
     job with no batch id: resuming finds the batch by its input file, and creates none."""
     with FakeOpenAIServer() as server:
-        server.batches.hold = True
         spec = _spec(tmp_path, server.base_url)
         out, cache = tmp_path / "run", tmp_path / "cache"
-        argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", str(cache)]
-        child = subprocess.Popen(
-            [sys.executable, "-m", "assay", *argv],
-            env=dict(os.environ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            _wait_for(lambda: server.batches.polls >= 1)
-            child.send_signal(signal.SIGKILL)
-        finally:
-            child.wait(10)
+        _kill_while_polling(server, spec, out, cache)
         state = read_json(out / "batches.json")
         created = state["jobs"][0]["batch_id"]
         state["jobs"][0].update(batch_id=None, status="creating")  # the id never recorded
         (out / "batches.json").write_text(json.dumps(state), encoding="utf-8")
-        server.batches.hold = False
         records = _run(spec, out, cache)
         assert server.batches.created == 1 and server.batches.uploads == 1  # adopted
         assert server.stats.total == 0
