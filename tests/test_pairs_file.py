@@ -13,7 +13,7 @@ import pytest
 
 from assay.core.judging import JudgeItem, Judgment
 from assay.core.outcomes import Status
-from assay.datasets import load_pairs, scan_pairs
+from assay.datasets import _pairs_file, load_pairs, scan_pairs
 from assay.errors import DatasetError
 from assay.runs import Runner, RunOptions, iter_records, load_spec
 
@@ -31,7 +31,7 @@ def _write(path: Path, rows: list[dict[str, Any]], *, bom: bool = False) -> Path
     return path
 
 
-def test_scan_keeps_ids_and_reads_the_same_pairs_again(tmp_path: Path) -> None:
+def test_scan_keeps_ids_and_reads_the_same_pairs_again(tmp_path: Path, streamed: None) -> None:
     path = _write(tmp_path / "pairs.jsonl", _rows(30), bom=True)
     scanned, loaded = scan_pairs(path), load_pairs(path)
     assert scanned.ids == [p.id for p in loaded.pairs] and scanned.rows == 30
@@ -64,7 +64,20 @@ def test_scan_errors_name_the_line_as_loading_does(
     assert errors[0].line == line and message in str(errors[0])
 
 
-def test_a_file_changed_after_the_scan_is_refused(tmp_path: Path) -> None:
+@pytest.fixture
+def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files of any size read again as the run goes (small ones are otherwise held)."""
+    monkeypatch.setattr(_pairs_file, "HOLD_BYTES", 0)
+
+
+def test_a_small_file_is_read_once_and_held(tmp_path: Path) -> None:
+    path = _write(tmp_path / "pairs.jsonl", _rows(5))
+    scanned = scan_pairs(path)
+    path.unlink()  # not read again
+    assert [p.id for p in scanned.iter_pairs()] == scanned.ids
+
+
+def test_a_file_changed_after_the_scan_is_refused(tmp_path: Path, streamed: None) -> None:
     path = _write(tmp_path / "pairs.jsonl", _rows(5))
     scanned = scan_pairs(path)
     rows = _rows(5)
@@ -93,7 +106,7 @@ class _InFlightJudge:
         return Judgment(status=Status.OK, label="supported", score=1.0)
 
 
-def test_a_run_holds_only_the_pairs_in_flight(tmp_path: Path) -> None:
+def test_a_run_holds_only_the_pairs_in_flight(tmp_path: Path, streamed: None) -> None:
     _write(tmp_path / "pairs.jsonl", _rows(300))
     spec = tmp_path / "spec.toml"
     spec.write_text('name = "flight"\nbootstrap = 0\n[[datasets]]\npath = "pairs.jsonl"\n')

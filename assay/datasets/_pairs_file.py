@@ -5,6 +5,8 @@ evidence, question) as objects for its whole life, ~3 KB each. `scan_pairs` chec
 row (errors at file:line field, before any request) and keeps only the ids; the judge
 stage reads the pairs again in file order (`PairsFile.iter_pairs`), and refuses a file
 whose bytes changed since the scan, so the records always match the manifest's sha256.
+A small file (`HOLD_BYTES`) keeps its pairs instead: reading it twice would cost more
+than holding it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from assay.core.pairs import ForcePair
 from assay.datasets._jsonl import DatasetFile, stream_json_objects
@@ -23,13 +25,19 @@ from assay.datasets._rows import check_unique
 from assay.datasets._tabular import CSV_SUFFIXES, csv_rows
 from assay.errors import DatasetError
 
+HOLD_BYTES = 2 * 2**20
+"""A file up to this size keeps its validated pairs (a few thousand: a few MB), read once;
+a larger one is read again as the run goes."""
+
 
 class PairsFile(DatasetFile):
     """A validated ForceBench file: its identity, its size and its pair ids in file order
-    (kept as one JSON string, ~15 bytes an id instead of ~65 as a list of strings)."""
+    (kept as one JSON string, ~15 bytes an id instead of ~65 as a list of strings), and,
+    for a small file, the pairs themselves."""
 
     rows: int
     ids_json: str = Field(repr=False)
+    _held: list[ForcePair] | None = PrivateAttr(default=None)
 
     @property
     def ids(self) -> list[str]:
@@ -37,7 +45,11 @@ class PairsFile(DatasetFile):
         return ids
 
     def iter_pairs(self) -> Iterator[ForcePair]:
-        """The pairs, read again in file order; a DatasetError if the file changed."""
+        """The pairs in file order: those held, or read again (a DatasetError if the file
+        changed since the scan)."""
+        if self._held is not None:
+            yield from self._held
+            return
         path = Path(self.path)
         digest = hashlib.sha256()
         for _, pair in _read(path, digest):
@@ -72,15 +84,20 @@ def scan_pairs(path: str | Path, *, name: str | None = None, base: Path | None =
     digest = hashlib.sha256()
     ids: list[str] = []
     seen: dict[str, int] = {}
+    held: list[ForcePair] | None = [] if resolved.stat().st_size <= HOLD_BYTES else None
     for lineno, pair in _read(resolved, digest):
         check_unique(pair.id, seen, resolved, lineno, "id")
         ids.append(pair.id)
+        if held is not None:
+            held.append(pair)
     if not ids:
         raise DatasetError("dataset has no rows", file=resolved)
-    return PairsFile(
+    scanned = PairsFile(
         name=name or resolved.stem,
         path=str(resolved),
         sha256=digest.hexdigest(),
         rows=len(ids),
         ids_json=json.dumps(ids, ensure_ascii=False),
     )
+    scanned._held = held
+    return scanned

@@ -2,16 +2,17 @@
 
 A run used to keep a tally object per judgment to build the manifest's counters at the
 end: hundreds of bytes a judgment. The counters are sums, so they are kept as sums;
-sums of floats (cost, latency) are kept exactly (`Fraction`), so the figures do not
-depend on the order the records arrived in.
+the floats (cost, latency) are kept as 8-byte arrays and summed with `math.fsum`
+(correctly rounded), so the figures do not depend on the order the records arrived in.
 """
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from assay.core.outcomes import Status
@@ -30,9 +31,8 @@ class JudgeCounters:
     cache_hits: int = 0
     retries: int = 0
     tokens: Counter[str] = field(default_factory=Counter)
-    cost: Fraction = Fraction(0)
-    priced: bool = False
-    latency: Fraction = Fraction(0)
+    costs: array[float] = field(default_factory=lambda: array("d"))
+    latencies: array[float] = field(default_factory=lambda: array("d"))
     model_returned: set[str] = field(default_factory=set)
 
     def add(self, record: Any) -> None:
@@ -43,7 +43,7 @@ class JudgeCounters:
         self.tokens["prompt"] += usage.prompt_tokens
         self.tokens["completion"] += usage.completion_tokens
         self.tokens["total"] += usage.total_tokens
-        self.latency += Fraction(record.latency_s)
+        self.latencies.append(record.latency_s)
         if record.model_returned:
             self.model_returned.add(record.model_returned)
         if record.cache_hit:
@@ -54,13 +54,12 @@ class JudgeCounters:
         self.tokens["prompt_uncached"] += usage.prompt_tokens
         self.tokens["completion_uncached"] += usage.completion_tokens
         if usage.cost_usd is not None:
-            self.cost += Fraction(usage.cost_usd)
-            self.priced = True
+            self.costs.append(usage.cost_usd)
 
     def stats(self, planned: int) -> dict[str, Any]:
         """The manifest's `judges[].stats`."""
         by_status = {s.value: self.by_status.get(s.value, 0) for s in Status}
-        latency = float(self.latency / self.recorded) if self.recorded else None
+        latency = math.fsum(self.latencies) / self.recorded if self.recorded else None
         return {
             "planned": planned,
             "recorded": self.recorded,
@@ -70,7 +69,7 @@ class JudgeCounters:
             "by_status": by_status,
             "failures": sum(v for k, v in by_status.items() if k != Status.OK.value),
             "tokens": {name: self.tokens[name] for name in TOKEN_COUNTS},
-            "cost_usd": round(float(self.cost), 6) if self.priced else None,
+            "cost_usd": round(math.fsum(self.costs), 6) if self.costs else None,
             "model_returned": sorted(self.model_returned),
             "mean_latency_s": round(latency, 6) if latency is not None else None,
         }
@@ -96,8 +95,7 @@ def merged(*parts: Mapping[str, JudgeCounters]) -> dict[str, JudgeCounters]:
             into.cache_hits += c.cache_hits
             into.retries += c.retries
             into.tokens.update(c.tokens)
-            into.cost += c.cost
-            into.priced = into.priced or c.priced
-            into.latency += c.latency
+            into.costs.extend(c.costs)
+            into.latencies.extend(c.latencies)
             into.model_returned |= c.model_returned
     return out
