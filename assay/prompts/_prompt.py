@@ -206,6 +206,9 @@ class Prompt(BaseModel):
     @property
     def output_model(self) -> type[BaseModel]:
         """The model answers are validated against; its JSON schema is the response schema."""
+        built: type[BaseModel] | None = self._private()["_output"]  # read on every request
+        if built is not None:
+            return built
         if self._output is None:
             scale = self.meta.score_scale()
             if self.meta.output is not None:
@@ -293,12 +296,21 @@ class Prompt(BaseModel):
                 self._static[which] = tpl.render().strip()
         return tpl
 
+    def _private(self) -> dict[str, Any]:
+        """The private attributes' dict, read directly: pydantic's `__getattr__` for a
+        private attribute costs ~2 µs, several times per rendered request."""
+        private = self.__pydantic_private__
+        assert private is not None  # Prompt declares private attributes
+        return private
+
     def _section(self, which: str, source: str, values: dict[str, Any]) -> str:
         """One section's text: a plain-text section (a fixed system prompt) is the same
         every time, so it is rendered once."""
-        text = self._static.get(which)
+        private = self._private()
+        text: str | None = private["_static"].get(which)
         if text is None:
-            text = self._template(which, source).render(values).strip()
+            template = private["_compiled"].get(which) or self._template(which, source)
+            text = template.render(values).strip()
         return text
 
     def render(self, variables: dict[str, Any], *, where: str | None = None) -> list[Message]:
@@ -312,9 +324,9 @@ class Prompt(BaseModel):
         try:
             if self.system_template is not None:
                 text = self._section("system", self.system_template, values)
-                messages.append(Message.model_construct(role="system", content=text))
-            text = self._section("user", self.user_template, values)
-            messages.append(Message.model_construct(role="user", content=text))
+                messages.append(Message(role="system", content=text))  # validating two
+            text = self._section("user", self.user_template, values)  # strs beats construct
+            messages.append(Message(role="user", content=text))
         except jinja2.UndefinedError as exc:
             name = _undefined_name(str(exc.message))
             self._raise_missing(name, where)
