@@ -120,3 +120,20 @@ def test_a_run_holds_only_the_pairs_in_flight(tmp_path: Path, streamed: None) ->
     assert runner.judge_stage._live == {}  # every pair let go once recorded
     keys = [r.key for r in iter_records(tmp_path / "out" / "judgments.jsonl")]
     assert len(keys) == len(set(keys)) == 600
+
+
+def test_a_csv_file_is_scanned_and_read_again_like_jsonl(tmp_path: Path, streamed: None) -> None:
+    import csv
+
+    rows = _rows(6)
+    path = tmp_path / "pairs.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    scanned, loaded = scan_pairs(path), load_pairs(path)
+    assert scanned.sha256 == loaded.sha256 and scanned.ids == [p.id for p in loaded.pairs]
+    assert list(scanned.iter_pairs()) == loaded.pairs
+    path.write_text(path.read_text(encoding="utf-8").replace("p0003", "p0099"), encoding="utf-8")
+    with pytest.raises(DatasetError, match="changed while the run was reading it"):
+        list(scanned.iter_pairs())
