@@ -189,6 +189,27 @@ def save_reranker(
     )
 
 
+def save_encoder(directory: Path, *, seed: int = 0) -> Path:
+    """A random two-layer BertModel with a wordpiece tokenizer over the corpus: a dense
+    embedder (`dense_model = "<dir>"`) small enough to load in a test."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    tokenizer = wordpiece_tokenizer(sentences() * 3, vocab_size=300)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
 CHAT_SPECIALS = ["<pad>", "<unk>", "<eos>", "<bos>", "<|system|>", "<|user|>"]
 CHAT_SPECIALS += ["<|assistant|>", "<|end|>"]
 

@@ -22,6 +22,7 @@ pytest.importorskip("sentence_transformers")
 
 from _cli import invoke  # noqa: E402
 from _tiny_models import (  # noqa: E402
+    save_encoder,
     save_nli_model,
     save_reranker,
     sentences,
@@ -307,24 +308,9 @@ def test_cache_keys_name_the_model_hash_the_limit_and_the_pair(workdir: Path) ->
 def test_a_hybrid_gate_ranks_as_the_fused_retriever(workdir: Path) -> None:
     """retriever = "hybrid": BM25 and a dense encoder fused by reciprocal rank, the same
     classes the retrieval verifier uses; scores normalised by the best fused score."""
-    import torch
-    from transformers import BertConfig, BertModel
-
     from assay.retrieval import DenseRetriever, HybridRetriever, TransformersEmbedder
 
-    encoder = workdir / "encoder"
-    tokenizer = wordpiece_tokenizer(sentences() * 3, vocab_size=300)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(encoder)
-    tokenizer.save_pretrained(encoder)
+    encoder = save_encoder(workdir / "encoder")
     write_spec(workdir, "hybrid.toml", retriever="hybrid", dense_model=str(encoder))
     assert run(workdir, "hybrid", spec="hybrid.toml").status == "complete"
     corpus = load_corpus(workdir / "corpus.jsonl")

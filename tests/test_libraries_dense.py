@@ -18,7 +18,7 @@ import pytest
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _tiny_models import sentences, wordpiece_tokenizer  # noqa: E402
+from _tiny_models import save_encoder, sentences  # noqa: E402
 
 from assay.retrieval import TransformersEmbedder  # noqa: E402
 
@@ -28,22 +28,7 @@ TEXTS = [*sentences()[:6], "", "unseen zyzzyva words", "Coffee " * 80]
 @pytest.fixture(scope="module")
 def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pytest.importorskip("sentence_transformers")
-    import torch
-    from transformers import BertConfig, BertModel
-
-    out = tmp_path_factory.mktemp("tiny-encoder")
-    tokenizer = wordpiece_tokenizer(sentences() * 3, vocab_size=300)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    out = save_encoder(tmp_path_factory.mktemp("tiny-encoder"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         yield out

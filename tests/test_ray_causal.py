@@ -31,8 +31,8 @@ ray = pytest.importorskip("ray")
 from _tiny_models import (  # noqa: E402
     chat_tokenizer,
     save_causal_lm,
+    save_encoder,
     sentences,
-    wordpiece_tokenizer,
 )
 
 from assay.models import (  # noqa: E402  # noqa: E402
@@ -85,26 +85,11 @@ def one_torch_thread() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A chat LM that sometimes ends early (so some answers are cached) and an encoder."""
-    import torch
-    from transformers import BertConfig, BertModel
-
     root = tmp_path_factory.mktemp("ray-causal")
     lm = save_causal_lm(
         root / "lm", chat_tokenizer(sentences()), eos_bias=2.0, max_position_embeddings=2048
     )
-    encoder, tokenizer = root / "encoder", wordpiece_tokenizer(sentences() * 3, vocab_size=300)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(encoder)
-    tokenizer.save_pretrained(encoder)
-    return lm, encoder
+    return lm, save_encoder(root / "encoder")
 
 
 def _inputs(root: Path) -> None:
