@@ -11,7 +11,8 @@ from assay.core.outcomes import Status
 
 class Progress:
     """One bar per stage (judging, decomposing, verifying) with a running tally of
-    outcomes and cache hits, so a long run shows failures as they happen."""
+    outcomes and cache hits, so a long run shows failures as they happen. The bars draw
+    on stderr: stdout holds only results, so `assay run ... > out.txt` stays clean."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -22,6 +23,7 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.enabled:
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -39,6 +41,7 @@ class Progress:
                 TimeRemainingColumn(),
                 TextColumn("{task.description}"),
                 transient=False,
+                console=Console(stderr=True),
             )
             self._progress.__enter__()
         return self
