@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
+from _cli import invoke
 from typer.testing import CliRunner
 
 from assay.cli import app
@@ -106,3 +109,32 @@ def test_old_runs_show_current_digests_not_recorded(run: str, tmp_path: Path) ->
     assert _json_report(run_dir)["records_sha256"]["message"].startswith(
         "record digests not recorded by this run"
     )
+
+
+def test_stale_records_are_said_in_every_text_format(recomputed: Path) -> None:
+    """table, markdown and csv carry the stale line too (not only json and html); a
+    format whose text cannot hold it (csv) also warns on stderr."""
+    claims = recomputed / "claims.jsonl"
+    claims.write_text(claims.read_text(encoding="utf-8") + "\n")
+    line = (
+        "stale: claims.jsonl changed since metrics.json was computed; "
+        f"run `assay recompute {recomputed}`"
+    )
+    for fmt in ("table", "markdown", "csv"):
+        code, out, err = invoke(["report", str(recomputed), "-f", fmt])
+        assert code == 0, err
+        assert line in out + err, fmt
+    _, table, _ = invoke(["report", str(recomputed)])
+    assert table.splitlines()[1] == line  # under the status line, before any table
+    _, markdown, _ = invoke(["report", str(recomputed), "-f", "markdown"])
+    assert markdown.startswith(f"> **{line}**\n")
+    code, csv_text, err = invoke(["report", str(recomputed), "-f", "csv"])
+    assert err == f"warning: {line}\n"
+    frame = pd.read_csv(io.StringIO(csv_text))
+    stale = frame[frame["section"] == "records"]
+    assert stale[["group", "metric", "value"]].values.tolist() == [["claims.jsonl", "stale", 1]]
+    assert pd.api.types.is_numeric_dtype(frame["value"])  # still one numeric column
+    _invoke("recompute", str(recomputed))
+    for fmt in ("table", "markdown", "csv"):
+        code, out, err = invoke(["report", str(recomputed), "-f", fmt])
+        assert code == 0 and "stale:" not in out + err, fmt

@@ -94,9 +94,25 @@ def _row_records(section: str, row: Mapping[str, Any]) -> Iterator[dict[str, Any
             }
 
 
-def tidy_frame(metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = ()) -> pd.DataFrame:
+def _stale_records(stale: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """One row a record file changed since metrics.json (section "records", metric
+    "stale", value 1), so the CSV itself says its numbers are stale."""
+    for name in stale:
+        yield {c: None for c in COLUMNS} | {
+            "section": "records",
+            "dataset": POOLED,
+            "group": name,
+            "metric": "stale",
+            "value": 1,
+        }
+
+
+def tidy_frame(
+    metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = (), stale: Sequence[str] = ()
+) -> pd.DataFrame:
     """The long table of every numeric field of every metric row in `metrics.json`,
-    then the applied policies' rows (section "policies", `model` = the policy's kind)."""
+    then the applied policies' rows (section "policies", `model` = the policy's kind),
+    then one "records" row per record file changed since (`stale`)."""
     records = [
         rec
         for section, part in _sections(metrics)
@@ -105,12 +121,15 @@ def tidy_frame(metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = ()
         for rec in _row_records(section, row)
     ]
     records += list(policy_records(policies))
+    records += list(_stale_records(stale))
     frame = pd.DataFrame(records, columns=list(COLUMNS))
     # Object dtype keeps counts as integers (`8`, not `8.0`) next to float metrics.
     frame["value"] = pd.Series([r["value"] for r in records], dtype=object)
     return frame.astype({"n": "Int64"})
 
 
-def tidy_csv(metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = ()) -> str:
+def tidy_csv(
+    metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = (), stale: Sequence[str] = ()
+) -> str:
     """`tidy_frame` as CSV text with a header row (empty cells for nulls)."""
-    return str(tidy_frame(metrics, policies).to_csv(index=False, lineterminator="\n"))
+    return str(tidy_frame(metrics, policies, stale).to_csv(index=False, lineterminator="\n"))

@@ -62,6 +62,11 @@ class RunReport:
         """The same without curves and samples: what the tables and the CSV show."""
         return policy_reports(self.run_dir, charts=False)
 
+    @property
+    def stale_line(self) -> str | None:
+        """The one-line stale warning when a record file changed after metrics.json."""
+        return self.records.message if self.records.stale else None
+
     def grids(self) -> list[Grid]:
         """The run's tables, then the policies tables."""
         grids = report_grids(self.metrics, self.title, detail=self.detail)
@@ -94,7 +99,13 @@ def status_line(manifest: dict[str, Any]) -> str:
 @REPORT_FORMATS.register("table", description="plain-text tables (rich tables on a terminal)")
 def table_format(report: RunReport) -> str:
     plain = [render_plain(g) for g in report.grids()]
-    return "\n".join([status_line(report.manifest) + "\n", *plain])
+    return "\n".join([head_lines(report), *plain])
+
+
+def head_lines(report: RunReport) -> str:
+    """The status line, then the stale warning when there is one, then a blank line."""
+    stale = report.stale_line
+    return status_line(report.manifest) + ("\n" + stale if stale else "") + "\n"
 
 
 @REPORT_FORMATS.register("json", description="metrics.json, with the record files checked")
@@ -109,12 +120,14 @@ def json_format(report: RunReport) -> str:
 
 @REPORT_FORMATS.register("csv", description="every metric as one tidy long table")
 def csv_format(report: RunReport) -> str:
-    return tidy_csv(report.metrics, report.policy_tables)
+    stale = [f.file for f in report.records.files if f.stale]
+    return tidy_csv(report.metrics, report.policy_tables, stale=stale)
 
 
 @REPORT_FORMATS.register("markdown", description="the report's tables as markdown")
 def markdown_format(report: RunReport) -> str:
-    return "\n".join(render_markdown(g) for g in report.grids())
+    stale = [f"> **{report.stale_line}**\n"] if report.stale_line else []
+    return "\n".join([*stale, *(render_markdown(g) for g in report.grids())])
 
 
 def _judgment_statuses(report: RunReport) -> pd.DataFrame | None:

@@ -13,7 +13,7 @@ from assay.report._formats import (
     ReportFormat,
     RunReport,
     default_file,
-    status_line,
+    head_lines,
     table_format,
 )
 from assay.report._views import report_grids
@@ -60,13 +60,14 @@ def emit_report(fmt: ReportFormat, report: RunReport, output: Path | None, conso
     file_name = default_file(fmt)
     target = output if output is not None else report.run_dir / file_name if file_name else None
     if target is None and fmt is table_format:
-        console.print(
-            status_line(report.manifest) + "\n", markup=False, highlight=False, crop=False
-        )
+        console.print(head_lines(report), markup=False, highlight=False, soft_wrap=True)
         policies = policy_grids(report.policy_tables, report.title)
         print_tables(console, report.metrics, report.title, detail=report.detail, extra=policies)
         return
     text = fmt(report)
+    stale = report.stale_line
+    if stale and stale not in text:  # csv, or a plugin's format: the warning on stderr
+        sys.stderr.write(f"warning: {stale}\n")
     if target is None:
         sys.stdout.write(text)
         return
