@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 
+from assay._interrupts import install_sigterm
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
@@ -82,6 +83,7 @@ def _click_error(exc: Any) -> int:
 def run_guarded(app: Callable[..., Any]) -> int:
     """Run the typer app and return the process exit status."""
     debug = bool(os.environ.get(DEBUG_ENV))
+    install_sigterm()  # SIGTERM ends a command like Ctrl-C: its line, exit 130
     try:
         result = app(standalone_mode=False, prog_name="assay")
     except typer.Abort:

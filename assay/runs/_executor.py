@@ -97,10 +97,12 @@ class StageContext:
 
 @contextmanager
 def cancel_on_sigterm() -> Iterator[None]:
-    """SIGTERM cancels the running task like Ctrl-C, so the run ends `interrupted`."""
+    """SIGTERM cancels the running task like Ctrl-C, so the run ends `interrupted`; the
+    handler before it (the CLI's, which raises) comes back after."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     installed = False
+    previous = signal.getsignal(signal.SIGTERM)
     if task is not None:
         try:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
@@ -111,4 +113,5 @@ def cancel_on_sigterm() -> Iterator[None]:
         yield
     finally:
         if installed:
-            loop.remove_signal_handler(signal.SIGTERM)
+            loop.remove_signal_handler(signal.SIGTERM)  # leaves SIG_DFL
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

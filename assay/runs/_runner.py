@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
@@ -236,7 +237,8 @@ class Runner:
         log.close()  # its last batch on disk before the metrics read the file
         self._write_metrics()
         if self.loaded.spec.records_parquet:
-            write_parquet_copies(self.run_dir)
+            with interruptible():
+                write_parquet_copies(self.run_dir)
         return status
 
     def _preflight(self, todo_judges: set[str], existing: Manifest | None) -> None:
@@ -323,16 +325,19 @@ class Runner:
         )
 
     def _write_metrics(self) -> None:
+        """Synchronous CPU work inside the event loop, which no loop signal handler can
+        stop: here Ctrl-C and SIGTERM raise at once, and the run ends `interrupted`."""
         from assay.runs._metrics import compute_metrics
 
         spec = self.loaded.spec
-        metrics = compute_metrics(
-            self.run_dir,
-            n_boot=spec.bootstrap,
-            seed=spec.seed,
-            length_penalty=spec.factuality.length_penalty if spec.factuality else None,
-        )
-        write_json_atomic(self.run_dir / METRICS_FILE, metrics)
+        with interruptible():
+            metrics = compute_metrics(
+                self.run_dir,
+                n_boot=spec.bootstrap,
+                seed=spec.seed,
+                length_penalty=spec.factuality.length_penalty if spec.factuality else None,
+            )
+            write_json_atomic(self.run_dir / METRICS_FILE, metrics)
 
 
 def _planned(items: ItemsStage | None) -> int:

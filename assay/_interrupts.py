@@ -1,0 +1,61 @@
+"""Ctrl-C and SIGTERM stop CPU work at once.
+
+Python runs a signal handler between two bytecodes of the main thread; an asyncio loop's
+handlers (`loop.add_signal_handler`, and `asyncio.run`'s SIGINT handler, which only
+cancels the main task) wait until the loop gets control back, which synchronous work
+such as a bootstrap never gives it. So around such work both signals (and SIGTERM for
+the whole of a CLI command) raise `Interrupted` (a `KeyboardInterrupt`) where the main thread
+is; every long computation is chunked so that it reaches a bytecode often.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: handled everywhere a Ctrl-C is."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(signum)
+
+
+def install_sigterm() -> None:
+    """For the rest of the process (a CLI command), SIGTERM raises `Interrupted` as
+    Ctrl-C raises KeyboardInterrupt. SIGINT keeps Python's handler, which `asyncio.run`
+    needs in order to put its own (cancel the main task) in place."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Within the block both signals raise `Interrupted` at the next bytecode, even
+    inside an event loop; the previous handlers come back after it. Outside the main
+    thread (a library caller's worker) it changes nothing: signals only reach that one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    for sig in SIGNALS:
+        signal.signal(sig, _raise)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+__all__ = ["SIGNALS", "Interrupted", "install_sigterm", "interruptible"]
