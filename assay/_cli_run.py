@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from assay.errors import AssayError
 from assay.redaction import scrub_text
@@ -64,7 +65,7 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     runner = Runner(load_spec(spec), options)
     err = console(stderr=True)
     for warning in runner.warnings:
-        err.print(f"[yellow]warning:[/] {scrub_text(warning)}")
+        err.print(f"[yellow]warning:[/] {escape(scrub_text(warning))}", soft_wrap=True)
     try:
         return runner.run()
     except RunInterrupted as stop:

@@ -124,6 +124,22 @@ def _empty_dir(d: Path) -> Argv:
     return ["report", str(d / "empty")], ["empty", "manifest.json"]
 
 
+GOLD_CSV = "id,response,context,label,r1\nc1,A causes B.,A was linked to B.,yes,supported\n"
+GOLD_CSV += "c2,B is C.,B was linked to C.,no,unsupported\n"
+RATER_CSV = "id,response,context,label,r1\nc1,A causes B.,A was linked to B.,supported,yes\n"
+RATER_CSV += "c2,B is C.,B was linked to C.,unsupported,no\n"
+
+
+def _gold_case(d: Path, csv: str, extra: str, command: str, *needles: str) -> Argv:
+    """An items dataset whose gold or rater labels are not the baseline's labels."""
+    _w(d / "claims.csv", csv)
+    body = f'kind = "items"\ngold_label_column = "label"\nraters = ["r1"]\n{extra}'
+    body += 'variables = { claim = "response", evidence = "context" }\n' + BASELINE
+    spec = _spec(d, body, dataset=str(d / "claims.csv"))
+    flags = ["--no-progress"] if command == "run" else []
+    return [command, str(spec), *flags], list(needles)
+
+
 def _html_into_directory(d: Path) -> Argv:
     (d / "page.html").mkdir()
     run = _baseline_run(d)
@@ -343,6 +359,37 @@ CASES: dict[str, Case] = {
         ["decompositions.jsonl:1", "JSON"],
     ),
     "run-unknown-option": lambda d: (["run", "x.toml", "--bogus"], ["--bogus", "--help"]),
+    # Issue 18 item 2: gold that does not fit the judge's labels.
+    **{
+        f"items-gold-not-judge-labels-{command}": (
+            lambda d, c=command: _gold_case(
+                d, GOLD_CSV, "", c, "claims.csv:2", "'label'", "'yes', 'no'", "gold_map"
+            )
+        )
+        for command in ("run", "validate")
+    },
+    "items-rater-not-judge-labels": lambda d: _gold_case(
+        d,
+        RATER_CSV,
+        "",
+        "run",
+        "claims.csv:2",
+        "'r1'",
+        "rater values 'yes', 'no'",
+        "supported, unsupported",
+    ),
+    "items-gold-map-to-unknown-label": lambda d: _gold_case(
+        d, GOLD_CSV, 'gold_map = { yes = "true", no = "unsupported" }\n', "run", "'true'"
+    ),
+    "items-gold-map-keys-collide": lambda d: _gold_case(
+        d,
+        GOLD_CSV,
+        'gold_map = { yes = "supported", " YES" = "unsupported" }\n',
+        "validate",
+        "spec.toml",
+        "datasets[0].gold_map",
+        "same value",
+    ),
 }
 
 

@@ -20,6 +20,7 @@ from assay.datasets._load import resolve_dataset_path
 from assay.datasets._rows import check_unique
 from assay.datasets._tabular import table_rows
 from assay.errors import DatasetError
+from assay.parsing import normalise_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +52,12 @@ class ItemsDatasetOptions(BaseModel):
         description="Template variable -> column, e.g. {claim = 'response'}; "
         "`response_a`/`response_b` map a pairwise item's two responses.",
     )
+    gold_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Gold or rater value -> the judges' label, e.g. { yes = 'supported' }; "
+        "values match after case/separator normalisation. It changes the numbers, so it "
+        "is part of the spec the manifest records.",
+    )
 
     @field_validator("raters")
     @classmethod
@@ -58,6 +65,27 @@ class ItemsDatasetOptions(BaseModel):
         if len(set(raters)) != len(raters):
             raise ValueError(f"raters are listed twice: {raters}")
         return raters
+
+    @field_validator("gold_map")
+    @classmethod
+    def _distinct_gold_keys(cls, mapping: dict[str, str]) -> dict[str, str]:
+        """Keys match normalised, so two keys that normalise alike would be ambiguous."""
+        seen: dict[str, str] = {}
+        for key, value in mapping.items():
+            norm = normalise_label(key)
+            if not norm or not value.strip():
+                raise ValueError(f"empty key or value: {key!r} = {value!r}")
+            if norm in seen:
+                raise ValueError(f"keys {seen[norm]!r} and {key!r} name the same value")
+            seen[norm] = key
+        return mapping
+
+    def mapped(self, label: str | None) -> str | None:
+        """A gold or rater label after `gold_map` (unmapped labels as they are)."""
+        if label is None or not self.gold_map:
+            return label
+        table = {normalise_label(k): v for k, v in self.gold_map.items()}
+        return table.get(normalise_label(label), label)
 
     def gold_columns(self) -> dict[str, str]:
         """Item field -> column for the gold columns (never template variables)."""
@@ -100,6 +128,10 @@ class ItemsDataset(DatasetFile):
     items: list[Item]
     raters: list[str] = Field(default_factory=list)
     task: Literal["single", "pairwise"] = "single"
+    gold_columns: dict[str, str] = Field(
+        default_factory=lambda: ItemsDatasetOptions(path="").gold_columns(),
+        description="Item field -> the column its gold came from (messages name it).",
+    )
 
     @property
     def rows(self) -> int:
@@ -223,12 +255,14 @@ def _item(row: dict[str, Any], opts: ItemsDatasetOptions, path: Path, line: int)
         id=_item_id(row, path, line, opts.id_column),
         line=line,
         variables=_variables(row, opts, path, line),
-        gold_label=_as_label(row.get(gold["gold_label"]), path, line, gold["gold_label"]),
+        gold_label=opts.mapped(
+            _as_label(row.get(gold["gold_label"]), path, line, gold["gold_label"])
+        ),
         gold_score=_as_score(row.get(gold["gold_score"]), path, line, gold["gold_score"]),
         gold_preference=_as_preference(
             row.get(gold["gold_preference"]), path, line, gold["gold_preference"]
         ),
-        ratings={r: _as_label(row.get(r), path, line, r) for r in opts.raters},
+        ratings={r: opts.mapped(_as_label(row.get(r), path, line, r)) for r in opts.raters},
     )
 
 
@@ -281,6 +315,7 @@ def load_items(
         items=items,
         raters=list(opts.raters),
         task=opts.task,
+        gold_columns=opts.gold_columns(),
     )
 
 

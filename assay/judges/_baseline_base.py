@@ -67,6 +67,7 @@ class BaselineJudge(ABC):
 
     name: ClassVar[str]
     version: ClassVar[str] = "1"
+    labels: ClassVar[tuple[str, ...]] = (SUPPORTED, UNSUPPORTED)  # gold is checked against
     lexicons: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, threshold: float = 0.5) -> None:

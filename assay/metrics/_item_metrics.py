@@ -61,6 +61,11 @@ class ItemJudgeRow(BaseModel):
         default_factory=dict, description="statistic -> value, named as in the README."
     )
     ci: dict[str, Interval | None] = Field(default_factory=dict)
+    n_of: dict[str, int] = Field(
+        default_factory=dict,
+        description="statistic -> the items it is computed on (gold: items with gold and "
+        "a verdict), so a table can show it wherever it is not n_items.",
+    )
     labels: list[str] = Field(default_factory=list, description="Confusion matrix order.")
     confusion: list[list[int]] = Field(default_factory=list, description="[gold][pred].")
 
@@ -135,7 +140,7 @@ def _single_row(
     """Coverage and agreement with gold labels and scores of one single-response judge."""
     n_boot, seed = boot
     scored = sum(1 for it in items if labels.get(it.item_id) is not None)
-    out: dict[str, Any] = {"stats": {}, "ci": {}}
+    out: dict[str, Any] = {"stats": {}, "ci": {}, "n_of": {}}
     gold = [comparable_label(it.gold_label) for it in items]
     if any(g is not None for g in gold):
         pred = [labels.get(it.item_id) for it in items]
@@ -145,6 +150,7 @@ def _single_row(
         names += ["quadratic_kappa"] if order is not None else []
         out["stats"].update({n: getattr(agree, n) for n in names})
         out["stats"]["n_gold"] = agree.n
+        out["n_of"].update(dict.fromkeys(names, agree.n))
         out["ci"].update(agree.ci)
         out.update(labels=agree.labels, confusion=agree.confusion)
     gold_scores = [it.gold_score for it in items]
@@ -161,6 +167,7 @@ def _single_row(
         )
         out["stats"].update({n: getattr(numeric, n) for n in NUMERIC_STATISTICS})
         out["stats"]["n_gold_score"] = numeric.n
+        out["n_of"].update(dict.fromkeys(NUMERIC_STATISTICS, numeric.n))
         out["ci"].update(numeric.ci)
     out["n_scored"] = scored
     return out
@@ -176,7 +183,7 @@ def _pairwise_row(
         if r.status is Status.OK and r.label in ("a", "b", "tie") and r.order:
             slot[(r.item_id, r.order)] = "tie" if r.label == "tie" else r.label.upper()
     both = [it for it in items if (it.item_id, "ab") in slot and (it.item_id, "ba") in slot]
-    out: dict[str, Any] = {"stats": {}, "ci": {}, "n_scored": len(both)}
+    out: dict[str, Any] = {"stats": {}, "ci": {}, "n_of": {}, "n_scored": len(both)}
     if not both:
         return out
     gold = [it.gold_preference for it in both]
@@ -194,6 +201,8 @@ def _pairwise_row(
         out["ci"][name] = None if lo is None or hi is None else (lo, hi)
     out["stats"]["n_inconsistent"] = report.n_inconsistent
     out["stats"]["n_gold"] = report.n_gold
+    out["n_of"] = dict.fromkeys(_PAIRWISE_KEYS, report.n)
+    out["n_of"].update(position_bias=report.n_inconsistent, accuracy=report.n_gold)
     return out
 
 
@@ -285,7 +294,10 @@ def _majority_rows(
             "modal_agreement": consistency.modal_agreement,
             "label_entropy": consistency.label_entropy,
         }
+        n_of = {**row.n_of, "modal_agreement": consistency.n_items}
+        n_of["label_entropy"] = consistency.n_items
         update = {"stats": stats, "ci": {**row.ci, **consistency.ci}, "samples": len(ids)}
+        update["n_of"] = n_of
         rows.append(row.model_copy(update=update))
     votes = {
         judge: {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}

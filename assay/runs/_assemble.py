@@ -76,13 +76,13 @@ def assemble(
         _refuse_shared_ids(all_judges, loaded)
         fact = _factuality(loaded, options, pool, decomposer, verifiers)
         gate = _gate(loaded, options, cache, fact)
+    items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )
-    items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
     verifiers = fact.verifiers if fact is not None else []
     run_local_models_on_ray(loaded, [*verifiers, *([gate.scorer.reranker] if gate else [])])
-    warnings = _warnings(all_judges)
+    warnings = _warnings(all_judges) + (items.warnings() if items else [])
     return RunParts(datasets, cache, pool, all_judges, fact, warnings, items, gate)
 
 

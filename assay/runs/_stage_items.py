@@ -22,6 +22,7 @@ from assay.datasets import Item, ItemsDataset
 from assay.errors import DatasetError, SpecError
 from assay.runs._counters import JudgeCounters
 from assay.runs._executor import StageContext
+from assay.runs._items_gold import check_gold_fits, missing_gold_warnings
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import ItemWork
 from assay.runs._stage_judge import worker_budget
@@ -78,7 +79,8 @@ class ItemsStage:
     # ---- checks ---------------------------------------------------------------------
     def _check_judges(self, dataset: ItemsDataset, field: str, spec_path: str) -> None:
         """Each dataset needs a judge of its task; pairwise prompts answer a, b or tie;
-        judges without a prompt need `claim` and `evidence` in every row."""
+        judges without a prompt need `claim` and `evidence` in every row; gold and
+        raters' labels must be labels of every judge (`check_gold_fits`)."""
         judges = self._judges_of[dataset.name]
         if not judges:
             what = "a pairwise prompt" if dataset.task == "pairwise" else "a single-response judge"
@@ -100,6 +102,11 @@ class ItemsStage:
                     )
             if dataset.task == "single" and prompt is None:
                 _check_claim_evidence(dataset, judge.id)
+        check_gold_fits(dataset, judges, spec_path, field)
+
+    def warnings(self) -> list[str]:
+        """Datasets whose gold is missing for some items (statistics over fewer)."""
+        return [line for d in self.datasets for line in missing_gold_warnings(d)]
 
     # ---- planning -------------------------------------------------------------------
     def plan(self) -> list[ItemWork]:

@@ -1,0 +1,93 @@
+"""Gold that fits the judges: checked before any judgment, and said when it is missing.
+
+A gold or rater label the judge can never answer (gold `yes`/`no`, judge
+`supported`/`unsupported`) scores every item wrong: accuracy 0.000 that looks measured.
+So each label column of a single-response items dataset is checked against every judge
+whose label set is known, after the normalisation metrics use (`normalise_label`); the
+fix is the dataset's `gold_map`. Empty gold cells are legal, but the statistics are then
+over fewer items than the dataset has: one warning line per dataset and gold kind says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from assay.core.judging import Judge
+from assay.datasets import ItemsDataset
+from assay.errors import DatasetError
+from assay.parsing import normalise_label
+
+_SHOWN = 5  # offending values named in the error
+
+
+def judge_labels(judge: Judge) -> list[str] | None:
+    """The labels a judge answers with: its prompt's, else its `labels` attribute
+    (baselines, Python judges that declare one); None when unknown (not checked)."""
+    prompt = getattr(judge, "prompt", None)
+    meta = getattr(prompt, "meta", None)
+    labels = getattr(meta, "labels", None) if meta is not None else getattr(judge, "labels", None)
+    if not labels or not all(isinstance(label, str) for label in labels):
+        return None
+    return list(labels)
+
+
+def _label_columns(dataset: ItemsDataset) -> Iterator[tuple[str, str, list[tuple[int, str]]]]:
+    """(what, column, [(line, value)]) for the gold label column and each rater's."""
+    gold = [(it.line, it.gold_label) for it in dataset.items if it.gold_label is not None]
+    yield "gold", dataset.gold_columns["gold_label"], gold
+    for rater in dataset.raters:
+        cells = [(it.line, it.ratings.get(rater)) for it in dataset.items]
+        yield "rater", rater, [(line, value) for line, value in cells if value is not None]
+
+
+def _quoted(values: Sequence[str]) -> str:
+    shown = ", ".join(repr(v) for v in values[:_SHOWN])
+    more = len(values) - _SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def check_gold_fits(
+    dataset: ItemsDataset, judges: Sequence[Judge], spec_path: str, field: str
+) -> None:
+    """Every gold and rater label of a single-response dataset is a label of every judge
+    with a known label set; else one error naming column, values, judge and labels."""
+    if dataset.task != "single":
+        return
+    for judge in judges:
+        labels = judge_labels(judge)
+        if labels is None:
+            continue
+        known = {normalise_label(label) for label in labels}
+        for what, column, cells in _label_columns(dataset):
+            bad = [(line, v) for line, v in cells if normalise_label(v) not in known]
+            if not bad:
+                continue
+            values = list(dict.fromkeys(v for _, v in bad))
+            example = ", ".join(
+                f'{json.dumps(v, ensure_ascii=False)} = "<label>"' for v in values[:2]
+            )
+            raise DatasetError(
+                f"{what} values {_quoted(values)} are not labels of judge {judge.id!r} "
+                f"({', '.join(labels)}); map them in {Path(spec_path).name} {field}: "
+                f"gold_map = {{ {example} }}",
+                file=dataset.path,
+                line=bad[0][0],
+                field=column,
+            )
+
+
+def missing_gold_warnings(dataset: ItemsDataset) -> list[str]:
+    """One line per gold kind the dataset has but some items lack."""
+    out = []
+    n = len(dataset.items)
+    for fld, column in dataset.gold_columns.items():
+        have = sum(1 for it in dataset.items if getattr(it, fld) is not None)
+        if 0 < have < n:
+            kind = fld.replace("_", " ")
+            out.append(
+                f"{n - have} of {n} items of dataset {dataset.name!r} have no {kind} "
+                f"(column {column!r}); {kind} statistics are over the other {have} at most"
+            )
+    return out
