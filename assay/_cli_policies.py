@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from assay import _cli_policies_curves as curves
+from assay._cli_paths import cli_path
 from assay._cli_policies_common import (
     AppliedRunDir,
     Name,
@@ -106,11 +107,16 @@ def tune(
         str | None, typer.Option(help="Tune on answers of this split (dev; never test).")
     ] = None,
     grid: Annotated[
-        Path | None, typer.Option("--grid", help="A TOML tuning spec replacing the default.")
+        Path | None,
+        typer.Option("--grid", parser=cli_path, help="A TOML tuning spec replacing the default."),
     ] = None,
     write_policy_to: Annotated[
         Path | None,
-        typer.Option("--write-policy", help="Write a policy file with the chosen thresholds."),
+        typer.Option(
+            "--write-policy",
+            parser=cli_path,
+            help="Write a policy file with the chosen thresholds.",
+        ),
     ] = None,
 ) -> None:
     """Select thresholds of policy NAME on RUN_DIR's records with the kind's default
@@ -181,7 +187,8 @@ def export(
     name: Annotated[str, typer.Option(help="The applied policy's name.")],
     what: Annotated[str, typer.Option(help="certificates, audit or gate-log.")] = "certificates",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="File to write instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", parser=cli_path, help="File to write instead of stdout."),
     ] = None,
 ) -> None:
     """Print (or write) certificates or the gate log of an applied policy byte for byte,

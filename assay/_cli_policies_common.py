@@ -9,13 +9,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from assay._cli_paths import cli_path
+
 if TYPE_CHECKING:
     from assay.policies._session import Loaded
 
-RunDir = Annotated[Path, typer.Argument(help="A finished run directory.")]
-AppliedRunDir = Annotated[Path, typer.Argument(help="A run directory with applied policies.")]
+RunDir = Annotated[Path, typer.Argument(parser=cli_path, help="A finished run directory.")]
+AppliedRunDir = Annotated[
+    Path, typer.Argument(parser=cli_path, help="A run directory with applied policies.")
+]
 PolicyFile = Annotated[
-    Path, typer.Option("--policy", help="A policy file or run spec (TOML) with policies blocks.")
+    Path,
+    typer.Option(
+        "--policy", parser=cli_path, help="A policy file or run spec (TOML) with policies blocks."
+    ),
 ]
 OnlyName = Annotated[str | None, typer.Option(help="Only the policy with this name.")]
 Name = Annotated[str, typer.Option(help="The policy's name in the file.")]

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._cli_paths import cli_path, cli_path_text
 from assay._cli_policies import policies_app
 from assay.errors import AssayError
 from assay.redaction import redact, scrub_text
@@ -35,8 +36,10 @@ def _console(stderr: bool = False) -> Any:
 
 @app.command()
 def run(
-    spec: Annotated[Path, typer.Argument(help="Run spec (TOML).")],
-    output_dir: Annotated[Path | None, typer.Option(help="Override the spec's output_dir.")] = None,
+    spec: Annotated[Path, typer.Argument(parser=cli_path, help="Run spec (TOML).")],
+    output_dir: Annotated[
+        Path | None, typer.Option(parser=cli_path, help="Override the spec's output_dir.")
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
     ] = False,
@@ -45,7 +48,9 @@ def run(
     ] = False,
     cache_dir: Annotated[
         Path | None,
-        typer.Option(help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay)."),
+        typer.Option(
+            parser=cli_path, help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay)."
+        ),
     ] = None,
     retry_errors: Annotated[
         bool, typer.Option(help="On resume, redo judgments that ended in api_error.")
@@ -81,7 +86,7 @@ def _print_run_table(run_dir: Path, *, detail: bool = False) -> None:
 
 @app.command()
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A run directory.")],
     format: Annotated[
         str, typer.Option("--format", "-f", help="table, json, csv, markdown, html or a plugin's.")
     ] = "table",
@@ -91,7 +96,10 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="File to write instead of stdout (html: RUN_DIR/report.html)."
+            "--output",
+            "-o",
+            parser=cli_path,
+            help="File to write instead of stdout (html: RUN_DIR/report.html).",
         ),
     ] = None,
 ) -> None:
@@ -109,7 +117,9 @@ def report(
 
 @app.command()
 def compare(
-    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(parser=cli_path, help="One or more run directories.")
+    ],
     reference: Annotated[
         str | None, typer.Option(help="Judge id every other judge is compared against.")
     ] = None,
@@ -125,7 +135,8 @@ def compare(
     n_boot: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="File to write instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", parser=cli_path, help="File to write instead of stdout."),
     ] = None,
 ) -> None:
     """Compare judges on the same items, within one run or across runs: paired
@@ -145,7 +156,9 @@ def compare(
 
 
 @app.command()
-def recompute(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+def recompute(
+    run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A run directory.")],
+) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE
     from assay.runs._reparse import recompute_run
@@ -172,8 +185,10 @@ def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
 
 @app.command("import-medscore")
 def import_medscore(
-    source: Annotated[Path, typer.Argument(help="MedScore output dir or one of its files.")],
-    output_dir: Annotated[Path, typer.Option(help="Run directory to create.")],
+    source: Annotated[
+        Path, typer.Argument(parser=cli_path, help="MedScore output dir or one of its files.")
+    ],
+    output_dir: Annotated[Path, typer.Option(parser=cli_path, help="Run directory to create.")],
     dataset: Annotated[str, typer.Option(help="Dataset name in the records.")] = "medscore",
 ) -> None:
     """Import MedScore's released per-claim files as a run and score them under assay's
@@ -186,7 +201,9 @@ def import_medscore(
 
 
 @app.command()
-def reparse(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
+def reparse(
+    run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A finished run directory.")],
+) -> None:
     """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""
     from assay.runs._reparse import reparse_run_checked
 
@@ -199,7 +216,9 @@ def reparse(run_dir: Annotated[Path, typer.Argument(help="A finished run directo
 
 @prompts_app.command("list")
 def prompts_list(
-    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+    prompt_dir: Annotated[
+        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
+    ] = None,
 ) -> None:
     """List prompts with version, task and content hash."""
     from assay.prompts import PromptRegistry
@@ -221,7 +240,9 @@ def _source(prompt: Any) -> str:
 @prompts_app.command("show")
 def prompts_show(
     ref: Annotated[str, typer.Argument(help="ID or ID@VERSION.")],
-    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+    prompt_dir: Annotated[
+        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
+    ] = None,
 ) -> None:
     """Show a prompt's metadata and template source."""
     from assay.prompts import PromptRegistry
@@ -239,8 +260,12 @@ def prompts_show(
 @prompts_app.command("render")
 def prompts_render(
     ref: Annotated[str, typer.Argument(help="ID or ID@VERSION.")],
-    data: Annotated[Path, typer.Option(help="JSON file with the template variables.")],
-    prompt_dir: Annotated[list[Path] | None, typer.Option(help="Extra prompt directory.")] = None,
+    data: Annotated[
+        Path, typer.Option(parser=cli_path, help="JSON file with the template variables.")
+    ],
+    prompt_dir: Annotated[
+        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
+    ] = None,
 ) -> None:
     """Render a prompt with variables from a JSON file, as the model would see it."""
     from assay.prompts import PromptRegistry
@@ -278,7 +303,8 @@ def validate(
     dataset: Annotated[
         str,
         typer.Argument(
-            help="A run spec (.toml), or a ForceBench .jsonl/.csv file or builtin:NAME."
+            parser=cli_path_text,
+            help="A run spec (.toml), or a ForceBench .jsonl/.csv file or builtin:NAME.",
         ),
     ],
     ping: Annotated[
@@ -321,7 +347,14 @@ def _validate_spec(spec: str, ping: bool) -> None:
 
 
 @cache_app.command("info")
-def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
+def cache_info(
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            parser=cli_path,
+        ),
+    ] = None,
+) -> None:
     """Show where the cache is, how many entries it holds and its size."""
     from assay.models import ResponseCache
 
@@ -331,7 +364,12 @@ def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None
 
 @cache_app.command("clear")
 def cache_clear(
-    cache_dir: Annotated[Path | None, typer.Option()] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            parser=cli_path,
+        ),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete every cached response."""

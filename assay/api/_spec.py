@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.errors import SpecError
 from assay.runs import LoadedSpec, RunSpec, load_spec
-from assay.runs._spec import validate_spec
+from assay.runs._spec import check_prompt_dirs, validate_spec
 
 PYTHON_SPEC = "<python spec>"  # stands for the file in error messages and the manifest
 
@@ -41,10 +41,13 @@ def to_loaded_spec(
         raise SpecError(
             f"spec: expected a TOML path, a RunSpec or a dict, got {type(spec).__name__}"
         )
+    base = Path(base_dir or Path.cwd()).resolve()
+    checked = validate_spec(raw, where=PYTHON_SPEC, given_in_python=given_in_python)
+    check_prompt_dirs(checked, base, PYTHON_SPEC)
     return LoadedSpec.model_construct(  # validated here; again would lose the context
-        spec=validate_spec(raw, where=PYTHON_SPEC, given_in_python=given_in_python),
+        spec=checked,
         path=PYTHON_SPEC,
-        base_dir=str(Path(base_dir or Path.cwd()).resolve()),
+        base_dir=str(base),
         sha256=hashlib.sha256(json.dumps(raw, sort_keys=True).encode("utf-8")).hexdigest(),
         raw=raw,
     )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from assay.inputs import PathText
+
 
 class RunOptions(BaseModel):
-    output_dir: str | None = None
+    output_dir: PathText | None = None
     use_cache: bool = True
     refresh_cache: bool = False
-    cache_dir: str | None = None
+    cache_dir: PathText | None = None
     retry_errors: bool = Field(
         default=False, description="Re-run judgments that ended in api_error."
     )

@@ -28,7 +28,8 @@ from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
 from assay.datasets import ItemsDatasetOptions
-from assay.errors import SpecError, first_problem
+from assay.errors import AssayError, SpecError, first_problem
+from assay.inputs import PathText, decode_text
 from assay.models._ray_options import ExecutorOptions
 from assay.runs._spec_blocks import BaselineSpec as BaselineSpec
 from assay.runs._spec_blocks import ComponentBlock as ComponentBlock
@@ -76,7 +77,7 @@ class DatasetSpec(_Strict):
 
     kind: Literal["pairs"] = "pairs"
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
-    path: str = Field(description="A .jsonl/.csv file, or builtin:NAME.")
+    path: PathText = Field(description="A .jsonl/.csv file, or builtin:NAME.")
 
     _name_ok = field_validator("name")(_not_pooled)
 
@@ -88,6 +89,8 @@ class DatasetSpec(_Strict):
 
 class ItemsDatasetSpec(ItemsDatasetOptions):
     """A `[[datasets]] kind = "items"` block: any columns, optional gold and raters."""
+
+    path: PathText = Field(description="A .jsonl/.ndjson, .csv or .parquet file.")
 
     _name_ok = field_validator("name")(_not_pooled)
 
@@ -147,7 +150,7 @@ class ModelDefaults(_Strict):
 class AnswersDatasetSpec(DatasetSpec):
     """An answers dataset of `[factuality]`, read by the importer `format` names."""
 
-    path: str = Field(description="Answers file, or builtin:NAME.")
+    path: PathText = Field(description="Answers file, or builtin:NAME.")
     format: str = Field(
         default="auto", description="A registered importer: auto, jsonl, medscore-input, ..."
     )
@@ -201,8 +204,8 @@ class FailurePolicy(_Strict):
 class RunSpec(_Strict):
     name: str = "run"
     description: str = ""
-    output_dir: str | None = Field(default=None, description="Default: runs/<name>.")
-    prompt_dirs: list[str] = Field(default_factory=list)
+    output_dir: PathText | None = Field(default=None, description="Default: runs/<name>.")
+    prompt_dirs: list[PathText] = Field(default_factory=list)
     bootstrap: int = Field(
         default=1000, ge=0, description="Bootstrap resamples for CIs; 0 = no CI."
     )
@@ -280,22 +283,42 @@ def validate_spec(
 def load_spec(path: str | Path, *, given_in_python: Collection[str] = ()) -> LoadedSpec:
     """Read and validate a TOML run spec; errors name the file and the field."""
     p = Path(path)
+    if p.is_dir():
+        raise SpecError("is a directory; pass a run spec (.toml) file", file=p)
     if not p.is_file():
         raise SpecError("run spec not found", file=p)
     data = p.read_bytes()
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SpecError("spec is not valid UTF-8", file=p) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"not valid TOML: {exc}", file=p) from None
+    raw = parse_toml(data, p)
+    spec = validate_spec(raw, where=str(p), given_in_python=given_in_python)
+    check_prompt_dirs(spec, p.resolve().parent, str(p))
     return LoadedSpec.model_construct(  # validated above; again would lose the context
-        spec=validate_spec(raw, where=str(p), given_in_python=given_in_python),
+        spec=spec,
         path=str(p),
         base_dir=str(p.resolve().parent),
         sha256=hashlib.sha256(data).hexdigest(),
         raw=raw,
     )
+
+
+def parse_toml(data: bytes, path: Path) -> dict[str, Any]:
+    """The TOML document in `data` (a UTF-8 byte-order mark is dropped, as editors on
+    Windows write one); one error naming the file otherwise."""
+    try:
+        return tomllib.loads(decode_text(data, path))
+    except AssayError as exc:
+        raise SpecError(exc.message, file=path, line=exc.line) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"not valid TOML: {exc}", file=path) from None
+
+
+def check_prompt_dirs(spec: RunSpec, base: Path, where: str) -> None:
+    """Every `prompt_dirs` folder exists, checked at load (not when a judge first needs
+    a prompt): the error names the folder and the field."""
+    for i, folder in enumerate(spec.prompt_dirs):
+        found = base / folder
+        if not found.is_dir():
+            what = "is not a folder" if found.exists() else "folder not found"
+            raise SpecError(f"{what}: {found}", file=where, field=f"prompt_dirs[{i}]")
 
 
 def judge_refs(spec: RunSpec) -> list[ComponentRef]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from assay.errors import SpecError
+from assay.inputs import PathText
 from assay.runs._spec_blocks import Strict
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ class GateSpec(Strict):
     max_length: int = Field(default=512, ge=16)
     batch_size: int = Field(default=32, ge=1, le=4096)
     normalization: Literal["sigmoid", "identity"] = "sigmoid"
-    corpus: str | None = Field(default=None, description="Passages JSONL, relative to the spec.")
-    dense_model: str | None = Field(default=None, description="Local embedding model dir.")
+    corpus: PathText | None = Field(
+        default=None, description="Passages JSONL, relative to the spec."
+    )
+    dense_model: PathText | None = Field(default=None, description="Local embedding model dir.")
     retriever: RetrieverKind | None = Field(default=None, validate_default=True)
 
     @model_validator(mode="before")
