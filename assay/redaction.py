@@ -11,17 +11,22 @@ Rules:
   ``client_secret``, ... matched case-insensitively with ``-``/space/``.`` read as ``_``)
   is replaced by :data:`MARKER`, at any depth. ``*_env`` keys name a variable, not a value,
   and are kept.
+- Headers are credentials by value: in a mapping under a headers key (``extra_headers``,
+  ``headers``, ``default_headers``, ...) every value is replaced by :data:`MARKER` unless
+  its name is on the short allow-list :data:`SAFE_HEADERS` (names go by patterns; a
+  gateway's ``X-Custom-Auth`` does not).
 - Free text (error messages, warnings) loses the values of secrets registered by the
   clients that use them (API keys read from the environment, credentials found in
-  ``api_base`` or ``extra_body``), URL credentials, ``Bearer ...`` tokens,
+  ``api_base`` or ``extra_body``, header values), URL credentials, ``Bearer ...`` tokens,
   ``api_key=...``-style pairs and ``sk-...`` keys.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -79,6 +84,30 @@ _SECRET_SUFFIXES = (
 )
 _SEPARATORS = re.compile(r"[-\s.]+")
 
+#: mapping keys whose entries are HTTP headers (litellm, the OpenAI SDK, httpx)
+HEADER_CONTAINERS = frozenset(
+    {"extra_headers", "headers", "default_headers", "http_headers", "custom_headers"}
+)
+#: headers whose values are kept: they describe the request, never who sends it
+#: (``OpenAI-Organization`` is not here: its name is kept, its value names the account)
+SAFE_HEADERS = frozenset(
+    {
+        "user_agent",
+        "accept",
+        "accept_encoding",
+        "accept_language",
+        "content_type",
+        "cache_control",
+        "openai_beta",
+        "anthropic_version",
+        "anthropic_beta",
+    }
+)
+#: header names that say credential: left out of cache keys (a new token keeps the cache)
+_CREDENTIAL_HEADER = re.compile(
+    r"auth|token|key|secret|passw|cookie|session|signature|credential|sig$"
+)
+
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
 _AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _NAMED_VALUE = re.compile(
@@ -94,10 +123,29 @@ _known_sorted: tuple[str, ...] = ()
 _lock = threading.Lock()
 
 
+def _norm(name: object) -> str:
+    return _SEPARATORS.sub("_", str(name).strip().lower())
+
+
 def is_secret_key(name: object) -> bool:
     """Whether a mapping key names a credential (case and separators ignored)."""
-    key = _SEPARATORS.sub("_", str(name).strip().lower())
+    key = _norm(name)
     return key in _SECRET_KEYS or key.endswith(_SECRET_SUFFIXES)
+
+
+def is_header_container(name: object) -> bool:
+    """Whether a mapping key holds HTTP headers (whose values are secret by default)."""
+    return _norm(name) in HEADER_CONTAINERS
+
+
+def is_safe_header(name: object) -> bool:
+    """Whether a header is on the allow-list whose values are recorded as they are."""
+    return _norm(name) in SAFE_HEADERS
+
+
+def _hidden(name: object, value: object) -> bool:
+    """Whether a header's value is replaced: not allow-listed, and not empty."""
+    return not is_safe_header(name) and value not in (None, "") and not isinstance(value, bool)
 
 
 @lru_cache(maxsize=256)
@@ -134,7 +182,11 @@ def secret_values(value: Any) -> list[str]:
     out: list[str] = []
     if isinstance(value, Mapping):
         for k, v in value.items():
-            if is_secret_key(k) and isinstance(v, str):
+            if is_header_container(k) and isinstance(v, Mapping):
+                hidden = [str(hv) for hk, hv in v.items() if _hidden(hk, hv)]
+                out += hidden + [t for h in hidden for t in h.split()[1:]]
+                out += secret_values({hk: hv for hk, hv in v.items() if not _hidden(hk, hv)})
+            elif is_secret_key(k) and isinstance(v, str):
                 out.append(v)
                 out += v.split()[1:]  # "Bearer abc" -> also "abc"
             else:
@@ -186,26 +238,41 @@ def scrub_text(text: str) -> str:
     return _KEY_SHAPE.sub(MARKER, text)
 
 
-def redact_with_paths(value: Any, path: str = "") -> tuple[Any, list[str]]:
+#: what replaces a hidden header value: (name, value) -> replacement
+HeaderRule = Callable[[object, object], object]
+
+
+def _marker(_name: object, _value: object) -> object:
+    return MARKER
+
+
+def redact_with_paths(
+    value: Any, path: str = "", *, header: HeaderRule = _marker
+) -> tuple[Any, list[str]]:
     """A redacted deep copy of `value` and the dotted paths of the fields that changed
-    (e.g. ``spec.judges[0].api_base``). Mappings become dicts, tuples become lists."""
+    (e.g. ``spec.judges[0].api_base``). Mappings become dicts, tuples become lists.
+    `header` says what a hidden header value becomes (the marker, or for cache keys a
+    digest)."""
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         paths: list[str] = []
         for k, v in value.items():
             where = f"{path}.{k}" if path else str(k)
-            if is_secret_key(k) and v not in (None, "") and not isinstance(v, bool):
+            if is_header_container(k) and isinstance(v, Mapping):
+                out[k], sub = _redact_headers(v, where, header)
+                paths += sub
+            elif is_secret_key(k) and v not in (None, "") and not isinstance(v, bool):
                 out[k] = MARKER
                 paths.append(where)
             else:
-                out[k], sub = redact_with_paths(v, where)
+                out[k], sub = redact_with_paths(v, where, header=header)
                 paths += sub
         return out, paths
     if isinstance(value, list | tuple):
         items: list[Any] = []
         paths = []
         for i, v in enumerate(value):
-            item, sub = redact_with_paths(v, f"{path}[{i}]")
+            item, sub = redact_with_paths(v, f"{path}[{i}]", header=header)
             items.append(item)
             paths += sub
         return items, paths
@@ -215,6 +282,38 @@ def redact_with_paths(value: Any, path: str = "") -> tuple[Any, list[str]]:
     return value, []
 
 
+def _redact_headers(
+    headers: Mapping[Any, Any], path: str, header: HeaderRule
+) -> tuple[dict[Any, Any], list[str]]:
+    """A headers mapping: every value not allow-listed is replaced by `header`'s."""
+    out: dict[Any, Any] = {}
+    paths: list[str] = []
+    for k, v in headers.items():
+        where = f"{path}.{k}"
+        if _hidden(k, v):
+            out[k] = header(k, v)
+            paths.append(where)
+        else:
+            out[k], sub = redact_with_paths(v, where, header=header)
+            paths += sub
+    return out, paths
+
+
 def redact(value: Any) -> Any:
     """A redacted deep copy of `value` (see `redact_with_paths`)."""
     return redact_with_paths(value)[0]
+
+
+def _cache_header(name: object, value: object) -> object:
+    """A credential-named header drops out of the cache key (a rotated token keeps the
+    cache, as ``Authorization`` always did); any other header (a tenant, a deployment)
+    can change the answer, so it enters by a SHA-256 of its value, never the value."""
+    if is_secret_key(name) or _CREDENTIAL_HEADER.search(_norm(name)):
+        return MARKER
+    digest = hashlib.sha256(str(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sha256:{digest}"
+
+
+def redact_for_cache_key(value: Any) -> Any:
+    """`redact` for a cache key: hidden header values become `_cache_header`'s."""
+    return redact_with_paths(value, header=_cache_header)[0]

@@ -1,7 +1,8 @@
 """Persistent response cache (diskcache, SQLite-backed, safe across processes).
 
 Keys are SHA-256 over canonical JSON of everything that can change the output; they
-never depend on credentials (`api_base` and `extra_body` are redacted first). Only raw
+never depend on credentials (`api_base` and `extra_body` are redacted first; a header whose
+name is not a credential enters by a digest of its value). Only raw
 successful responses are stored.
 """
 
@@ -20,7 +21,7 @@ from assay.errors import PathError
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
 from assay.prompts._prompt import Message
-from assay.redaction import redact, redact_url
+from assay.redaction import redact_for_cache_key, redact_url
 
 CACHE_SCHEMA_VERSION = 1
 CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
@@ -75,7 +76,7 @@ def cache_key_parts(
         "structured_output": structured_mode or config.structured_output,
         "response_schema": schema_hash,
         "schema_name": request.schema_name,
-        "extra_body": redact(config.extra_body) if config.extra_body else {},
+        "extra_body": redact_for_cache_key(config.extra_body) if config.extra_body else {},
         "sample_index": request.sample_index,
     }
 

@@ -36,9 +36,11 @@ from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, RawResponse
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
-# extra_body keys litellm does not send as body fields: it sends `extra_headers` as HTTP
-# headers, merges `extra_body` into the body, and keeps `metadata` for its own callbacks
-_NOT_BODY_FIELDS = frozenset({"extra_headers", "extra_body", "metadata"})
+# extra_body keys litellm does not send as body fields: it sends `headers` and
+# `extra_headers` as HTTP headers, merges `extra_body` into the body, and keeps `metadata`
+# for its own callbacks
+_HEADER_FIELDS = ("headers", "extra_headers")  # in this order: extra_headers win
+_NOT_BODY_FIELDS = frozenset({*_HEADER_FIELDS, "extra_body", "metadata"})
 
 
 def chat_url(config: ModelConfig) -> str:
@@ -126,15 +128,17 @@ class OpenAIHTTPTransport(HostedEndpoint):
             )
 
     def headers(self) -> dict[str, str]:
-        """Bearer key from the same resolution as litellm's, then `extra_headers`."""
+        """Bearer key from the same resolution as litellm's, then `headers` and
+        `extra_headers` from `extra_body`, as litellm sends them."""
         if self._headers is None:
             key = self._api_key() or self._provider_key()
             headers = {"Content-Type": "application/json"}
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            extra = self.config.extra_body.get("extra_headers")
-            if isinstance(extra, Mapping):
-                headers.update({str(k): str(v) for k, v in extra.items()})
+            for field in _HEADER_FIELDS:
+                extra = self.config.extra_body.get(field)
+                if isinstance(extra, Mapping):
+                    headers.update({str(k): str(v) for k, v in extra.items()})
             self._headers = headers
         return self._headers
 
