@@ -16,6 +16,7 @@ from assay.compare._item_outcomes import (
 from assay.compare._load import LoadedRun, load_run
 from assay.compare._model import ComparedRun, ComparisonReport
 from assay.compare._outcomes import factuality_outcomes, force_outcomes
+from assay.compare._overlap import check_overlap
 from assay.compare._parts import (
     ablation_rows,
     confusion_tables,
@@ -115,6 +116,23 @@ def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
         raise AssayError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
 
 
+def _check_reference(reference: str, judges: list[str], outcomes: list[MetricOutcomes]) -> None:
+    """`--reference` must name a judge as shown, with a metric another judge also has
+    (else every Δ would be missing and the comparison table empty)."""
+    if reference not in judges:
+        meant = [j for j in judges if j.endswith(f"/{reference}")]
+        hint = f"did you mean {' or '.join(meant)}?" if meant else f"judges: {', '.join(judges)}"
+        raise AssayError(f"--reference {reference!r} is not a judge here; {hint}")
+    own = [m.name for m in outcomes if reference in m.statistics]
+    if not any(reference in m.statistics and len(m.statistics) > 1 for m in outcomes):
+        has = ", ".join(own) or "none of the metrics compared"
+        compared = ", ".join(dict.fromkeys(m.name for m in outcomes))
+        raise AssayError(
+            f"--reference {reference!r} shares no metric with another judge "
+            f"(its metrics: {has}; compared: {compared}); pick a judge of the same kind"
+        )
+
+
 def _producers(runs: Sequence[LoadedRun], names: _Names) -> list[tuple[str, str, ProducerMeta]]:
     out = []
     for run in runs:
@@ -155,14 +173,13 @@ def compare_runs(
     runs = [load_run(d) for d in run_dirs]
     _unique_run_names(runs)
     notes: list[str] = []
+    check_overlap(runs, notes)
     names = _Names(runs, notes)
     outcomes, table = _outcomes(runs, names, strict, notes)
     outcomes = _select(outcomes, metrics)
     producers = _producers(runs, names)
-    judges = [j for j, _, _ in producers]
-    if reference is not None and reference not in judges:
-        shown = ", ".join(judges)
-        raise AssayError(f"--reference {reference!r} is not a judge here; judges: {shown}")
+    if reference is not None:
+        _check_reference(reference, [j for j, _, _ in producers], outcomes)
     notes += [f"{names(r, j)}: {MAJORITY_RULE}" for r in runs for j in r.majority]
     result = compare_statistics(
         outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
@@ -177,6 +194,7 @@ def compare_runs(
         confusions=confusion_tables(table) if table is not None else [],
         force=force_points(result.estimates),
         notes=notes + result.notes,
+        holm_families=result.families,
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,

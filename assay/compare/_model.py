@@ -107,3 +107,14 @@ class ComparisonReport(_Frozen):
     n_boot: int
     seed: int
     confidence: float = 0.95
+    holm_families: dict[str, int] = Field(
+        default_factory=dict,
+        description="Holm families: the kind of item compared on -> its comparisons.",
+    )
+
+    def holm_scope(self) -> str:
+        """What `p_holm` was adjusted across, as the captions say it."""
+        if len(self.holm_families) <= 1:
+            return f"Holm across these {len(self.comparisons)} comparisons"
+        sizes = ", ".join(f"{kind}s: {n}" for kind, n in self.holm_families.items())
+        return f"Holm within each family of comparisons on the same items ({sizes})"

@@ -4,7 +4,8 @@ Input: for each metric, each judge's `PairedStatistic` over the metric's item un
 the items where the judge has an outcome, and (for 0/1 outcomes) the per-item outcomes
 McNemar's test reads. Output: `PairedComparison` rows (as `paired_compare` makes them:
 `diff = value_a - value_b`, percentile CI of the resampled differences, exact McNemar
-or bootstrap p, Holm across every row) and each judge's own estimate with its CI.
+or bootstrap p, Holm within each family: the rows whose metrics share a universe, i.e.
+are taken on the same items) and each judge's own estimate with its CI.
 
 One draw of the metric's items serves every evaluation over them: each judge's own
 estimate on the items it has, each pair on the items both have (in a resample: the
@@ -62,13 +63,15 @@ class JudgeEstimate(BaseModel):
 
 
 class StatisticsComparison(BaseModel):
-    """Paired comparisons (Holm-adjusted together), own estimates, and what was skipped."""
+    """Paired comparisons (Holm-adjusted per family), own estimates, what was skipped,
+    and the families: universe -> number of comparisons Holm adjusted together."""
 
     model_config = ConfigDict(frozen=True)
 
     comparisons: list[PairedComparison]
     estimates: list[JudgeEstimate]
     notes: list[str]
+    families: dict[str, int] = {}
 
 
 _Evaluation = tuple[int, str, bytes]
@@ -172,7 +175,9 @@ def compare_statistics(
     confidence: float = 0.95,
 ) -> StatisticsComparison:
     """Each metric's judges compared pairwise (or each against `reference`) on the items
-    both have, and every judge's own estimate; Holm across all comparisons."""
+    both have, and every judge's own estimate; Holm within each family of comparisons
+    on the same items (the metrics' `universe`): comparisons on unrelated items (pairs
+    of one run, responses of another) answer separate questions."""
     boot = BootSettings(n_boot=n_boot, seed=seed, confidence=confidence)
     if boot.n_boot == 0:
         raise ValueError("paired comparisons need n_boot >= 1")
@@ -187,20 +192,34 @@ def compare_statistics(
         for a, b in metric_pairs:
             pairs.append((i, a, b, plan.need(i, [a, b], m.defined[a] & m.defined[b])))
     plan.run(boot)
-    rows: list[PairedComparison] = []
+    rows: list[tuple[str, PairedComparison]] = []
     for i, a, b, key in pairs:
         row = _comparison(plan, i, a, b, key, confidence)
         if isinstance(row, str):
             notes.append(row)
         else:
-            rows.append(row)
-    adjusted = iter(holm([r.p_value for r in rows]))
+            rows.append((metrics[i].universe, row))
     estimates = [_estimate(plan, e, confidence) for e in own]
+    comparisons, families = _holm_per_family(rows)
     return StatisticsComparison(
-        comparisons=[r.model_copy(update={"p_holm": next(adjusted)}) for r in rows],
-        estimates=estimates,
-        notes=notes,
+        comparisons=comparisons, estimates=estimates, notes=notes, families=families
     )
+
+
+def _holm_per_family(
+    rows: Sequence[tuple[str, PairedComparison]],
+) -> tuple[list[PairedComparison], dict[str, int]]:
+    """The rows (in order) with `p_holm` adjusted within their family, and each
+    family's size."""
+    families: dict[str, list[int]] = {}
+    for position, (family, _) in enumerate(rows):
+        families.setdefault(family, []).append(position)
+    adjusted: dict[int, float] = {}
+    for positions in families.values():
+        p = holm([rows[k][1].p_value for k in positions])
+        adjusted.update(zip(positions, p, strict=True))
+    out = [r.model_copy(update={"p_holm": adjusted[k]}) for k, (_, r) in enumerate(rows)]
+    return out, {family: len(positions) for family, positions in families.items()}
 
 
 __all__ = ["JudgeEstimate", "MetricOutcomes", "StatisticsComparison", "compare_statistics"]

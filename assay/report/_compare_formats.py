@@ -111,8 +111,8 @@ def comparisons_grid(report: ComparisonReport) -> Grid:
     ]
     caption = (
         f"diff = value_a - value_b on the n paired items; {report.confidence:.0%} CI from "
-        f"{report.n_boot} paired bootstrap resamples (seed {report.seed}); p_holm: Holm "
-        f"across these {len(report.comparisons)} comparisons"
+        f"{report.n_boot} paired bootstrap resamples (seed {report.seed}); "
+        f"p_holm: {report.holm_scope()}"
     )
     return Grid("comparisons", _COMPARISON_HEADERS, _COMPARISON_NUMERIC, rows, caption=caption)
 
