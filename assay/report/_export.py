@@ -14,6 +14,7 @@ import pandas as pd
 
 from assay.policies._report_data import PolicyReport
 from assay.report._views import POOLED
+from assay.report._views_items import n_of, rater_records
 from assay.report._views_policies import policy_records
 
 COLUMNS = (
@@ -69,7 +70,7 @@ def _n(section: str, metric: str, row: Mapping[str, Any]) -> Any:
     if section == "factuality":
         return row.get("n_scored") if metric.startswith("micro") else row.get("n_responses")
     if section == "items":
-        return row.get("n_scored")
+        return n_of(row, metric)
     return row.get("n")
 
 
@@ -111,8 +112,9 @@ def tidy_frame(
     metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = (), stale: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The long table of every numeric field of every metric row in `metrics.json`,
-    then the applied policies' rows (section "policies", `model` = the policy's kind),
-    then one "records" row per record file changed since (`stale`)."""
+    then the items raters' rows (section "raters"), the applied policies' rows (section
+    "policies", `model` = the policy's kind), then one "records" row per record file
+    changed since (`stale`)."""
     records = [
         rec
         for section, part in _sections(metrics)
@@ -120,6 +122,7 @@ def tidy_frame(
         for row in part.get("rows") or []
         for rec in _row_records(section, row)
     ]
+    records += list(rater_records(metrics))
     records += list(policy_records(policies))
     records += list(_stale_records(stale))
     frame = pd.DataFrame(records, columns=list(COLUMNS))

@@ -29,6 +29,7 @@ from assay.report._page_force import (
     judge_rows,
     status_table,
 )
+from assay.report._page_items import ItemsSection, has_items, has_pairs, items_section
 from assay.report._page_meta import Header, Repro, header, repro
 from assay.report._templates import environment
 from assay.report._values import as_int, dict_of, list_of
@@ -63,6 +64,7 @@ class ReportPage:
     force: ForceSection | None
     factuality: FactualitySection | None
     datasets: tuple[Grid, ...]
+    items: ItemsSection | None
     repro: Repro
     records: RecordsCheck | None
     version: str = __version__
@@ -90,8 +92,9 @@ def _force_section(
     )
 
 
-def _kicker(forcebench: bool, factuality: bool) -> str:
-    parts = [n for n, on in (("ForceBench", forcebench), ("factuality", factuality)) if on]
+def _kicker(forcebench: bool, factuality: bool, items: bool = False) -> str:
+    kinds = (("ForceBench", forcebench), ("factuality", factuality), ("items", items))
+    parts = [n for n, on in kinds if on]
     text = " + ".join(parts)
     return text[:1].upper() + text[1:] if text else "assay"
 
@@ -115,23 +118,27 @@ def build_page(
         frame = _forcebench_frame(metrics.get("forcebench"))
         fact_metrics = dict_of(metrics.get("factuality")) or None
     has_fact = bool(fact_manifest or fact_metrics)
+    items = not isinstance(metrics, pd.DataFrame) and has_items(manifest, metrics)
     has_force = (
         isinstance(metrics, pd.DataFrame)
         or not frame.empty
-        or bool(by_id)
-        or bool(as_int(manifest.get("planned_judgments")))
-        or not has_fact
+        or has_pairs(manifest)
+        or (
+            not items
+            and (bool(by_id) or bool(as_int(manifest.get("planned_judgments"))) or not has_fact)
+        )
     )
     force = _force_section(frame, by_id, records) if has_force else None
     order = [j.judge for j in force.statuses.rows] if force and force.statuses else []
     return ReportPage(
         title=f"{manifest.get('name') or 'run'} · assay report",
-        header=header(manifest, forcebench=has_force, factuality=has_fact),
-        kicker=_kicker(has_force, has_fact),
+        header=header(manifest, forcebench=has_force or items, factuality=has_fact),
+        kicker=_kicker(has_force, has_fact, items),
         force=force,
         factuality=factuality_section(fact_manifest, fact_metrics or {}) if has_fact else None,
         datasets=tuple(grids),
-        repro=repro(manifest, order, forcebench=has_force),
+        items=items_section(metrics) if items and isinstance(metrics, Mapping) else None,
+        repro=repro(manifest, order, forcebench=has_force or items),
         records=records_check,
     )
 
