@@ -162,6 +162,11 @@ def _judge_with(prompts: str) -> str:
 
 FACT = '[factuality]\ndatasets = [{ path = "builtin:factuality-demo" }]\n'
 
+_POLICY_ARGS = {"apply": ["--policy", "p.toml"], "compare": ["--a", "x", "--b", "y"]}
+_STEPS = ", ".join(f'"{k / 100:.2f}"' for k in range(101))  # 101 values
+_BIG_GRID = f"grid = {{ a = [{_STEPS}], b = [{_STEPS}], c = ['0.1', '0.2'] }}\n"
+_BIG_GRID += '[[objectives]]\nmetric = "coverage"\n'
+
 CASES: dict[str, Case] = {
     # ---- datasets (assay validate, and through a spec) ---------------------------------
     "dataset-bad-json-line": lambda d: _dataset(
@@ -222,6 +227,44 @@ CASES: dict[str, Case] = {
         d, FACT + 'verifiers = [{ kind = "oracle" }]\n', "factuality.verifiers[0]", dataset=""
     ),
     "spec-bootstrap-negative": lambda d: _run(d, BASELINE, "'bootstrap'", top="bootstrap = -5\n"),
+    "spec-block-initial-wait-negative": lambda d: _run(
+        d, _judge_with('"generic-support@1"') + "initial_wait_s = -1\n", "judges[0].initial_wait_s"
+    ),
+    # Issue 18 item 3: every size parameter has an upper bound, checked at load.
+    "spec-bootstrap-too-large": lambda d: _run(
+        d, BASELINE, "'bootstrap'", "100000", top="bootstrap = 1000000000\n"
+    ),
+    "compare-n-boot-too-large": lambda d: (
+        ["compare", str(d), "--n-boot", "100001"],
+        ["--n-boot", "100001", "1<=x<=100000"],
+    ),
+    **{
+        f"policies-{cmd}-resamples-too-large": (
+            lambda d, c=cmd: (
+                ["policies", c, str(d), *_POLICY_ARGS[c], "--resamples", "100001"],
+                ["--resamples", "0<=x<=100000"],
+            )
+        )
+        for cmd in ("apply", "compare")
+    },
+    "policies-apply-workers-too-many": lambda d: (
+        ["policies", "apply", str(d), "--policy", "p.toml", "--workers", "1000"],
+        ["--workers", "1<=x<=64"],
+    ),
+    "policies-tune-grid-too-large": lambda d: (
+        [
+            "policies",
+            "tune",
+            str(d),
+            "--policy",
+            "p.toml",
+            "--name",
+            "x",
+            "--grid",
+            str(_w(d / "grid.toml", _BIG_GRID)),
+        ],
+        ["grid.toml", "grid", "20402 candidates", "10000"],
+    ),
     "spec-duplicate-dataset-names": lambda d: _run(
         d, '[[datasets]]\npath = "builtin:forcebench-demo"\n' + BASELINE, "name"
     ),
@@ -393,6 +436,87 @@ CASES: dict[str, Case] = {
 }
 
 
+def _blank_flag(d: Path, *argv: str) -> Argv:
+    """A path option or argument given as '' or blank: a usage error naming it."""
+    return [a.replace("SPEC", str(_spec(d, BASELINE))).replace("DIR", str(d)) for a in argv], [
+        "empty or only whitespace"
+    ]
+
+
+def _items_spec(d: Path, csv: str, block: str, *needles: str) -> Argv:
+    """An items run over `claims.csv` whose `response` column is the variable `claim`."""
+    _w(d / "claims.csv", csv)
+    body = 'kind = "items"\ngold_label_column = "label"\n' + block
+    body += 'variables = { claim = "response", evidence = "context" }\n' + BASELINE
+    return _run(d, body, *needles, dataset=str(d / "claims.csv"))
+
+
+CLAIMS = "id,response,context,label\nc1,A causes B.,A was linked to B.,supported\n"
+
+
+def _cache_env_file(d: Path) -> Argv:
+    """ASSAY_CACHE_DIR (set by CASE_ENV) names a file; the run calls no model."""
+    return ["run", str(_spec(d, BASELINE)), "--no-progress"], ["c.txt", "ASSAY_CACHE_DIR"]
+
+
+# Issue 18 item 5: inputs that must not be taken literally.
+LITERAL_INPUT_CASES: dict[str, Case] = {
+    "run-output-dir-empty": lambda d: _blank_flag(d, "run", "SPEC", "--output-dir", ""),
+    "run-output-dir-blank": lambda d: _blank_flag(d, "run", "SPEC", "--output-dir", "  "),
+    "run-cache-dir-empty": lambda d: _blank_flag(d, "run", "SPEC", "--cache-dir", ""),
+    "run-spec-empty": lambda d: _blank_flag(d, "run", ""),
+    "report-output-empty": lambda d: _blank_flag(d, "report", "DIR", "-o", ""),
+    "compare-output-blank": lambda d: _blank_flag(d, "compare", "DIR", "-o", " "),
+    "cache-info-cache-dir-empty": lambda d: _blank_flag(d, "cache", "info", "--cache-dir", ""),
+    "prompts-list-prompt-dir-empty": lambda d: _blank_flag(
+        d, "prompts", "list", "--prompt-dir", ""
+    ),
+    "policies-apply-policy-empty": lambda d: _blank_flag(
+        d, "policies", "apply", "DIR", "--policy", ""
+    ),
+    "validate-empty-path": lambda d: _blank_flag(d, "validate", " "),
+    "spec-output-dir-blank": lambda d: (
+        [
+            "run",
+            str(
+                _w(
+                    d / "spec.toml",
+                    'output_dir = " "\n[[datasets]]\npath = "builtin:forcebench-demo"\n' + BASELINE,
+                )
+            ),
+        ],
+        ["spec.toml", "'output_dir'", "empty"],
+    ),
+    "spec-dataset-path-empty": lambda d: _run(
+        d, BASELINE, "datasets[0].path", "empty", dataset=" "
+    ),
+    "spec-prompt-dirs-blank": lambda d: _run(
+        d, BASELINE, "prompt_dirs[0]", "empty", top='prompt_dirs = [" "]\n'
+    ),
+    "spec-prompt-dirs-missing": lambda d: _run(
+        d, BASELINE, "prompt_dirs[0]", "nope", "not found", top='prompt_dirs = ["nope"]\n'
+    ),
+    "run-spec-is-a-directory": lambda d: (["run", str(d)], [str(d), "is a directory"]),
+    "run-cache-dir-is-a-file-no-model": lambda d: (
+        ["run", str(_spec(d, BASELINE)), "--cache-dir", str(_w(d / "c.txt", "x"))],
+        ["c.txt", "cache directory", "--cache-dir"],
+    ),
+    "run-cache-env-is-a-file": _cache_env_file,
+    "items-empty-mapped-cell": lambda d: _items_spec(
+        d, CLAIMS + "c2,,A was linked to B.,supported\n", "", "claims.csv:3", "'response'", "empty"
+    ),
+    "items-csv-wrong-delimiter": lambda d: _items_spec(
+        d, CLAIMS.replace(",", ";"), 'delimiter = ","\n', "claims.csv", "';'-separated", "delimiter"
+    ),
+    "items-csv-bad-delimiter": lambda d: _items_spec(
+        d, CLAIMS, 'delimiter = ",,"\n', "datasets[0].delimiter"
+    ),
+}
+CASES |= LITERAL_INPUT_CASES
+# Environment variables a case runs under: {case: {name: value with DIR for its folder}}.
+CASE_ENV = {"run-cache-env-is-a-file": {"ASSAY_CACHE_DIR": "DIR/c.txt"}}
+
+
 def _run_state(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.name in RUN_FILES}
 
@@ -408,6 +532,9 @@ def test_malformed_input_is_one_actionable_line(
     if name in WITHOUT_LOCAL_EXTRA:
         for module in ("torch", "transformers"):
             monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    for var, value in CASE_ENV.get(name, {}).items():
+        monkeypatch.setenv(var, value.replace("DIR", str(tmp_path)))
+        _w(tmp_path / "c.txt", "x")
     argv, needles = CASES[name](tmp_path)
     before = _run_state(tmp_path)
     code, out, err = invoke(argv)

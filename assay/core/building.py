@@ -47,7 +47,8 @@ TRANSPORT = "^(litellm|openai)$"
 
 
 class EndpointOverrides(BaseModel):
-    """How to reach a model and decode; unset fields fall back to the spec's [defaults]."""
+    """How to reach a model and decode; unset fields fall back to the spec's [defaults]
+    (every [defaults] key has its field here: the README promises each is overridable)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +63,8 @@ class EndpointOverrides(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0.0)
     max_concurrency: int | None = Field(default=None, ge=1, le=4096)
     max_attempts: int | None = Field(default=None, ge=1, le=50)
+    initial_wait_s: float | None = Field(default=None, ge=0.0)
+    max_wait_s: float | None = Field(default=None, ge=0.0)
     structured_output: str | None = Field(default=None, pattern=STRUCTURED_OUTPUT)
     instructor_mode: str | None = Field(default=None, pattern=INSTRUCTOR_MODE)
     max_reasks: int | None = Field(default=None, ge=0, le=50)

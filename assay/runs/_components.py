@@ -87,8 +87,8 @@ def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: s
         max_concurrency=_pick(block, defaults, "max_concurrency"),
         retry=RetryPolicy(
             max_attempts=_pick(block, defaults, "max_attempts"),
-            initial_wait_s=defaults.initial_wait_s,
-            max_wait_s=defaults.max_wait_s,
+            initial_wait_s=_pick(block, defaults, "initial_wait_s"),
+            max_wait_s=_pick(block, defaults, "max_wait_s"),
         ),
         structured_output=_pick(block, defaults, "structured_output"),
         instructor_mode=_pick(block, defaults, "instructor_mode"),
