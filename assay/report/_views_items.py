@@ -169,7 +169,7 @@ def kappa_grid(row: Row, title: str) -> Grid:
     out = [(name, *(num(v) for v in values)) for name, values in zip(names, matrix, strict=False)]
     headers = ["judge / rater", *names]
     numeric = tuple(i >= 1 for i in range(len(headers)))
-    caption = "each cell over the items both labelled · weighted quadratically for integer labels"
+    caption = "unweighted Cohen's kappa, each cell over the items both labelled"
     return Grid(title=title, headers=tuple(headers), numeric=numeric, rows=out, caption=caption)
 
 
