@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -77,28 +79,31 @@ def pairwise(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cells(text: str, fmt: str, judge: str) -> tuple[list[str], list[str]]:
-    """(header, row) of `judge`'s row in a plain-text or markdown table."""
+    """(header, row) of `judge`'s row in a plain-text or markdown table (plain-text
+    cells are at least two spaces apart; a header may hold one space)."""
     lines = text.splitlines()
     row_at = next(i for i, ln in enumerate(lines) if judge in ln)
     head_at = next(i for i in range(row_at, -1, -1) if lines[i].lstrip("| ").startswith("judge"))
     if fmt == "markdown":
         split = [[c.strip() for c in lines[i].strip("|").split("|")] for i in (head_at, row_at)]
     else:
-        split = [lines[i].split() for i in (head_at, row_at)]
+        split = [re.split(r"\s{2,}", lines[i].strip()) for i in (head_at, row_at)]
     return split[0], split[1]
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
 def test_tables_show_the_n_of_gold_statistics_next_to_them(single: Path, fmt: str) -> None:
-    text = _report(single, fmt)
-    header, row = _cells(text, fmt, "baseline:token-overlap")
-    if fmt == "table":  # headers with spaces split into words: compare by value
-        assert "gold" in header
-    else:
-        assert header[header.index("acc") - 1] == "n gold"
-    assert row[2] == "16"  # N: the dataset's items
-    at = row.index("16") + 2  # N, cov, then n gold next to acc
-    assert row[at] == "11", row
+    header, row = _cells(_report(single, fmt), fmt, "baseline:token-overlap")
+    assert len(header) == len(row), (header, row)
+    assert row[header.index("N")] == "16"  # the dataset's items
+    at = header.index("n gold")
+    assert header[at + 1] == "acc" and row[at] == "11", (header, row)
+
+
+def test_json_gives_each_statistic_its_n(single: Path) -> None:
+    rows = json.loads(_report(single, "json"))["items"]["rows"]
+    assert {r["n_of"]["accuracy"] for r in rows} == {11}
+    assert {r["n_items"] for r in rows} == {16}
 
 
 def test_the_csv_gives_each_gold_statistic_its_own_n(single: Path) -> None:
