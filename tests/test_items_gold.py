@@ -154,3 +154,29 @@ def test_empty_gold_cells_are_one_warning_line_and_the_n_of_the_statistics(
     assert {row["n_of"][k] for k in ("accuracy", "cohen_kappa", "macro_f1")} == {11}
     manifest = read_json(tmp_path / "run" / "manifest.json")
     assert any("5 of 16" in w for w in manifest["warnings"]), json.dumps(manifest["warnings"])
+
+
+def test_gold_scores_outside_the_judges_scale_are_a_warning_line(tmp_path: Path) -> None:
+    """Gold scores on 1-5 against a judge scoring in [0, 1]: the MAE compares two scales
+    (correlations do not care), so the run says so once before judging."""
+    rows = [{**r, "stars": str(1 + i % 5)} for i, r in enumerate(_rows())]
+    _write(tmp_path / "claims.csv", rows)
+    code, out, err = invoke(
+        ["run", str(_spec(tmp_path, 'gold_score_column = "stars"')), "--no-progress"]
+    )
+    assert code == 0, out + err
+    lines = [ln for ln in err.splitlines() if "scale" in ln]
+    assert lines == [
+        "warning: gold scores of dataset 'claims' (column 'stars') span 1–5, outside the "
+        "scale 0–1 of judge 'baseline:token-overlap': its MAE compares two scales "
+        "(correlations do not depend on the scale)"
+    ], err
+
+
+def test_gold_scores_on_the_judges_scale_say_nothing(tmp_path: Path) -> None:
+    rows = [{**r, "stars": str((i % 5) / 4)} for i, r in enumerate(_rows())]
+    _write(tmp_path / "claims.csv", rows)
+    code, out, err = invoke(
+        ["run", str(_spec(tmp_path, 'gold_score_column = "stars"')), "--no-progress"]
+    )
+    assert code == 0 and "scale" not in err, out + err

@@ -6,6 +6,7 @@ So each label column of a single-response items dataset is checked against every
 whose label set is known, after the normalisation metrics use (`normalise_label`); the
 fix is the dataset's `gold_map`. Empty gold cells are legal, but the statistics are then
 over fewer items than the dataset has: one warning line per dataset and gold kind says so.
+Gold scores outside a judge's scale leave correlations valid but not the MAE: a warning.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from assay.core.judging import Judge
 from assay.datasets import ItemsDataset
 from assay.errors import DatasetError
 from assay.parsing import normalise_label
+from assay.prompts import score_scale_of
 
 _SHOWN = 5  # offending values named in the error
 
@@ -90,4 +92,35 @@ def missing_gold_warnings(dataset: ItemsDataset) -> list[str]:
                 f"{n - have} of {n} items of dataset {dataset.name!r} have no {kind} "
                 f"(column {column!r}); {kind} statistics are over the other {have} at most"
             )
+    return out
+
+
+def judge_scale(judge: Judge) -> tuple[float, float] | None:
+    """The range of the score gold scores are compared with: a prompt's declared scale
+    (`score_field`, raw values), else [0, 1] for judges with labels; None if unknown."""
+    prompt = getattr(judge, "prompt", None)
+    output = getattr(prompt, "output_model", None) if prompt is not None else None
+    scale = score_scale_of(output) if isinstance(output, type) else None
+    if scale is not None:
+        return (scale.minimum, scale.maximum)
+    return (0.0, 1.0) if judge_labels(judge) is not None else None
+
+
+def gold_scale_warnings(dataset: ItemsDataset, judges: Sequence[Judge]) -> list[str]:
+    """One line per judge whose scale the dataset's gold scores leave."""
+    scores = [it.gold_score for it in dataset.items if it.gold_score is not None]
+    if dataset.task != "single" or not scores:
+        return []
+    low, high = min(scores), max(scores)
+    out = []
+    for judge in judges:
+        scale = judge_scale(judge)
+        if scale is None or scale[0] <= low <= high <= scale[1]:
+            continue
+        out.append(
+            f"gold scores of dataset {dataset.name!r} (column "
+            f"{dataset.gold_columns['gold_score']!r}) span {low:g}–{high:g}, outside the scale "
+            f"{scale[0]:g}–{scale[1]:g} of judge {judge.id!r}: its MAE compares two scales "
+            "(correlations do not depend on the scale)"
+        )
     return out

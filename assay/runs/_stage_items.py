@@ -22,7 +22,7 @@ from assay.datasets import Item, ItemsDataset
 from assay.errors import DatasetError, SpecError
 from assay.runs._counters import JudgeCounters
 from assay.runs._executor import StageContext
-from assay.runs._items_gold import check_gold_fits, missing_gold_warnings
+from assay.runs._items_gold import check_gold_fits, gold_scale_warnings, missing_gold_warnings
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import ItemWork
 from assay.runs._stage_judge import worker_budget
@@ -105,8 +105,11 @@ class ItemsStage:
         check_gold_fits(dataset, judges, spec_path, field)
 
     def warnings(self) -> list[str]:
-        """Datasets whose gold is missing for some items (statistics over fewer)."""
-        return [line for d in self.datasets for line in missing_gold_warnings(d)]
+        """Datasets whose gold is missing for some items (statistics over fewer), or
+        whose gold scores leave a judge's scale (its MAE compares two scales)."""
+        out = [line for d in self.datasets for line in missing_gold_warnings(d)]
+        scales = (gold_scale_warnings(d, self._judges_of[d.name]) for d in self.datasets)
+        return out + [line for lines in scales for line in lines]
 
     # ---- planning -------------------------------------------------------------------
     def plan(self) -> list[ItemWork]:
