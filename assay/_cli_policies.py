@@ -122,8 +122,12 @@ def tune(
     """Select thresholds of policy NAME on RUN_DIR's records with the kind's default
     tuning; write policies/<name>/tune/ (candidates.jsonl, result.json)."""
     from assay.policies._apply_write import policy_dir
+    from assay.policies._canonical import check_target
     from assay.policies._tune_run import load_grid, tune_run, write_tune
 
+    if write_policy_to is not None:
+        inputs = [("--policy", policy), *([("--grid", grid)] if grid is not None else [])]
+        check_target(write_policy_to, "--write-policy", inputs=inputs)
     grid_spec = load_grid(grid) if grid is not None else None
     loaded = load_policies(run_dir, policy, name, split)
     spec, chain = loaded.picks[0]
@@ -193,13 +197,17 @@ def export(
 ) -> None:
     """Print (or write) certificates or the gate log of an applied policy byte for byte,
     or the audit objects of a fail_closed policy (rebuilt from its manifest)."""
+    from assay.policies._canonical import check_target, write_bytes_atomic
+
     if what not in (*EXPORTS, "audit"):
         raise SpecError(f"use one of certificates, audit, gate-log; got {what!r}", field="--what")
+    if output is not None:
+        check_target(output, "--output")
     data = _audit_bytes(run_dir, name) if what == "audit" else _file_bytes(run_dir, name, what)
     if output is None:
         sys.stdout.write(data.decode("utf-8"))
         return
-    output.write_bytes(data)
+    write_bytes_atomic(output, data)
     print(f"wrote {output}", file=sys.stderr)
 
 

@@ -97,11 +97,11 @@ def compare(
     policies/<a>/compare/<b>.json."""
     from assay._table import print_table
     from assay.policies._canonical import write_canonical_json
-    from assay.policies._compare_run import compare_path, compare_policies
+    from assay.policies._compare_run import compare_path, compare_policies, metric_list
 
+    chosen = None if metrics is None else metric_list(metrics)
     check_run_dir(run_dir)
     _built_in(_applied_kind(run_dir, a), a, "comparisons", "--a")
-    chosen = [m.strip() for m in metrics.split(",")] if metrics else None
     result = compare_policies(
         run_dir, a, b, metrics=chosen, resamples=resamples, random_state=random_state
     )

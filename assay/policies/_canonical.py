@@ -2,17 +2,23 @@
 
 UTF-8, keys sorted, separators (",", ":"), no ASCII escaping, no NaN, floats in Python's
 shortest round-trip form, one record per line ending in "\n". Hashes are sha256 of it.
+Every file is written to a temporary sibling and renamed over the target, so a crash or
+a full disk mid-write never leaves a truncated output where an earlier one was.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from assay.errors import SpecError
 
 
 def _plain(value: Any) -> Any:
@@ -38,20 +44,62 @@ def canonical_sha256(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once, at import: mkstemp creates 0600, outputs get the usual 0644
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> str:
+    """Replace `path` with `data` (temporary sibling, fsync, rename): readers see the
+    old file or the new one, never a part; returns the sha256 of `data`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_target(path: Path, field: str, *, inputs: Iterable[tuple[str, Path]] = ()) -> None:
+    """Refuse, before any work, an output file that could not be written or would
+    replace an input: its folder must exist, it must not be a folder, nor one of `inputs`
+    ((option, path) pairs)."""
+    if path.is_dir():
+        raise SpecError(f"{path} is a directory; name a file", field=field)
+    if not path.parent.is_dir():
+        raise SpecError(f"the folder {path.parent} is missing; create it first", field=field)
+    for option, source in inputs:
+        if source.exists() and path.exists() and path.samefile(source):
+            raise SpecError(f"{path} is the file {option} reads; write elsewhere", field=field)
+
+
 def write_canonical_jsonl(path: Path, records: Iterable[Any]) -> str:
     """Write records one canonical line each; returns the file's sha256."""
     data = "".join(canonical_json(r) + "\n" for r in records).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+    return write_bytes_atomic(path, data)
 
 
 def write_canonical_json(path: Path, value: Any) -> str:
     """Write one canonical JSON document (with a final newline); returns its sha256."""
-    data = (canonical_json(value) + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+    return write_bytes_atomic(path, (canonical_json(value) + "\n").encode("utf-8"))
 
 
-__all__ = ["canonical_json", "canonical_sha256", "write_canonical_json", "write_canonical_jsonl"]
+__all__ = [
+    "canonical_json",
+    "canonical_sha256",
+    "check_target",
+    "write_bytes_atomic",
+    "write_canonical_json",
+    "write_canonical_jsonl",
+]

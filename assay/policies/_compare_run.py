@@ -70,6 +70,15 @@ def _same_inputs(a: str, b: str, ma: dict[str, Any], mb: dict[str, Any]) -> None
         )
 
 
+def metric_list(text: str) -> list[str]:
+    """`--metrics a,b`: names separated by commas; an empty list or an empty name
+    (`""`, `a,,b`) is refused rather than read as "all metrics"."""
+    names = [m.strip() for m in text.split(",")]
+    if not any(names) or not all(names):
+        raise SpecError(f"give metric names separated by commas, got {text!r}", field="--metrics")
+    return names
+
+
 def _chosen(metrics: Sequence[str] | None, known: Sequence[str]) -> list[str]:
     unknown = [m for m in metrics or () if m not in known]
     if unknown:
@@ -213,4 +222,4 @@ def compare_path(run_dir: Path, a: str, b: str) -> Path:
     return policy_dir(run_dir, a) / COMPARE_DIR / f"{b}.json"
 
 
-__all__ = ["compare_path", "compare_policies"]
+__all__ = ["compare_path", "compare_policies", "metric_list"]

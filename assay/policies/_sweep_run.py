@@ -84,16 +84,43 @@ class SweepResult(BaseModel):
     summary: dict[str, Any] | None = None
 
 
-def _grid(start: str, stop: str, step: str) -> list[str]:
-    threshold(start, field="--from")
-    threshold(stop, field="--to")
+def _step(step: str) -> Decimal:
+    """A finite decimal in (0, 1]; anything else is one line naming --step."""
     try:
-        positive = Decimal(step) > 0
+        value = Decimal(step)
     except InvalidOperation:
-        positive = False
-    if not positive:
-        raise SpecError(f"must be a positive decimal such as 0.05, got {step!r}", field="--step")
-    return decimal_grid(start, stop, step)
+        value = Decimal(-1)
+    if not value.is_finite() or not Decimal(0) < value <= Decimal(1):
+        raise SpecError(f"must be a decimal in (0, 1] such as 0.05, got {step!r}", field="--step")
+    return value
+
+
+def _default(value: str, given: bool, param: str) -> str:
+    """`0.90`, or for a value the user left out `0.90 (support's default)`."""
+    return value if given else f"{value} ({param}'s default)"
+
+
+def _grid(param: str, start: str, stop: str, step: str, settings: SweepSettings) -> list[str]:
+    """The values a sweep runs over, lowest first: bounds in [0, 1], `--from` not above
+    `--to`, a step in (0, 1] that fits in the range (any step for `--from` = `--to`:
+    one point), so a range that gives no point, or only its first, is refused."""
+    low, high = threshold(start, field="--from"), threshold(stop, field="--to")
+    size = _step(step)
+    first = _default(start, settings.start is not None, param)
+    last = _default(stop, settings.stop is not None, param)
+    if low > high:
+        if settings.start is None:  # only --to was given: it is the value to change
+            message, field = f"{stop} is below --from {first}", "--to"
+        else:
+            message, field = f"{start} is above --to {last}", "--from"
+        raise SpecError(f"{message}: a sweep runs from the lower value up", field=field)
+    if low < high and size > Decimal(stop) - Decimal(start):
+        raise SpecError(
+            f"{step} is larger than the range {first} to {last}: only {start} would be "
+            "swept; use a smaller --step",
+            field="--step",
+        )
+    return decimal_grid(start, stop, str(size))
 
 
 def _base(kind: str, param: str) -> str:
@@ -111,10 +138,10 @@ def resolve(kind: str, settings: SweepSettings) -> Resolved:
         allowed = ", ".join(ranges)
         raise SpecError(f"a {kind} policy sweeps {allowed}; got {param!r}", field="--param")
     default = ranges[_base(kind, param)]
-    start = settings.start or default[0]
-    stop = settings.stop or default[1]
-    step = settings.step or default[2]
-    values = _grid(start, stop, step)
+    start = (default[0] if settings.start is None else settings.start).strip()
+    stop = (default[1] if settings.stop is None else settings.stop).strip()
+    step = (default[2] if settings.step is None else settings.step).strip()
+    values = _grid(param, start, stop, step, settings)
     ties: tuple[str, ...] = settings.ties or ()
     if kind != "claim_selective" and ties:
         raise SpecError(f"ties are claim_selective's; this is a {kind}", field="--tie")
@@ -179,12 +206,32 @@ def _sweep_fail_closed(
     return SweepResult(param=resolved.param, points=points, shown=list(SWEEP_METRICS))
 
 
+def _check_gate_range(config: Any, resolved: Resolved) -> None:
+    """A gate point needs tau > tau_min: a range where the other threshold leaves no
+    such point is refused before any work (it would write an empty curve)."""
+    tau, tau_min = Decimal(config.tau), Decimal(config.tau_min)
+    if resolved.param == "tau":
+        if any(Decimal(v) > tau_min for v in resolved.values):
+            return
+        fixed, other, side, field = "tau_min", config.tau_min, "at or below", "--to"
+    else:
+        if any(tau > Decimal(v) for v in resolved.values):
+            return
+        fixed, other, side, field = "tau", config.tau, "at or above", "--from"
+    raise SpecError(
+        f"every value from {resolved.start} to {resolved.stop} is {side} the policy's "
+        f"{fixed} {other}, and a gate needs tau > tau_min: no point to sweep",
+        field=field,
+    )
+
+
 def _sweep_gate(
     spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
 ) -> SweepResult:
     from assay.policies._gate_tuning import Prepared, sweep_gate
     from assay.policies._load_gate import gate_inputs, resolve_gate
 
+    _check_gate_range(policy.config, resolved)
     gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
     questions = gate_inputs(run, gate_id).questions
     curve = sweep_gate(questions, policy.config, param=resolved.param, values=resolved.values)

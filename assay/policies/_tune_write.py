@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from assay.policies._canonical import write_bytes_atomic
 from assay.policies._spec import PolicySpec
 
 TUNED_KEYS = {
@@ -86,11 +87,11 @@ def tuned_block(spec: PolicySpec, selected_config: dict[str, Any]) -> dict[str, 
 
 
 def write_tuned_policy(path: Path, spec: PolicySpec, selected_config: dict[str, Any]) -> None:
-    """One `[[policies]]` block for the tuned policy."""
+    """One `[[policies]]` block for the tuned policy, replacing `path` atomically."""
     lines: list[str] = []
     block = tuned_block(spec, selected_config)
     _table("[[policies]]", block, lines)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_bytes_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 __all__ = ["TUNED_KEYS", "Tuned", "tuned_block", "write_tuned_policy"]
