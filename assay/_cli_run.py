@@ -81,7 +81,9 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
 
 
 def _print_outcome(outcome: RunOutcome) -> None:
-    """`complete: 600/600 judgments (0 new), 40/40 verifications → runs/demo`."""
+    """`complete: 600/600 judgments (0 new), 40/40 verifications → runs/demo` on stdout
+    (one line, never wrapped); a run that did not complete also gets one stderr line
+    `error: run failed: <why>`, so `grep ^error:` finds every failure."""
     from rich.markup import escape
 
     colour = STATUS_COLOURS.get(outcome.status, "yellow")
@@ -94,8 +96,14 @@ def _print_outcome(outcome: RunOutcome) -> None:
         parts.append(
             f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
         )
-    console().print(f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {outcome.run_dir}")
-    if outcome.message:
+    where = escape(outcome.run_dir)
+    line = f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {where}"
+    console().print(line, soft_wrap=True)
+    if outcome.status != "complete":
+        why = scrub_text(outcome.message or "not every planned judgment was recorded")
+        text = escape(f"error: run {outcome.status}: {why}")
+        console(stderr=True).print(f"[{colour}]{text}[/]", soft_wrap=True)
+    elif outcome.message:
         text = escape(scrub_text(outcome.message))
         console(stderr=True).print(f"[{colour}]{text}[/]", soft_wrap=True)
 
