@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError, SpecError
 from assay.policies._apply import Chain, Outputs, Settings, chain_of, runner_of
 from assay.policies._apply_write import write_policy
@@ -137,14 +138,16 @@ def apply_policies(
     decided before anything is written: a bad input raises and leaves the run as it was.
     Kinds registered in this process (`@policy`) are found."""
     run_path = Path(run_dir)
-    loaded = load_policies(run_path, Path(policy_file), name, split)
+    check_run_dir(run_path)
     settings = Settings(
         resamples=resamples, random_state=random_state, by=by, source_missing=source_missing
     )
-    applied = []
-    for pol, outputs in decide_all(loaded, settings, split, workers):
-        folder = write_policy(run_path, pol, loaded.run, outputs, settings)
-        applied.append(_applied(pol, outputs, folder))
+    with WriterLock(run_path, command="assay policies apply", fix=AGAIN):
+        loaded = load_policies(run_path, Path(policy_file), name, split)
+        applied = []
+        for pol, outputs in decide_all(loaded, settings, split, workers):
+            folder = write_policy(run_path, pol, loaded.run, outputs, settings)
+            applied.append(_applied(pol, outputs, folder))
     return applied
 
 

@@ -18,11 +18,14 @@ from assay.core.rundir import (
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
 )
+from assay.core.rundir_lock import WriterLock
 from assay.errors import RunError
 from assay.runs._manifest import factuality_section, imported_manifest
 from assay.runs._metrics import compute_metrics
 from assay.runs._rundir import check_new_dir
 from assay.runs._store import write_json_atomic, write_jsonl_atomic, write_manifest
+
+ELSEWHERE = "wait for it to finish, or choose another --output-dir"
 
 
 def import_medscore_run(
@@ -34,11 +37,7 @@ def import_medscore_run(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Write MedScore outputs as a complete run directory; returns the metrics."""
-    from assay.datasets import (
-        import_medscore_outputs,
-        medscore_reported_scores,
-        medscore_response_ids,
-    )
+    from assay.datasets import import_medscore_outputs
 
     run = Path(run_dir)
     check_new_dir(run, what="output directory", fix="choose a directory path with --output-dir")
@@ -46,6 +45,26 @@ def import_medscore_run(
         raise RunError("run directory already holds a run; choose another", file=run)
     sentences, claims, verifications = import_medscore_outputs(source, dataset=dataset)
     run.mkdir(parents=True, exist_ok=True)  # only once the sources have been read
+    with WriterLock(run, command="assay import-medscore", fix=ELSEWHERE):
+        if (run / MANIFEST_FILE).exists():  # another writer got here first
+            raise RunError("run directory already holds a run; choose another", file=run)
+        return _write_run(
+            Path(source), run, dataset, (sentences, claims, verifications), n_boot, seed
+        )
+
+
+def _write_run(
+    source: Path,
+    run: Path,
+    dataset: str,
+    records: tuple[list[Any], list[Any], list[Any]],
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Every file of the imported run, the manifest last (it marks the run as there)."""
+    from assay.datasets import medscore_reported_scores, medscore_response_ids
+
+    sentences, claims, verifications = records
     write_jsonl_atomic(run / SENTENCES_FILE, sentences)
     write_jsonl_atomic(run / CLAIMS_FILE, claims)
     write_jsonl_atomic(run / VERIFICATIONS_FILE, verifications)

@@ -11,6 +11,7 @@ from assay.core.manifest import Manifest, Reparse
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE, latest_records
+from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
@@ -75,13 +76,15 @@ def recompute_run(run_dir: str | Path) -> list[str]:
     last line, fewer records than planned); with any, the metrics say `complete: false`
     and the manifest stops claiming `complete`."""
     run = Path(run_dir)
-    manifest = load_manifest(read_run_manifest(run), run)
-    problems = audit_run(run, manifest)
-    metrics = _metrics_for(run, manifest)
-    mark_incomplete(run, manifest, metrics, problems)
-    write_json_atomic(run / METRICS_FILE, metrics)
-    if problems:
-        write_manifest(run / MANIFEST_FILE, manifest)
+    read_run_manifest(run)  # a missing or non-run directory: that error, no lock file
+    with WriterLock(run, command="assay recompute", fix=AGAIN):
+        manifest = load_manifest(read_run_manifest(run), run)
+        problems = audit_run(run, manifest)
+        metrics = _metrics_for(run, manifest)
+        mark_incomplete(run, manifest, metrics, problems)
+        write_json_atomic(run / METRICS_FILE, metrics)
+        if problems:
+            write_manifest(run / MANIFEST_FILE, manifest)
     return problems
 
 
@@ -94,6 +97,12 @@ def reparse_run_checked(run_dir: str | Path) -> tuple[dict[str, int], list[str]]
     """`reparse_run`, plus the problems `recompute_run` would report (checked before the
     judgments file is rewritten, which drops a torn last line)."""
     run = Path(run_dir)
+    read_run_manifest(run)  # a missing or non-run directory: that error, no lock file
+    with WriterLock(run, command="assay reparse", fix=AGAIN):
+        return _reparse_locked(run)
+
+
+def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
     manifest = load_manifest(read_run_manifest(run), run)
     if manifest.status == "running":
         raise RunError(

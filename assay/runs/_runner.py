@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,16 @@ from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
+from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
-from assay.core.rundir import GATES_FILE, JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE
+from assay.core.rundir import (
+    GATES_FILE,
+    ITEM_JUDGMENTS_FILE,
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+)
+from assay.core.rundir_lock import LOCK_FILE, WriterLock
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._retry import TargetUnreachable
@@ -43,7 +51,7 @@ from assay.runs._manifest import (
 from assay.runs._options import RunOptions, RunOutcome
 from assay.runs._parquet import require_pyarrow, write_parquet_copies
 from assay.runs._plan import JudgeWork, pending, redo_statuses
-from assay.runs._policy import FailureBudget, final_status
+from assay.runs._policy import FailureBudget, StageTally, counter_tally, final_status
 from assay.runs._progress import Progress
 from assay.runs._resume import check_same_run, check_same_versions, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
@@ -54,6 +62,8 @@ from assay.runs._store import TallyLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
+
+BUSY_FIX = "wait for it to finish, or choose another --output-dir"
 
 
 class Runner:
@@ -143,8 +153,27 @@ class Runner:
         return n, judges
 
     async def _run_async(self) -> RunOutcome:
+        """Hold the run directory's writer lock from before the first read (so a torn
+        tail is repaired and earlier records counted by this process alone) to the end.
+        A new directory is made, and locked, only once every check has passed."""
+        lock = WriterLock(self.run_dir, command="assay run", fix=BUSY_FIX)
+        try:
+            if self.run_dir.is_dir():
+                lock.acquire()
+            existing, log, n_todo = self._prepare()
+            if not lock.held:
+                self.run_dir.mkdir(parents=True, exist_ok=True)  # every check passed
+                lock.acquire()
+                if any(p.name != LOCK_FILE for p in self.run_dir.iterdir()):
+                    existing, log, n_todo = self._prepare()  # another writer came and went
+            return await self._run_locked(existing, log, n_todo)
+        finally:
+            lock.release()
+
+    def _prepare(self) -> tuple[Manifest | None, TallyLog[JudgmentRecord], int]:
+        """What earlier sessions recorded, what is left, and the preflight of what this
+        session will call; reads only."""
         existing = self._existing()
-        planned = self.judge_stage.planned()
         log = TallyLog(self.run_dir / JUDGMENTS_FILE, JudgmentRecord)
         log.load(repair=True)
         n_todo, todo_judges = self._count_todo(log)
@@ -153,7 +182,12 @@ class Runner:
         if self.gate is not None:
             self.gate.load(self.run_dir, redo_statuses(self.options.retry_errors))
         self._preflight(todo_judges, existing)
-        self.run_dir.mkdir(parents=True, exist_ok=True)  # every check passed: now it exists
+        return existing, log, n_todo
+
+    async def _run_locked(
+        self, existing: Manifest | None, log: TallyLog[JudgmentRecord], n_todo: int
+    ) -> RunOutcome:
+        planned = self.judge_stage.planned()
         log.open()
         base = run_manifest(
             existing,
@@ -202,8 +236,9 @@ class Runner:
         abort = asyncio.Event()
         policy = self.loaded.spec.failure
         items = self.items
-        recorded = [*log.records.values(), *(items.records.values() if items else [])]
-        budget = FailureBudget(policy, planned + _planned(items), recorded, abort)
+        budget = FailureBudget(policy, planned, log.records.values(), abort)
+        item_records = items.records.values() if items else []
+        items_budget = FailureBudget(policy, _planned(items), item_records, abort)
         progress = Progress(self.options.progress)
         redo = redo_statuses(self.options.retry_errors)
         ctx = StageContext(self.executor, progress, abort, self.judge_stage.worker_budget(), redo)
@@ -213,22 +248,19 @@ class Runner:
             await self.judge_stage.run(todo, (n_todo, planned), log, ctx, budget.count)
             if items is not None and not abort.is_set():
                 item_ctx = replace(ctx, workers=items.worker_budget())
-                await items.run(self.run_dir, item_ctx, redo, budget.count)
+                await items.run(self.run_dir, item_ctx, redo, items_budget.count)
             fact = self.factuality
             if fact is not None and not abort.is_set():
-                await fact.run(self.run_dir, replace(ctx, workers=_stage_budget(self.pool)))
+                fact_ctx = replace(ctx, workers=_stage_budget(self.pool))
+                await fact.run(self.run_dir, fact_ctx, policy)
             if self.gate is not None and not abort.is_set():
-                await self.gate.run(self.run_dir, replace(ctx, workers=1))
+                await self.gate.run(
+                    self.run_dir, replace(ctx, workers=1, on_record=self._gate_budget(abort))
+                )
         fact, gate = self.factuality, self.gate
         status = final_status(
             policy,
-            failed=budget.failed
-            + (fact.failed(budget.failing) if fact else 0)
-            + (gate.failed(budget.failing) if gate else 0),
-            planned=planned
-            + _planned(items)
-            + (fact.planned() if fact else 0)
-            + (gate.planned() if gate else 0),
+            self._tallies(log),
             all_recorded=self._recorded(log) == planned
             and (not fact or fact.done())
             and (not items or items.done())
@@ -240,6 +272,33 @@ class Runner:
             with interruptible():
                 write_parquet_copies(self.run_dir)
         return status
+
+    def _gate_budget(self, abort: asyncio.Event) -> Callable[[Status], None]:
+        assert self.gate is not None
+        kept = [r.status for r in self.gate.records.values()]
+        return FailureBudget(self.loaded.spec.failure, self.gate.planned(), kept, abort).count
+
+    def _tallies(self, log: TallyLog[JudgmentRecord]) -> list[StageTally]:
+        """Every stage's failures against its own plan (see `_policy`)."""
+        failing = set(self.loaded.spec.failure.statuses)
+        planned = self.judge_stage.planned()
+        out = [
+            counter_tally("judge", "judgments", planned, log.counters(), failing, JUDGMENTS_FILE)
+        ]
+        if self.items is not None:
+            counters = self.items.counters()
+            items = counter_tally(
+                "items",
+                "item judgments",
+                self.items.planned(),
+                counters,
+                failing,
+                ITEM_JUDGMENTS_FILE,
+            )
+            out.append(items)
+        out += self.factuality.tallies(failing) if self.factuality is not None else []
+        out += [self.gate.tally(failing)] if self.gate is not None else []
+        return out
 
     def _preflight(self, todo_judges: set[str], existing: Manifest | None) -> None:
         """Credentials and local models of what this session will call, before the run
