@@ -28,6 +28,7 @@ from assay._cli_policies_common import (
     interval,
     load_policies,
 )
+from assay._limits import MAX_WORKERS
 from assay.errors import RunError, SpecError
 
 policies_app = typer.Typer(
@@ -74,7 +75,11 @@ def apply(
     ] = None,
     workers: Annotated[
         int,
-        typer.Option(min=1, help="Policies decided at once (threads); outputs do not change."),
+        typer.Option(
+            min=1,
+            max=MAX_WORKERS,
+            help="Policies decided at once (threads); outputs do not change.",
+        ),
     ] = 1,
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write

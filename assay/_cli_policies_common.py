@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from assay._cli_paths import cli_path
+from assay._limits import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
     from assay.policies._session import Loaded
@@ -27,7 +28,9 @@ PolicyFile = Annotated[
 OnlyName = Annotated[str | None, typer.Option(help="Only the policy with this name.")]
 Name = Annotated[str, typer.Option(help="The policy's name in the file.")]
 Split = Annotated[str | None, typer.Option(help="Only answers of this split (train, dev or test).")]
-Resamples = Annotated[int, typer.Option(help="Bootstrap resamples.")]
+Resamples = Annotated[
+    int, typer.Option(min=0, max=MAX_BOOTSTRAP, help="Bootstrap resamples (0: no intervals).")
+]
 RandomState = Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")]
 
 

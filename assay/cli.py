@@ -11,6 +11,7 @@ import typer
 
 from assay._cli_paths import cli_path, cli_path_text
 from assay._cli_policies import policies_app
+from assay._limits import MAX_BOOTSTRAP
 from assay.errors import AssayError
 from assay.redaction import redact, scrub_text
 
@@ -132,7 +133,9 @@ def compare(
     metric: Annotated[
         list[str] | None, typer.Option("--metric", help="Only this metric (repeatable).")
     ] = None,
-    n_boot: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
+    n_boot: Annotated[
+        int, typer.Option(min=1, max=MAX_BOOTSTRAP, help="Paired bootstrap resamples.")
+    ] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
     output: Annotated[
         Path | None,

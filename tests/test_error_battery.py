@@ -236,20 +236,20 @@ CASES: dict[str, Case] = {
     ),
     "compare-n-boot-too-large": lambda d: (
         ["compare", str(d), "--n-boot", "100001"],
-        ["--n-boot", "100001", "1<=x<=100000"],
+        ["--n-boot", "less than or equal to 100000"],
     ),
     **{
         f"policies-{cmd}-resamples-too-large": (
             lambda d, c=cmd: (
                 ["policies", c, str(d), *_POLICY_ARGS[c], "--resamples", "100001"],
-                ["--resamples", "0<=x<=100000"],
+                ["--resamples", "less than or equal to 100000"],
             )
         )
         for cmd in ("apply", "compare")
     },
     "policies-apply-workers-too-many": lambda d: (
         ["policies", "apply", str(d), "--policy", "p.toml", "--workers", "1000"],
-        ["--workers", "1<=x<=64"],
+        ["--workers", "less than or equal to 64"],
     ),
     "policies-tune-grid-too-large": lambda d: (
         [
@@ -257,7 +257,7 @@ CASES: dict[str, Case] = {
             "tune",
             str(d),
             "--policy",
-            "p.toml",
+            str(_w(d / "p.toml", "")),  # a grid is read before the policy file and run
             "--name",
             "x",
             "--grid",

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from assay._limits import MAX_BOOTSTRAP
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -108,8 +109,8 @@ def _select(metrics: list[MetricOutcomes], wanted: Sequence[str] | None) -> list
 
 
 def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise AssayError(f"--n-boot must be a positive integer, got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 1 <= n_boot <= MAX_BOOTSTRAP:
+        raise AssayError(f"--n-boot must be an integer from 1 to {MAX_BOOTSTRAP}, got {n_boot!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AssayError(f"--seed must be a non-negative integer, got {seed!r}")
     if not 0.0 < confidence < 1.0:

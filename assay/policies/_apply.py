@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay._limits import MAX_BOOTSTRAP
 from assay.errors import SpecError
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
@@ -26,7 +27,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    resamples: int = Field(default=1000, ge=0)
+    resamples: int = Field(default=1000, ge=0, le=MAX_BOOTSTRAP)
     random_state: int = 0
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     by: str | None = Field(default=None, description="Response field to slice metrics by.")

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay._limits import MAX_GRID_POINTS
 from assay.errors import SpecError
 from assay.policies._apply import Chain
 from assay.policies._load_run import RunInputs
@@ -120,7 +121,18 @@ def _grid(param: str, start: str, stop: str, step: str, settings: SweepSettings)
             "swept; use a smaller --step",
             field="--step",
         )
+    _check_points(int((Decimal(stop) - Decimal(start)) / size) + 1, step)
     return decimal_grid(start, stop, str(size))
+
+
+def _check_points(points: int, step: str) -> None:
+    """A range of more than MAX_GRID_POINTS points is refused before any is made."""
+    if points > MAX_GRID_POINTS:
+        raise SpecError(
+            f"{step} gives {points} points; a sweep has at most {MAX_GRID_POINTS}: use a "
+            "larger --step or a shorter range",
+            field="--step",
+        )
 
 
 def _base(kind: str, param: str) -> str:

@@ -10,6 +10,7 @@ the enumeration order: the same inputs always select the same candidate.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -17,8 +18,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay._limits import MAX_GRID_POINTS
 from assay.errors import SpecError
 from assay.policies._canonical import canonical_sha256
 from assay.policies._numbers import Ratio
@@ -81,6 +83,18 @@ class TuningSpec(BaseModel):
 
     def grid_sha256(self) -> str:
         return canonical_sha256({"grid": self.grid, "where": self.where})
+
+    @field_validator("grid")
+    @classmethod
+    def _bounded(cls, grid: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Every candidate is evaluated over the whole run: the product is bounded."""
+        candidates = math.prod(len(values) for values in grid.values())
+        if candidates > MAX_GRID_POINTS:
+            sizes = " x ".join(str(len(v)) for v in grid.values())
+            raise ValueError(
+                f"{sizes} = {candidates} candidates; a tuning grid has at most {MAX_GRID_POINTS}"
+            )
+        return grid
 
 
 class Candidate(BaseModel):

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay._limits import MAX_BOOTSTRAP
 from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT, TRANSPORT
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
@@ -207,7 +208,10 @@ class RunSpec(_Strict):
     output_dir: PathText | None = Field(default=None, description="Default: runs/<name>.")
     prompt_dirs: list[PathText] = Field(default_factory=list)
     bootstrap: int = Field(
-        default=1000, ge=0, description="Bootstrap resamples for CIs; 0 = no CI."
+        default=1000,
+        ge=0,
+        description=f"Bootstrap resamples for CIs; 0 = no CI, else {MIN_BOOTSTRAP} to "
+        f"{MAX_BOOTSTRAP}.",
     )
     seed: int = Field(default=0, description="Seed for bootstrap resampling.")
     records_parquet: bool = Field(
@@ -232,9 +236,13 @@ class RunSpec(_Strict):
     @field_validator("bootstrap")
     @classmethod
     def _bootstrap_zero_or_enough(cls, value: int) -> int:
-        # a handful of resamples gives a CI that looks precise and is not
-        if 0 < value < MIN_BOOTSTRAP:
-            raise ValueError(f"bootstrap must be 0 (no CI) or at least {MIN_BOOTSTRAP}")
+        # a handful of resamples gives a CI that looks precise and is not; too many
+        # only cost memory and minutes (see assay._limits)
+        if 0 < value < MIN_BOOTSTRAP or value > MAX_BOOTSTRAP:
+            raise ValueError(
+                f"bootstrap must be 0 (no CI) or from {MIN_BOOTSTRAP} to {MAX_BOOTSTRAP}, "
+                f"got {value}"
+            )
         return value
 
     @model_validator(mode="after")
