@@ -39,15 +39,17 @@ tau_contradict = "0.70"
 
 
 def _row(qid: str, answer: str, passage: str, label: str, split: str) -> dict[str, object]:
-    evidence = "has_evidence" if label == "supported" else "no_evidence"
+    good = label == "supported"
+    status = "certified" if good else "omitted"
     return {
         "id": qid,
         "question": f"Question {qid}?",
         "answer": answer,
         "split": split,
-        "evidence_label": evidence,
+        "gold_action": "full" if good else "abstain",
+        "evidence_label": "has_evidence" if good else "no_evidence",
         "evidence": [{"id": f"{qid}-p1", "text": passage}],
-        "gold_claims": [{"id": "c1", "text": answer, "label": label}],
+        "gold_claims": [{"id": "c1", "text": answer, "label": label, "gold_status": status}],
     }
 
 

@@ -51,6 +51,8 @@ AXES = {
     ),
 }  # fmt: skip
 SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")  # C-5: evidence_gate's curve summary
+ALL_ANSWERS = "all answers"
+UNRECORDED = "answers not recorded"
 
 
 class CurvePoint(BaseModel):
@@ -62,7 +64,9 @@ class CurvePoint(BaseModel):
 
 
 class Curve(BaseModel):
-    """Defined points in sweep order, the applied policy's own point, and where from."""
+    """Defined points in sweep order, the applied policy's own point, where from, and
+    which answers each was computed on (a sweep may be of one split, the applied point
+    of another: `mismatch` then says so)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,6 +76,9 @@ class Curve(BaseModel):
     current: CurvePoint | None = None
     n_undefined: int = 0  # sweep points whose coverage or risk is null
     summary: dict[str, float | None] = {}
+    sweep_on: str = ALL_ANSWERS  # "all answers" | "split dev" | UNRECORDED
+    applied_on: str = ALL_ANSWERS
+    mismatch: str | None = None  # why the curve and the applied point are not comparable
 
 
 class RunCache:
@@ -159,6 +166,42 @@ def _sweep_points(folder: Path, manifest: Dump, cache: RunCache) -> tuple[list[D
     return computed_sweep(manifest, run, folder / "manifest.json"), "computed (default sweep)"
 
 
+def answers_of(split: Any) -> str:
+    """Which answers a split restricts to, as captions say it."""
+    return ALL_ANSWERS if split is None else f"split {split}"
+
+
+def _provenance(raw: list[Dump], source: str, manifest: Dump) -> dict[str, Any]:
+    """`sweep_on`, `applied_on` and `mismatch`: a computed curve is on the applied
+    policy's own answers; sweep.jsonl names its split and policy_sha256 per point."""
+    inputs, section = manifest.get("inputs") or {}, manifest.get("policy") or {}
+    applied = answers_of(inputs.get("split"))
+    if source != SWEEP_FILE:
+        return {"sweep_on": applied, "applied_on": applied, "mismatch": None}
+    if any("split" not in p or "policy_sha256" not in p for p in raw):
+        why = (
+            f"{SWEEP_FILE} does not record which answers and configuration it was computed "
+            "on (an older assay wrote it): run `assay policies sweep` again to compare it "
+            "with the applied thresholds"
+        )
+        return {"sweep_on": UNRECORDED, "applied_on": applied, "mismatch": why}
+    swept = answers_of(raw[0]["split"]) if raw else applied
+    problems = []
+    if swept != applied:
+        problems.append(
+            f"the curve is on {swept}, the diamond on {applied}: not the same answers "
+            "(sweep and apply with the same --split to compare them)"
+        )
+    shas = {p["policy_sha256"] for p in raw} - {section.get("policy_sha256")}
+    if shas:
+        problems.append(
+            f"the curve is of another configuration (policy_sha256 {min(shas)[:12]}) than "
+            f"the applied one ({str(section.get('policy_sha256'))[:12]}): sweep the "
+            "applied policy file again"
+        )
+    return {"sweep_on": swept, "applied_on": applied, "mismatch": "; ".join(problems) or None}
+
+
 def curve_of(
     run_dir: Path, folder: Path, manifest: Dump, metrics: Dump, cache: RunCache
 ) -> tuple[Curve | None, str | None]:
@@ -180,14 +223,26 @@ def curve_of(
     flat = {**metrics, **(nested if isinstance(nested, dict) else {})}
     summary = {k: _ratio_value(flat, k) for k in SUMMARY_KEYS if k in flat}
     current = to_point(axes, {**flat, "params": {}})
+    data = _provenance(raw, source, manifest)
+    label = f"applied thresholds, {data['applied_on']}"
     return Curve(
         axes=axes,
         source=source,
         points=defined,
-        current=current.model_copy(update={"label": "applied"}) if current else None,
+        current=current.model_copy(update={"label": label}) if current else None,
         n_undefined=len(points) - len(defined),
         summary=summary,
+        **data,
     ), None
 
 
-__all__ = ["AXES", "Axes", "Curve", "CurvePoint", "RunCache", "computed_sweep", "curve_of"]
+__all__ = [
+    "AXES",
+    "Axes",
+    "Curve",
+    "CurvePoint",
+    "RunCache",
+    "answers_of",
+    "computed_sweep",
+    "curve_of",
+]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay._limits import MAX_GRID_POINTS
 from assay.errors import SpecError
 from assay.policies._apply import Chain
+from assay.policies._apply_write import policy_sha256
 from assay.policies._load_run import RunInputs
 from assay.policies._numbers import decimal_grid, threshold
 from assay.policies._spec import PolicySpec
@@ -281,9 +282,13 @@ def sweep_run(
     spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, settings: SweepSettings
 ) -> SweepResult:
     """The curve of `spec` over `run` (already restricted to the split), chained
-    policies reading their gate's decisions."""
+    policies reading their gate's decisions. Each point names the split and the
+    `policy_sha256` it was computed on, so a report never plots it against a point of
+    other answers or another configuration without saying so."""
     resolved = resolve(spec.kind, settings)
-    return SWEEPERS[spec.kind](spec, policy, run, chain, resolved)
+    result = SWEEPERS[spec.kind](spec, policy, run, chain, resolved)
+    data = {"split": run.split, "policy_sha256": policy_sha256(policy)}
+    return result.model_copy(update={"points": [{**p, **data} for p in result.points]})
 
 
 def write_sweep(folder: Path, result: SweepResult) -> list[Path]:

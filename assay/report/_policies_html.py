@@ -20,20 +20,21 @@ from assay.report._templates import environment
 from assay.report._values import text_width
 from assay.report._views_policies import four, interval, thresholds_text
 
+# One colour per action of the common vocabulary (§1.2), every one distinct, so a legend
+# never shows two actions in one colour: outcomes answer in greens/blue, claims in teals.
 MIX_COLOURS = {
     "answer_full": "#16a34a",
-    "assert": "#16a34a",
-    "pass": "#16a34a",
     "answer_partial": "#84cc16",
-    "qualify": "#84cc16",
+    "pass": "#2563eb",
+    "assert": "#0d9488",
+    "qualify": "#67e8f9",
     "conflict": "#f59e0b",
-    "dispute": "#f59e0b",
-    "flag": "#f59e0b",
+    "dispute": "#ea580c",
     "abstain": "#94a3b8",
-    "withhold": "#94a3b8",
+    "withhold": "#475569",
     "refuse": "#db2777",
 }
-OTHER_COLOURS = ("#7c3aed", "#0891b2", "#334155", "#ea580c")
+OTHER_COLOURS = ("#7c3aed", "#a16207", "#be123c", "#1e3a8a", "#4d7c0f", "#c026d3")
 N_TICKS = 5
 
 
@@ -148,8 +149,15 @@ def curve_chart(name: str, curve: Curve, width: float = 520, height: float = 300
 
 
 def _colours(rows: Sequence[MixRow]) -> dict[str, str]:
-    others = iter(OTHER_COLOURS * (1 + len(rows)))
-    return {r.label: MIX_COLOURS.get(r.label) or next(others) for r in rows}
+    """A distinct colour per label: the vocabulary's own, then unused spare colours, then
+    evenly spread hues (a custom policy may name any number of actions)."""
+    labels = list(dict.fromkeys(r.label for r in rows))
+    colours = {label: MIX_COLOURS[label] for label in labels if label in MIX_COLOURS}
+    spare = [c for c in OTHER_COLOURS if c not in colours.values()]
+    rest = [label for label in labels if label not in colours]
+    hues = [f"hsl({k * 360 / len(rest):.2f}, 65%, 42%)" for k in range(len(rest))]
+    colours |= dict(zip(rest, [*spare, *hues], strict=False))
+    return {label: colours[label] for label in labels}
 
 
 def mix_chart(rows: Sequence[MixRow], width: float = 720) -> MixChart:
