@@ -136,6 +136,8 @@ def test_the_html_report_of_an_items_run_has_its_tables(single: Path) -> None:
     for heading in ("Judges vs gold", "Human raters", "Judges and raters: Cohen"):
         assert heading in html, heading
     assert '<th class="num">n gold</th>' in html and '<td class="num">11</td>' in html
+    assert "Judgment statuses" in html  # requests, tokens and cost per judge, as for pairs
+    assert html.count("Judgment statuses") == 1
 
 
 def test_the_html_report_of_a_pairwise_run_has_its_table(pairwise: Path) -> None:

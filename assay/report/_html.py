@@ -99,6 +99,19 @@ def _kicker(forcebench: bool, factuality: bool, items: bool = False) -> str:
     return text[:1].upper() + text[1:] if text else "assay"
 
 
+def _items_section(
+    metrics: Mapping[str, Any] | pd.DataFrame,
+    by_id: Mapping[str, dict[str, Any]],
+    records: pd.DataFrame | None,
+    statuses: bool,
+) -> ItemsSection | None:
+    """The items tables; the judgment statuses too when no ForceBench part shows them."""
+    if isinstance(metrics, pd.DataFrame):
+        return None
+    table = status_table(list(by_id), by_id, records) if statuses and by_id else None
+    return items_section(metrics, table)
+
+
 def build_page(
     manifest: Mapping[str, Any],
     metrics: Mapping[str, Any] | pd.DataFrame,
@@ -137,7 +150,7 @@ def build_page(
         force=force,
         factuality=factuality_section(fact_manifest, fact_metrics or {}) if has_fact else None,
         datasets=tuple(grids),
-        items=items_section(metrics) if items and isinstance(metrics, Mapping) else None,
+        items=_items_section(metrics, by_id, records, force is None) if items else None,
         repro=repro(manifest, order, forcebench=has_force or items),
         records=records_check,
     )

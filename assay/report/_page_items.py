@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay._table import Grid
+from assay.report._page_force import StatusTable
 from assay.report._values import dict_of, list_of
 from assay.report._views_items import items_grids
 
@@ -19,6 +20,7 @@ from assay.report._views_items import items_grids
 @dataclass(frozen=True)
 class ItemsSection:
     grids: tuple[Grid, ...]
+    statuses: StatusTable | None = None  # when the page has no ForceBench part to show them
 
 
 def _spec_kinds(manifest: Mapping[str, Any]) -> set[str]:
@@ -38,5 +40,5 @@ def has_pairs(manifest: Mapping[str, Any]) -> bool:
     return "pairs" in _spec_kinds(manifest)
 
 
-def items_section(metrics: Mapping[str, Any]) -> ItemsSection:
-    return ItemsSection(grids=tuple(items_grids(metrics, "")))
+def items_section(metrics: Mapping[str, Any], statuses: StatusTable | None) -> ItemsSection:
+    return ItemsSection(grids=tuple(items_grids(metrics, "")), statuses=statuses)
