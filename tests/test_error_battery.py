@@ -513,6 +513,60 @@ LITERAL_INPUT_CASES: dict[str, Case] = {
     ),
 }
 CASES |= LITERAL_INPUT_CASES
+
+
+def _policies_run(d: Path, *args: str) -> Argv:
+    """`assay policies ARGS` over a real factuality run and a policy file (issue 18 item 4:
+    options are checked before any output is written); RUN and P.TOML are substituted."""
+    spec = f'name = "p"\noutput_dir = "{d / "run"}"\n{FACT}'
+    spec += 'decomposer = { kind = "sentence" }\nverifiers = [{ kind = "overlap" }]\n'
+    assert invoke(["run", str(_w(d / "spec.toml", spec)), "--no-progress"])[0] == 0
+    policy = '[[policies]]\nname = "fc"\nkind = "fail_closed"\n'
+    _w(d / "p.toml", policy + '[[policies]]\nname = "cs"\nkind = "claim_selective"\n')
+    paths = {"RUN": str(d / "run"), "P.TOML": str(d / "p.toml")}
+    return ["policies", *(paths.get(a, a) for a in args)], []
+
+
+def _with(argv: Argv, *needles: str) -> Argv:
+    return argv[0], [*argv[1], *needles]
+
+
+_SWEEP = ("sweep", "RUN", "--policy", "P.TOML", "--name")
+POLICY_OUTPUT_CASES: dict[str, Case] = {
+    "policies-sweep-range-reversed": lambda d: _with(
+        _policies_run(d, *_SWEEP, "fc", "--from", "0.9", "--to", "0.6"), "--from", "0.9 is above"
+    ),
+    "policies-sweep-from-above-default-to": lambda d: _with(
+        _policies_run(d, *_SWEEP, "cs", "--from", "0.95"), "--from", "0.90 (support's default)"
+    ),
+    "policies-sweep-step-larger-than-range": lambda d: _with(
+        _policies_run(d, *_SWEEP, "fc", "--from", "0.6", "--to", "0.7", "--step", "0.5"),
+        "--step",
+        "larger than the range",
+    ),
+    "policies-sweep-step-infinite": lambda d: _with(
+        _policies_run(d, *_SWEEP, "cs", "--step", "inf"), "--step", "'inf'"
+    ),
+    "policies-apply-by-unknown": lambda d: _with(
+        _policies_run(d, "apply", "RUN", "--policy", "P.TOML", "--name", "cs", "--by", "colour"),
+        "--by",
+        "colour",
+    ),
+    "policies-compare-metrics-empty": lambda d: (
+        ["policies", "compare", str(d), "--a", "x", "--b", "y", "--metrics", ""],
+        ["--metrics"],
+    ),
+    "policies-tune-write-policy-missing-folder": lambda d: (
+        ["policies", "tune", str(d), "--policy", "p.toml", "--name", "x"]
+        + ["--write-policy", str(d / "nowhere" / "t.toml")],
+        ["--write-policy", "nowhere"],
+    ),
+    "policies-export-output-is-a-directory": lambda d: (
+        ["policies", "export", str(d), "--name", "x", "-o", str(d)],
+        ["--output", "directory"],
+    ),
+}
+CASES |= POLICY_OUTPUT_CASES
 # Environment variables a case runs under: {case: {name: value with DIR for its folder}}.
 CASE_ENV = {"run-cache-env-is-a-file": {"ASSAY_CACHE_DIR": "DIR/c.txt"}}
 

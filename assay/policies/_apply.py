@@ -156,8 +156,12 @@ def apply_claim_selective(
     spec: PolicySpec, policy: Any, run: RunInputs, settings: Settings, chain: Chain | None
 ) -> Outputs:
     """§2 decisions, certificates and metrics for every answer of the run."""
+    from assay.policies._cs_slices import SLICE_FIELDS
     from assay.policies._load_cs import cs_inputs
 
+    if settings.by is not None and settings.by not in SLICE_FIELDS:  # before any work
+        known = ", ".join(SLICE_FIELDS)
+        raise SpecError(f"cannot slice by {settings.by!r}; use one of {known}", field="--by")
     verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
     inputs = cs_inputs(run, verifier, chain.links if chain else None)
     decisions = policy.decide(inputs)
