@@ -95,6 +95,22 @@ def _row_records(section: str, row: Mapping[str, Any]) -> Iterator[dict[str, Any
             }
 
 
+def _empty_records(metrics: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """A factuality section with no row: one row saying why (group_by "empty", group
+    the reason, metric "rows", value 0), so the CSV is not silently empty."""
+    fact = metrics.get("factuality")
+    if not isinstance(fact, Mapping) or not isinstance(fact.get("empty"), str):
+        return
+    yield {c: None for c in COLUMNS} | {
+        "section": "factuality",
+        "dataset": POOLED,
+        "group_by": "empty",
+        "group": fact["empty"],
+        "metric": "rows",
+        "value": 0,
+    }
+
+
 def _stale_records(stale: Sequence[str]) -> Iterator[dict[str, Any]]:
     """One row a record file changed since metrics.json (section "records", metric
     "stale", value 1), so the CSV itself says its numbers are stale."""
@@ -123,6 +139,7 @@ def tidy_frame(
         for rec in _row_records(section, row)
     ]
     records += list(rater_records(metrics))
+    records += list(_empty_records(metrics))
     records += list(policy_records(policies))
     records += list(_stale_records(stale))
     frame = pd.DataFrame(records, columns=list(COLUMNS))

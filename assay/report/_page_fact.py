@@ -236,6 +236,7 @@ class FactualitySection:
     gold: VerifierMetrics | None
     confusions: tuple[Confusion, ...]
     correlation: VerifierMetrics | None
+    empty: str = "the run recorded no verifications"  # why there is no score, if none
 
     @property
     def level(self) -> str:
@@ -263,4 +264,5 @@ def factuality_section(
         gold=gold,
         confusions=tuple(confusion(vid, r) for vid, r in gold.rows) if gold else (),
         correlation=by_verifier(dict_of(fact_metrics.get("correlation")), order),
+        empty=str(fact_metrics.get("empty") or FactualitySection.empty),
     )

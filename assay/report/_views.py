@@ -132,6 +132,8 @@ def factuality_grid(metrics: Mapping[str, Any], title: str) -> Grid:
         "(never counted as supported)"
     )
     caption += " · LP: FActScore length penalty" if penalized else ""
+    if not out:  # an empty table says why
+        caption = f"empty: {_fact(metrics).get('empty') or 'no verifier recorded a verdict'}"
     return _grid(title, split, headers, 1, out, caption)
 
 

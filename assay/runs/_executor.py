@@ -90,6 +90,12 @@ class StageContext:
     abort: asyncio.Event
     workers: int
     redo: set[Status] = field(default_factory=set)
+    on_record: Callable[[Status], None] | None = None  # the stage's failure budget
+
+    def count(self, status: Status) -> None:
+        """Tell the stage's failure budget (if any) what a record ended in."""
+        if self.on_record is not None:
+            self.on_record(status)
 
     async def run(self, items: Iterable[T], handle: Callable[[T], Awaitable[None]]) -> None:
         await self.executor.run(items, handle, workers=self.workers, abort=self.abort)

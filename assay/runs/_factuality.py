@@ -14,6 +14,7 @@ that use it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ from assay.runs._components import (
 )
 from assay.runs._executor import StageContext
 from assay.runs._manifest import factuality_section
-from assay.runs._spec import FactualitySpec, LoadedSpec
+from assay.runs._policy import NOT_OK, FailureBudget, StageTally, tally
+from assay.runs._spec import FactualitySpec, FailurePolicy, LoadedSpec
 from assay.runs._stage_decompose import DecomposeStage, claim_records
 from assay.runs._stage_verify import VerifyStage, claim_inputs
 from assay.runs._store import RecordLog, write_jsonl_atomic
@@ -151,6 +153,31 @@ class FactualityStage:
         records += (self.verifications or {}).values()
         return sum(1 for r in records if r.status in failing)
 
+    def planned_sentences(self) -> int:
+        return max(len(self.decompose_stage.plan()), len(self.sentences))
+
+    def tallies(self, failing: set[Status]) -> list[StageTally]:
+        """The decompose stage (every status but ok fails: a sentence not decomposed
+        has no claim) and the verify stage (the policy's statuses), each on its own."""
+        decomposed = (r.status for r in self.sentences.values())
+        out = [
+            tally(
+                "decompose",
+                "sentences",
+                self.planned_sentences(),
+                decomposed,
+                NOT_OK,
+                SENTENCES_FILE,
+            )
+        ]
+        if self.claims is not None:
+            verified = (r.status for r in (self.verifications or {}).values())
+            planned = self.planned_verifications(len(self.claims))
+            out.append(
+                tally("verify", "verifications", planned, verified, failing, VERIFICATIONS_FILE)
+            )
+        return out
+
     def done(self) -> bool:
         """Every planned verification recorded (so every sentence decomposed)."""
         if self.claims is None or self.verifications is None:
@@ -168,21 +195,28 @@ class FactualityStage:
             n_claims,
         )
 
-    async def run(self, run_dir: Path, ctx: StageContext) -> None:
-        """Decompose, derive the claims, then verify; a set `abort` stops between stages.
-        The record dicts are live while a stage runs, so an interrupted run's manifest
-        counts what was saved."""
+    async def run(self, run_dir: Path, ctx: StageContext, policy: FailurePolicy) -> None:
+        """Decompose, derive the claims, then verify; a set `abort` (or a stage over its
+        failure budget) stops between stages. The record dicts are live while a stage
+        runs, so an interrupted run's manifest counts what was saved."""
         write_jsonl_atomic(run_dir / ANSWERS_FILE, self._answer_rows())
         sentences = RecordLog(run_dir / SENTENCES_FILE, SentenceRecord)
         self.sentences = sentences.resume()
-        await _closing(sentences, self.decompose_stage.run(sentences, ctx))
-        if ctx.abort.is_set():
+        kept = [r.status for r in self.sentences.values() if r.status not in ctx.redo]
+        budget = FailureBudget(policy, self.planned_sentences(), kept, ctx.abort, NOT_OK)
+        decompose_ctx = replace(ctx, on_record=budget.count)
+        await _closing(sentences, self.decompose_stage.run(sentences, decompose_ctx))
+        if ctx.abort.is_set() or budget.failed > budget.limit:
             return
         self.claims = self.claim_records(self.sentences)
         write_jsonl_atomic(run_dir / CLAIMS_FILE, self.claims)
         verifications = RecordLog(run_dir / VERIFICATIONS_FILE, VerificationRecord)
         self.verifications = verifications.resume()
-        await _closing(verifications, self.verify_stage.run(self.claims, verifications, ctx))
+        kept = [r.status for r in self.verifications.values() if r.status not in ctx.redo]
+        planned = self.planned_verifications(len(self.claims))
+        budget = FailureBudget(policy, planned, kept, ctx.abort)
+        verify_ctx = replace(ctx, on_record=budget.count)
+        await _closing(verifications, self.verify_stage.run(self.claims, verifications, verify_ctx))
 
     def _answer_rows(self) -> list[AnswerRecord]:
         """The response universe (and gold factuality) so metrics rebuild from the run dir."""

@@ -7,10 +7,13 @@ never disagree.
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from assay.core.outcomes import Status
 from assay.core.records import (
     ClaimRecord,
     ItemJudgmentRecord,
@@ -110,6 +113,8 @@ def factuality_metrics(
         length_penalty=length_penalty,  # type: ignore[arg-type]
     )
     result: dict[str, Any] = {"scores": scores.model_dump(mode="json")}
+    if not scores.rows:
+        result["empty"] = why_no_scores(answers, sentences, claims)
     if any(c.gold_label for c in claims) or any(v.gold_label for v in verifications):
         result["gold"] = gold_metrics(verifications, claims=claims).model_dump(mode="json")
     gold_f = {
@@ -130,6 +135,30 @@ def factuality_metrics(
     return result
 
 
+def why_no_scores(
+    answers: Sequence[Any], sentences: Sequence[SentenceRecord], claims: Sequence[ClaimRecord]
+) -> str:
+    """Why the factuality table has no row, in one line every report format shows."""
+    if not sentences:
+        if not answers:
+            return "no response to score: the answer datasets are empty"
+        return "no sentence decomposed yet: the run stopped before decomposing (see its status)"
+    if claims:
+        return (
+            f"no claim verified yet: {len(claims)} claims, no verification recorded "
+            "(the run stopped before verifying: see its status)"
+        )
+    failed = Counter(r.status.value for r in sentences if r.status is not Status.OK)
+    if not failed:
+        return f"no claim to verify: the decomposer found none in the {len(sentences)} sentences"
+    shown = ", ".join(f"{status} {n}" for status, n in sorted(failed.items()))
+    rest = "; the others had no claim" if sum(failed.values()) < len(sentences) else ""
+    return (
+        f"no claim to verify: {sum(failed.values())} of {len(sentences)} sentences failed to "
+        f"decompose ({shown}: each error is in {SENTENCES_FILE}){rest}"
+    )
+
+
 def _legacy_given(record: SentenceRecord) -> SentenceRecord:
     """Runs before given claims were mapped to sentences recorded the whole answer as
     sentence 0 with a span; read such a record as unmapped (no span), so claims per
@@ -143,4 +172,10 @@ def _legacy_given(record: SentenceRecord) -> SentenceRecord:
     return record.model_copy(update={"span": None})
 
 
-__all__ = ["compute_metrics", "factuality_metrics", "items_metrics", "read_answers"]
+__all__ = [
+    "compute_metrics",
+    "factuality_metrics",
+    "items_metrics",
+    "read_answers",
+    "why_no_scores",
+]

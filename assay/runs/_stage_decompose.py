@@ -88,6 +88,7 @@ class DecomposeStage:
             record = await self.decompose(work)
             log.append(record)
             ctx.progress.advance(record.status, cache_hit=record.cache_hit)
+            ctx.count(record.status)
 
         await ctx.run(todo, handle)
 

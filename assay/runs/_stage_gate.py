@@ -22,6 +22,7 @@ from assay.datasets import AnswersDataset
 from assay.errors import DatasetError
 from assay.runs._executor import StageContext
 from assay.runs._gate_scorer import GateQuestion, GateScorer
+from assay.runs._policy import StageTally, tally
 from assay.runs._store import RecordLog
 
 CHUNK = 64
@@ -97,6 +98,11 @@ class GateStage:
     def done(self) -> bool:
         return self.recorded() == self.planned()
 
+    def tally(self, failing: set[Status]) -> StageTally:
+        """The gate stage's failures against its planned questions."""
+        statuses = (r.status for r in self.records.values())
+        return tally("gate", "questions", self.planned(), statuses, failing, GATES_FILE)
+
     def client_to_check(self) -> GateScorer | None:
         """The scorer, when this session has questions to score (its `preflight` loads
         the reranker and the index before the run directory exists)."""
@@ -127,6 +133,7 @@ class GateStage:
                 log.append(record)
                 self.records[record.key] = record
                 ctx.progress.advance(record.status, cache_hit=record.cache_hit)
+                ctx.count(record.status)
 
         try:
             await ctx.executor.run(chunks, score, workers=1, abort=ctx.abort)

@@ -118,6 +118,7 @@ class VerifyStage:
         def keep(record: VerificationRecord) -> None:
             log.append(record)
             ctx.progress.advance(record.status, cache_hit=record.cache_hit)
+            ctx.count(record.status)
 
         async def batch(chunk: list[ClaimWork]) -> None:
             for record in await self.verify_chunk(chunk):
