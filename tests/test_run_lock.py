@@ -28,6 +28,18 @@ from assay.testing import FakeOpenAIServer, reply
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO_JUDGMENTS = 120
 LOCK = ".assay.lock"
+CERT = """
+[[policies]]
+name = "cert"
+kind = "claim_selective"
+selector = "threshold"
+verifier = "baseline:overlap"
+[policies.thresholds]
+support = "0.35"
+conflict = "0.55"
+condition_limited = "0.30"
+limitation = "0.50"
+"""
 HOLD = """
 import sys, time
 from assay.core.rundir_lock import WriterLock
@@ -234,3 +246,47 @@ def test_dry_run_takes_no_lock_and_creates_nothing(tmp_path: Path) -> None:
     code, _, err = invoke(["run", str(spec), "--dry-run", "--output-dir", str(out)])
     assert code == 0, err
     assert not out.exists()
+
+
+def test_a_report_file_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    """`report -f html` writes into a run directory without the lock: a reader sees the
+    old report or the new one; a write that fails keeps the old one, no temp file."""
+    from assay.report._output import write_report_file
+
+    target = tmp_path / "report.html"
+    write_report_file(target, "<p>old</p>\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_report_file(target, "<p>new " + "x" * 100_000 + "\ud800</p>")  # fails mid-way
+    assert target.read_text(encoding="utf-8") == "<p>old</p>\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+    write_report_file(target, "<p>new</p>\n")
+    assert target.read_text(encoding="utf-8") == "<p>new</p>\n"
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_applying_a_policy_again_never_deletes_the_applied_folder_first(
+    demo_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader of policies/<name>/ sees the old folder or the new one: the old one is
+    renamed aside, then removed once the new one is in place."""
+    import shutil
+
+    import assay
+
+    run = tmp_path / "run"
+    shutil.copytree(demo_run, run)
+    policy = tmp_path / "p.toml"
+    policy.write_text(CERT, encoding="utf-8")
+    assay.apply_policies(run, policy)
+    removed: list[Path] = []
+    real = shutil.rmtree
+
+    def rmtree(path: Path, *args: Any, **kwargs: Any) -> None:
+        removed.append(Path(path))
+        assert (run / "policies" / "cert" / "manifest.json").is_file()  # always there
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree)  # what _apply_write calls
+    assay.apply_policies(run, policy)
+    assert removed and run / "policies" / "cert" not in removed
+    assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert"]

@@ -11,16 +11,18 @@ is written atomically (temp file + rename) or appended whole lines at a time.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
 
 from assay.errors import RunError
 
-__all__ = ["AGAIN", "LOCK_FILE", "RunDirBusy", "WriterLock"]
+__all__ = ["AGAIN", "LOCK_FILE", "RunDirBusy", "WriterLock", "write_atomic"]
 
 LOCK_FILE = ".assay.lock"
 AGAIN = "wait for it to finish, then run this command again"  # advice to a refused writer
@@ -128,3 +130,22 @@ def _holder(fd: int) -> str:
         this = ", this process" if pid == os.getpid() else ""
         return f"pid {pid}{this}, `{command}`"
     return "pid unknown"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `path` through a temp file in its folder and a rename, so a reader (a
+    report, a browser) sees the old file or the new one, never half of one; a failed
+    write leaves the old file and no temp file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # as a plain write would leave it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

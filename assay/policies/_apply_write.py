@@ -96,10 +96,23 @@ def write_policy(
     write_canonical_json(staging / MANIFEST, manifest_of(policy, run, outputs, settings, files))
     info = {"applied_at": datetime.now(UTC).isoformat(), "warnings": outputs.warnings}
     (staging / RUN_INFO).write_text(canonical_json(info) + "\n", encoding="utf-8")
-    if final.exists():
-        shutil.rmtree(final)
-    staging.rename(final)
+    _swap_in(staging, final)
     return final
+
+
+def _swap_in(staging: Path, final: Path) -> None:
+    """Put `staging` in place of `final` by renames, removing the old folder only once
+    the new one is there: a reader (`assay report`) never finds the policy missing or
+    half-deleted (`.`-prefixed folders are not applied policies to a reader)."""
+    if not final.exists():
+        staging.rename(final)
+        return
+    old = final.with_name(f".{final.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old)
 
 
 __all__ = [

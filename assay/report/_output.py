@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._table import Grid, print_grid
+from assay.core.rundir_lock import write_atomic
 from assay.errors import AssayError
 from assay.report._formats import (
     ReportFormat,
@@ -41,12 +42,12 @@ def print_tables(
 
 
 def write_report_file(target: Path, text: str) -> None:
-    """Write exactly `target` (parents created); a directory there is a one-line error."""
+    """Write exactly `target` (parents created), atomically: `report -f html` writes into
+    a run directory without its writer lock; a directory there is a one-line error."""
     if target.is_dir():
         raise AssayError("is a directory; give -o a file path, e.g. -o report.txt", file=target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_atomic(target, text.encode("utf-8"))  # a reader never sees half a report
     except OSError as exc:
         raise AssayError(f"cannot write the report: {exc.strerror}", file=target) from None
 
