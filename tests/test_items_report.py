@@ -146,6 +146,21 @@ def test_the_html_report_of_a_pairwise_run_has_its_table(pairwise: Path) -> None
     assert "Pairwise judges" in html and "n incons." in html
 
 
+def test_a_run_with_pairs_and_items_reports_both(single: Path, tmp_path: Path) -> None:
+    spec = (single.parent / "spec.toml").read_text(encoding="utf-8")
+    spec += '[[datasets]]\npath = "builtin:forcebench-demo"\n'
+    (single.parent / "mixed.toml").write_text(spec, encoding="utf-8")
+    run = tmp_path / "mixed"
+    code, out, err = invoke(["run", str(single.parent / "mixed.toml"), "--output-dir", str(run),
+                             "--no-progress"])  # fmt: skip
+    assert code == 0, out + err
+    html = _report(run, "html")
+    assert "ForceBench + items run report" in html and "ForceBench summary" in html
+    assert "Judges vs gold" in html and "No metrics yet" not in html
+    markdown = _report(run, "markdown")
+    assert "| MVR |" in markdown and "| n gold |" in markdown
+
+
 def test_the_items_page_in_headless_chromium(single: Path, tmp_path: Path) -> None:
     """Every section heading is visible, the tables fit and nothing is fetched."""
     if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
