@@ -52,7 +52,7 @@ AXES = {
 }  # fmt: skip
 SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")  # C-5: evidence_gate's curve summary
 ALL_ANSWERS = "all answers"
-UNRECORDED = "answers not recorded"
+UNRECORDED = "unrecorded answers"
 
 
 class CurvePoint(BaseModel):
@@ -76,7 +76,7 @@ class Curve(BaseModel):
     current: CurvePoint | None = None
     n_undefined: int = 0  # sweep points whose coverage or risk is null
     summary: dict[str, float | None] = {}
-    sweep_on: str = ALL_ANSWERS  # "all answers" | "split dev" | UNRECORDED
+    sweep_on: str = ALL_ANSWERS  # "all answers" | "split dev" | "unrecorded answers"
     applied_on: str = ALL_ANSWERS
     mismatch: str | None = None  # why the curve and the applied point are not comparable
 
