@@ -402,6 +402,11 @@ CASES: dict[str, Case] = {
         ["decompositions.jsonl:1", "JSON"],
     ),
     "run-unknown-option": lambda d: (["run", "x.toml", "--bogus"], ["--bogus", "--help"]),
+    # Issue 18 item 1: a second writer of a run directory (here: this process holds it).
+    "recompute-while-another-writes": lambda d: (
+        ["recompute", str(_locked_run(d / "run"))],
+        [str(d / "run"), "another assay process (pid", "is writing this run directory"],
+    ),
     # Issue 18 item 2: gold that does not fit the judge's labels.
     **{
         f"items-gold-not-judge-labels-{command}": (
@@ -569,6 +574,20 @@ POLICY_OUTPUT_CASES: dict[str, Case] = {
 CASES |= POLICY_OUTPUT_CASES
 # Environment variables a case runs under: {case: {name: value with DIR for its folder}}.
 CASE_ENV = {"run-cache-env-is-a-file": {"ASSAY_CACHE_DIR": "DIR/c.txt"}}
+
+
+_HELD: list[object] = []  # writer locks held for the rest of the session
+
+
+def _locked_run(run: Path) -> Path:
+    """A run directory whose writer lock another writer (in this process) holds."""
+    from assay.core.rundir_lock import WriterLock
+
+    _w(run / "manifest.json", '{"status": "complete"}\n')
+    lock = WriterLock(run, command="assay run", fix="wait for it to finish")
+    lock.acquire()
+    _HELD.append(lock)
+    return run
 
 
 def _run_state(root: Path) -> set[Path]:
