@@ -18,7 +18,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from assay._table import Grid, render_markdown, render_plain
-from assay.compare import compare_runs
+from assay.compare import ComparisonReport, compare_runs
 from assay.core.registry import REPORT_FORMATS
 from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
@@ -28,6 +28,7 @@ from assay.report._digests import RecordsCheck, check_records
 from assay.report._export import tidy_csv
 from assay.report._html import render_html_report
 from assay.report._policies_html import policies_section
+from assay.report._run_compare import with_run_estimates
 from assay.report._views import report_grids
 from assay.report._views_policies import policy_grids
 
@@ -159,9 +160,10 @@ class HtmlFormat:
         )
 
 
-def run_comparison(report: RunReport) -> Markup | None:
-    """The comparison page of a run with two or more judges (or verifiers), on the
-    run's own bootstrap settings; None when there is nothing to compare."""
+def run_compared(report: RunReport) -> ComparisonReport | None:
+    """The judges (or verifiers) of a run compared, on the run's own bootstrap settings,
+    each judge's own value and CI the summary's (`_run_compare`); None when there is
+    nothing to compare."""
     spec = report.manifest.get("spec") or {}
     n_boot = int(spec.get("bootstrap", 1000) or 1000)
     try:
@@ -170,7 +172,13 @@ def run_comparison(report: RunReport) -> Markup | None:
         return None
     if not compared.comparisons:
         return None
-    return comparison_section(compared, title="Judges compared")
+    return with_run_estimates(compared, report.metrics)
+
+
+def run_comparison(report: RunReport) -> Markup | None:
+    """The comparison section of the run's HTML page (see `run_compared`)."""
+    compared = run_compared(report)
+    return None if compared is None else comparison_section(compared, title="Judges compared")
 
 
 REPORT_FORMATS.add("html", HtmlFormat(), description=HtmlFormat.__doc__ or "")
