@@ -180,3 +180,13 @@ def test_gold_scores_on_the_judges_scale_say_nothing(tmp_path: Path) -> None:
         ["run", str(_spec(tmp_path, 'gold_score_column = "stars"')), "--no-progress"]
     )
     assert code == 0 and "scale" not in err, out + err
+
+
+def test_validate_lists_items_datasets_and_says_what_a_run_would_warn(tmp_path: Path) -> None:
+    rows = [{**r, "label": "" if i < 5 else r["label"]} for i, r in enumerate(_rows())]
+    _write(tmp_path / "claims.csv", rows)
+    code, out, err = invoke(["validate", str(_spec(tmp_path))])
+    assert code == 0, out + err
+    assert f"{tmp_path / 'claims.csv'}: 16 items ok (claims)" in out.splitlines(), out
+    assert "warning: 5 of 16 items of dataset 'claims' have no gold label" in out, out
+    assert _run_files(tmp_path) == []

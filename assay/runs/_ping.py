@@ -42,6 +42,9 @@ def check_spec(path: str | Path) -> tuple[Runner, list[str]]:
     loaded = load_spec(path)
     runner = Runner(loaded, RunOptions(use_cache=False, progress=False))
     lines = [f"{d.path}: {d.rows} rows ok ({d.name})" for d in runner.datasets]
+    items = runner.items.datasets if runner.items is not None else []
+    lines += [f"{d.path}: {d.rows} items ok ({d.name})" for d in items]
+    lines += [f"warning: {w}" for w in runner.warnings]  # what `assay run` would print
     first = next(((ds, next(ds.iter_pairs())) for ds in runner.datasets if ds.rows), None)
     for judge in runner.judges:
         if isinstance(judge, LLMJudge) and first is not None:
