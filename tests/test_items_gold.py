@@ -12,13 +12,17 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli import invoke
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
+from assay.core.judging import JudgeItem, Judgment, Status
 from assay.core.records import ItemJudgmentRecord
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, iter_jsonl, read_json
+from assay.errors import AssayError
+from assay.runs import Runner, RunOptions, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "examples" / "items" / "claims.csv"
@@ -189,4 +193,25 @@ def test_validate_lists_items_datasets_and_says_what_a_run_would_warn(tmp_path: 
     assert code == 0, out + err
     assert f"{tmp_path / 'claims.csv'}: 16 items ok (claims)" in out.splitlines(), out
     assert "warning: 5 of 16 items of dataset 'claims' have no gold label" in out, out
+    assert _run_files(tmp_path) == []
+
+
+class _PassFail:
+    """A Python judge that declares its labels: gold is checked against them too."""
+
+    id = "pass-fail"
+    labels = ("pass", "fail")
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "python"}
+
+    async def __call__(self, item: JudgeItem) -> Judgment:
+        return Judgment(status=Status.OK, label="pass", score=1.0)
+
+
+def test_a_python_judge_that_declares_labels_is_checked(tmp_path: Path) -> None:
+    _write(tmp_path / "claims.csv", _rows())
+    options = RunOptions(output_dir=str(tmp_path / "run"), progress=False, use_cache=False)
+    with pytest.raises(AssayError, match=r"not labels of judge 'pass-fail' \(pass, fail\)"):
+        Runner(load_spec(_spec(tmp_path)), options, judges=[_PassFail()])
     assert _run_files(tmp_path) == []
