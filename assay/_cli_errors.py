@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from assay._interrupts import install_sigterm
+from assay._interrupts import start_command, was_reported
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
 DEBUG_ENV = "ASSAY_DEBUG"
 USER_ERROR = 2  # bad input, like click's usage errors
 INTERNAL_ERROR = 3
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 _OS_HINTS = {
     errno.EACCES: "check its permissions or choose another path",
@@ -80,19 +82,27 @@ def _click_error(exc: Any) -> int:
     return _fail(str(exc.format_message()) + where, int(exc.exit_code))
 
 
+def _interrupted() -> int:
+    """One line saying that nothing was left half-written and what finishes the work:
+    the same command (secrets scrubbed)."""
+    again = shlex.join(["assay", *sys.argv[1:]])
+    line = f"interrupted; no output was left half-written; to finish, run it again: {again}"
+    print(scrub_text(line), file=sys.stderr)
+    return INTERRUPTED
+
+
 def run_guarded(app: Callable[..., Any]) -> int:
     """Run the typer app and return the process exit status."""
     debug = bool(os.environ.get(DEBUG_ENV))
-    install_sigterm()  # SIGTERM ends a command like Ctrl-C: its line, exit 130
+    start_command()  # SIGTERM ends a command like Ctrl-C: one line, exit 130
     try:
         result = app(standalone_mode=False, prog_name="assay")
     except typer.Abort:
         return _fail("aborted", 1)
     except AssayError as exc:
         return _fail(exc.render(), USER_ERROR)
-    except KeyboardInterrupt:
-        print("interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`start_command`), outside a command
+        return _interrupted()
     except OSError as exc:
         if debug:
             raise
@@ -103,4 +113,6 @@ def run_guarded(app: Callable[..., Any]) -> int:
         if debug:
             raise
         return _fail(internal_error_line(exc), INTERNAL_ERROR)
+    if result == INTERRUPTED and not was_reported():
+        return _interrupted()  # typer turns a command's KeyboardInterrupt into a bare 130
     return result if isinstance(result, int) else 0

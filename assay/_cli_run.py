@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
+from assay._interrupts import mark_reported
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
@@ -77,6 +78,7 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
             retry_errors=options.retry_errors,
         )
         err.print(stop.summary(resume), markup=False, soft_wrap=True)
+        mark_reported()
         raise typer.Exit(130) from None
 
 

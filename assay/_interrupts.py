@@ -3,9 +3,10 @@
 Python runs a signal handler between two bytecodes of the main thread; an asyncio loop's
 handlers (`loop.add_signal_handler`, and `asyncio.run`'s SIGINT handler, which only
 cancels the main task) wait until the loop gets control back, which synchronous work
-such as a bootstrap never gives it. So around such work both signals (and SIGTERM for
-the whole of a CLI command) raise `Interrupted` (a `KeyboardInterrupt`) where the main thread
-is; every long computation is chunked so that it reaches a bytecode often.
+such as a bootstrap never gives it. So around such work both signals, and SIGTERM for
+the whole of a CLI command (`start_command`), raise `Interrupted` (a KeyboardInterrupt)
+where the main thread is; every long computation is chunked so that it reaches a
+bytecode often.
 """
 
 from __future__ import annotations
@@ -32,10 +33,25 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
-def install_sigterm() -> None:
+_reported = threading.Event()
+
+
+def mark_reported() -> None:
+    """The command printed its own line about the interruption (`assay run`'s resume
+    line); the CLI's generic one would repeat it."""
+    _reported.set()
+
+
+def was_reported() -> bool:
+    return _reported.is_set()
+
+
+def start_command() -> None:
     """For the rest of the process (a CLI command), SIGTERM raises `Interrupted` as
-    Ctrl-C raises KeyboardInterrupt. SIGINT keeps Python's handler, which `asyncio.run`
-    needs in order to put its own (cancel the main task) in place."""
+    Ctrl-C raises KeyboardInterrupt; nothing is reported yet. SIGINT keeps Python's
+    handler, which `asyncio.run` needs in order to put its own (cancel the main task)
+    in place."""
+    _reported.clear()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise)
 
@@ -58,4 +74,11 @@ def interruptible() -> Iterator[None]:
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
-__all__ = ["SIGNALS", "Interrupted", "install_sigterm", "interruptible"]
+__all__ = [
+    "SIGNALS",
+    "Interrupted",
+    "interruptible",
+    "mark_reported",
+    "start_command",
+    "was_reported",
+]

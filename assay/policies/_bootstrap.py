@@ -10,7 +10,7 @@ where a metric is null (zero denominator) are dropped and counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 CI_METHOD = "bootstrap-percentile"
 _CHUNK = 200  # resamples summed at once (memory ~ CHUNK x responses weights)
+_MAX_CELLS = 1 << 20  # ... and no more weights than this at once, however many responses
 
 
 class RatioCounts(BaseModel):
@@ -38,27 +39,56 @@ class Interval(BaseModel):
     n_resamples_valid: int
 
 
-def resample_weights(n: int, resamples: int, random_state: int) -> NDArray[np.int64]:
-    """How often each response is drawn in each resample (resamples x n)."""
+def weight_chunks(n: int, resamples: int, random_state: int) -> Iterator[NDArray[np.int64]]:
+    """How often each response is drawn in each resample, a chunk of resamples at a time
+    (rows x n, at most ~1M cells): memory stays bounded and Ctrl-C is seen between
+    chunks. The draws do not depend on the chunking (PCG64 keeps its stream)."""
     rng = np.random.Generator(np.random.PCG64(random_state))
-    weights = np.zeros((resamples, n), dtype=np.int64)
-    for start in range(0, resamples, _CHUNK):
-        stop = min(start + _CHUNK, resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        for row, draw in enumerate(idx, start=start):
+    rows = max(1, min(_CHUNK, _MAX_CELLS // max(n, 1)))
+    for start in range(0, resamples, rows):
+        idx = rng.integers(0, n, size=(min(start + rows, resamples) - start, n))
+        weights = np.empty(idx.shape, dtype=np.int64)
+        for row, draw in enumerate(idx):
             weights[row] = np.bincount(draw, minlength=n)
-    return weights
+        yield weights
+
+
+def resample_weights(n: int, resamples: int, random_state: int) -> NDArray[np.int64]:
+    """How often each response is drawn in each resample (resamples x n); the bootstrap
+    itself reads `weight_chunks`, which never holds the whole matrix."""
+    chunks = list(weight_chunks(n, resamples, random_state))
+    return np.concatenate(chunks) if chunks else np.zeros((0, n), dtype=np.int64)
+
+
+def _ratio_values(
+    counts: RatioCounts, num: NDArray[np.int64], den: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    if counts.when_zero is not None:
+        values = np.where(den > 0, values, counts.when_zero)
+    return values.astype(np.float64)
 
 
 def resampled_values(counts: RatioCounts, weights: NDArray[np.int64]) -> NDArray[np.float64]:
     """The metric in every resample; NaN where it is null."""
     num = weights @ np.asarray(counts.numerator, dtype=np.int64)
     den = weights @ np.asarray(counts.denominator, dtype=np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-    if counts.when_zero is not None:
-        values = np.where(den > 0, values, counts.when_zero)
-    return values.astype(np.float64)
+    return _ratio_values(counts, num, den)
+
+
+def resampled_all(
+    metrics: Mapping[str, RatioCounts], n: int, resamples: int, random_state: int
+) -> dict[str, NDArray[np.float64]]:
+    """`resampled_values` of every metric on the same resamples, chunk by chunk."""
+    out = {name: np.empty(resamples, dtype=np.float64) for name in metrics}
+    start = 0
+    for weights in weight_chunks(n, resamples, random_state):
+        stop = start + len(weights)
+        for name, counts in metrics.items():
+            out[name][start:stop] = resampled_values(counts, weights)
+        start = stop
+    return out
 
 
 def percentile_interval(values: NDArray[np.float64], confidence: float) -> Interval:
@@ -82,11 +112,8 @@ def bootstrap_intervals(
     n = len(next(iter(metrics.values())).numerator) if metrics else 0
     if n == 0 or resamples == 0:
         return {name: Interval(ci=None, n_resamples_valid=0) for name in metrics}
-    weights = resample_weights(n, resamples, random_state)
-    return {
-        name: percentile_interval(resampled_values(counts, weights), confidence)
-        for name, counts in metrics.items()
-    }
+    values = resampled_all(metrics, n, resamples, random_state)
+    return {name: percentile_interval(values[name], confidence) for name in metrics}
 
 
 def paired_delta_interval(
@@ -104,10 +131,8 @@ def paired_delta_interval(
     n = len(a.numerator)
     if n == 0 or resamples == 0:
         return Interval(ci=None, n_resamples_valid=0)
-    weights = resample_weights(n, resamples, random_state)
-    return percentile_interval(
-        resampled_values(a, weights) - resampled_values(b, weights), confidence
-    )
+    values = resampled_all({"a": a, "b": b}, n, resamples, random_state)
+    return percentile_interval(values["a"] - values["b"], confidence)
 
 
 __all__ = [
@@ -118,5 +143,7 @@ __all__ = [
     "paired_delta_interval",
     "percentile_interval",
     "resample_weights",
+    "resampled_all",
     "resampled_values",
+    "weight_chunks",
 ]

@@ -18,15 +18,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from assay.policies._bootstrap import (
     CI_METHOD,
     RatioCounts,
     percentile_interval,
-    resample_weights,
-    resampled_values,
+    resampled_all,
 )
 from assay.policies._gate_aurc import aurc, aurc_optimal
 from assay.policies._gate_config import (
@@ -311,11 +309,9 @@ def _intervals(
 ) -> dict[str, tuple[tuple[float, float] | None, int]]:
     """Percentile intervals of the pooled and derived metrics, all on one set of
     question resamples (AURC has none: it is a ranking statistic)."""
-    weights = resample_weights(len(rows), settings.resamples, settings.random_state)
-    values: dict[str, NDArray[np.float64]] = {
-        name: resampled_values(counts, weights)
-        for name, counts in metric_counts(rows, alpha).items()
-    }
+    values = resampled_all(
+        metric_counts(rows, alpha), len(rows), settings.resamples, settings.random_state
+    )
     values["abstention_f1"] = np.where(
         np.isnan(values["abstention_precision"]) | np.isnan(values["abstention_recall"]),
         np.nan,

@@ -1,0 +1,134 @@
+"""Bounded work, always interruptible (issue 18 item 3), beyond `assay run`: a sweep range
+is bounded when read, the policies bootstrap never holds every resample's weights at
+once, and Ctrl-C or SIGTERM ends `compare` and `policies tune` at once with exit 130,
+one line saying what to rerun, and no half-written output."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _policies_cli_helpers import assay, write_text
+from test_interrupt_cpu import WITHIN_S, heavy_spec, signal_and_time, wait_until
+
+from assay._limits import MAX_GRID_POINTS
+from assay.policies._bootstrap import RatioCounts, bootstrap_intervals, resample_weights
+
+pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file
+
+
+def test_a_sweep_of_too_many_points_is_one_line_and_writes_nothing(
+    run_dir: Path, policy_file: Path
+) -> None:
+    args = ("--param", "tau_entail", "--from", "0.5", "--to", "0.99", "--step", "0.00001")
+    code, out, err = assay(
+        "policies", "sweep", run_dir, "--policy", policy_file, "--name", "render", *args
+    )
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert "--step" in err and "49001 points" in err and str(MAX_GRID_POINTS) in err
+    assert not (run_dir / "policies" / "render" / "sweep.jsonl").exists()
+
+
+def test_the_policies_bootstrap_keeps_a_chunk_of_weights_not_all() -> None:
+    """2,000 resamples of 20,000 responses: the whole weight matrix is 320 MB; a chunk at
+    a time stays a few MB, and the intervals are those of the whole matrix."""
+    n, resamples = 20_000, 2_000
+    rng = np.random.default_rng(1)
+    counts = RatioCounts(numerator=rng.integers(0, 2, n).tolist(), denominator=[1] * n)
+    tracemalloc.start()
+    try:
+        got = bootstrap_intervals({"m": counts}, resamples=resamples, random_state=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+    small = RatioCounts(numerator=counts.numerator[:500], denominator=[1] * 500)
+    weights = resample_weights(500, 300, 3)
+    num = weights @ np.asarray(small.numerator)
+    whole = np.percentile(num / 500, [2.5, 97.5])
+    chunked = bootstrap_intervals({"m": small}, resamples=300, random_state=3)["m"].ci
+    assert chunked == (float(whole[0]), float(whole[1]))
+    assert got["m"].n_resamples_valid == resamples
+
+
+def _popen(*args: object, cwd: Path | None = None) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "assay", *map(str, args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def _check_interrupted(proc: subprocess.Popen[str], took: float, stderr: str, sig: str) -> None:
+    assert proc.returncode == 130, stderr
+    assert took < WITHIN_S, f"{took:.1f}s after {sig}"
+    print(f"{sig}: ended {took:.2f}s after the signal")
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted; "), stderr
+    assert "assay " in lines[0]  # the command to run again
+
+
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+
+
+@pytest.fixture(scope="module")
+def compared_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two baselines on 600 pairs, no CI of its own: `compare` draws the bootstrap."""
+    root = tmp_path_factory.mktemp("compare_run")
+    spec, out = heavy_spec(root, bootstrap=0), root / "run"
+    cmd = [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out)]
+    done = subprocess.run([*cmd, "--no-progress", "--no-cache"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@SIGNALS
+def test_a_signal_ends_compare_at_once_without_its_output(
+    compared_run: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    target = tmp_path / "cmp.json"
+    proc = _popen("compare", compared_run, "--n-boot", "100000", "-f", "json", "-o", target)
+    try:
+        time.sleep(3.0)  # the runs are read and compared
+        took, stderr = signal_and_time(proc, sig, lambda: not target.exists())
+    finally:
+        proc.kill()
+    _check_interrupted(proc, took, stderr, sig.name)
+    assert not target.exists() and not list(tmp_path.glob("*.tmp*"))
+
+
+BIG_GRID = (
+    "grid = { support = [SUPPORT], conflict = [SUPPORT], condition_limited = ['0.30'] }\n"
+    'where = ["condition_limited <= support"]\n'
+    'objectives = [{ metric = "coverage", direction = "max" }]\n'
+)
+
+
+@SIGNALS
+def test_a_signal_ends_a_tuning_at_once_and_keeps_the_earlier_one(
+    run_dir: Path, policy_file: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """A grid of the largest allowed size (100 x 100, 7,000 candidates where
+    condition_limited <= support: tens of seconds); the tune/ files an earlier tuning
+    wrote are left as they were."""
+    values = ", ".join(f'"{k / 100:.2f}"' for k in range(100))
+    grid = write_text(tmp_path / "grid.toml", BIG_GRID.replace("SUPPORT", values))
+    code, _, err = assay("policies", "tune", run_dir, "--policy", policy_file, "--name", "cert")
+    assert code == 0, err
+    folder = run_dir / "policies" / "cert" / "tune"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    proc = _popen(
+        "policies", "tune", run_dir, "--policy", policy_file, "--name", "cert", "--grid", grid
+    )
+    try:
+        assert wait_until(lambda: proc.poll() is not None, timeout=4.0) is False
+        took, stderr = signal_and_time(proc, sig, lambda: True)
+    finally:
+        proc.kill()
+    _check_interrupted(proc, took, stderr, sig.name)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
