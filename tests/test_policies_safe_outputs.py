@@ -203,3 +203,44 @@ def test_compare_refuses_an_empty_metric_list(
     code, out, err = assay(*compare, "--metrics", metrics)
     _one_error(code, err, "--metrics")
     assert not (run_dir / "policies/cert/compare").exists()
+
+
+@pytest.mark.parametrize("tie", ["condition_limited=support-inf", "condition_limited=support-5"])
+def test_a_tie_offset_outside_the_unit_range_is_refused(
+    run_dir: Path, policy_file: Path, tie: str
+) -> None:
+    code, _, err = _sweep(run_dir, policy_file, "cert")
+    assert code == 0, err
+    before = _files(run_dir / "policies")
+    code, _, err = _sweep(run_dir, policy_file, "cert", "--tie", tie)
+    _one_error(code, err, "tie", tie)
+    assert _files(run_dir / "policies") == before
+
+
+@pytest.mark.parametrize(
+    ("grid", "needles"),
+    [("{ tau = [], tau_min = ['0.1'] }", ("grid", "tau", "no value")), ("{}", ("grid", "empty"))],
+)
+def test_an_empty_tuning_grid_is_refused(
+    run_dir: Path, policy_file: Path, grid: str, needles: tuple[str, ...]
+) -> None:
+    spec = write_text(
+        run_dir.parent / "grid.toml", f'grid = {grid}\n[[objectives]]\nmetric = "coverage"\n'
+    )
+    tune = ("policies", "tune", run_dir, "--policy", policy_file, "--name", "gate", "--grid", spec)
+    code, out, err = assay(*tune)
+    _one_error(code, err, "grid.toml", *needles)
+    assert out == "" and not (run_dir / "policies").exists()
+
+
+@pytest.mark.parametrize("command", ["apply", "compare"])
+def test_a_negative_random_state_is_one_line(
+    run_dir: Path, policy_file: Path, command: str
+) -> None:
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    assert code == 0, err
+    args = ("--policy", policy_file) if command == "apply" else ("--a", "cert", "--b", "cert")
+    before = _files(run_dir / "policies")
+    code, out, err = assay("policies", command, run_dir, *args, "--random-state", "-1")
+    _one_error(code, err, "--random-state")
+    assert _files(run_dir / "policies") == before

@@ -162,6 +162,8 @@ def parse_tie(text: str) -> tuple[str, str, Decimal]:
                 delta = Decimal(offset.strip())
             except ArithmeticError:
                 break
+            if not delta.is_finite() or abs(delta) > 1:  # thresholds are probabilities
+                raise SpecError(f"{text!r}: the offset must lie in [-1, 1]", field="tie")
             return target.strip(), source.strip(), delta if sign == "+" else -delta
     raise SpecError(f"cannot read {text!r}; write e.g. condition_limited=support-0.10", field="tie")
 

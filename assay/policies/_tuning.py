@@ -18,7 +18,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from assay._limits import MAX_GRID_POINTS
 from assay.errors import SpecError
@@ -95,6 +96,19 @@ class TuningSpec(BaseModel):
                 f"{sizes} = {candidates} candidates; a tuning grid has at most {MAX_GRID_POINTS}"
             )
         return grid
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> TuningSpec:
+        """An empty grid, or a parameter with no value, has no candidate to choose from
+        (checked after the fields, so a missing key is named first)."""
+        if not self.grid:
+            raise PydanticCustomError("empty_grid", "the grid is empty: give each parameter values")
+        for param, values in self.grid.items():
+            if not values:
+                raise PydanticCustomError(
+                    "empty_grid", "grid.{param} has no value: give at least one", {"param": param}
+                )
+        return self
 
 
 class Candidate(BaseModel):
