@@ -27,6 +27,7 @@ from assay._cli_policies_common import (
     fmt,
     interval,
     load_policies,
+    writes_run_dir,
 )
 from assay._limits import MAX_WORKERS
 from assay.errors import RunError, SpecError
@@ -104,6 +105,7 @@ def apply(
 
 
 @policies_app.command("tune")
+@writes_run_dir("assay policies tune")
 def tune(
     run_dir: RunDir,
     policy: PolicyFile,
@@ -151,8 +153,8 @@ def tune(
         print(f"wrote {write_policy_to}", file=sys.stderr)
 
 
-policies_app.command("sweep")(curves.sweep)
-policies_app.command("compare")(curves.compare)
+policies_app.command("sweep")(writes_run_dir("assay policies sweep")(curves.sweep))
+policies_app.command("compare")(writes_run_dir("assay policies compare")(curves.compare))
 
 
 @policies_app.command("list")

@@ -4,8 +4,10 @@ their gates, read the run, build each chain)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
@@ -31,7 +33,8 @@ Split = Annotated[str | None, typer.Option(help="Only answers of this split (tra
 Resamples = Annotated[
     int, typer.Option(min=0, max=MAX_BOOTSTRAP, help="Bootstrap resamples (0: no intervals).")
 ]
-RandomState = Annotated[int, typer.Option(help="Seed of the bootstrap (PCG64).")]
+RandomState = Annotated[int, typer.Option(min=0, help="Seed of the bootstrap (PCG64, >= 0).")]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fmt(value: Any) -> str:
@@ -46,6 +49,28 @@ def check_run_dir(run_dir: Path) -> None:
     from assay.policies._session import check_run_dir as check
 
     check(run_dir)
+
+
+def writes_run_dir(command: str) -> Callable[[F], F]:
+    """For a command that writes into its RUN_DIR (`tune`, `sweep`, `compare`): hold the
+    run directory's writer lock while it works, as `apply` and `assay run` do, so a
+    writer already there refuses it in one line (a directory that is not a run is left
+    to the command, which says so)."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def locked(**kwargs: Any) -> Any:
+            from assay.core.rundir_lock import AGAIN, WriterLock
+
+            run_dir = Path(kwargs["run_dir"])
+            if not (run_dir / "manifest.json").is_file():
+                return fn(**kwargs)
+            with WriterLock(run_dir, command=command, fix=AGAIN):
+                return fn(**kwargs)
+
+        return cast(F, locked)
+
+    return wrap
 
 
 def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | None) -> Loaded:
@@ -69,4 +94,5 @@ __all__ = [
     "fmt",
     "interval",
     "load_policies",
+    "writes_run_dir",
 ]

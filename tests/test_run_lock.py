@@ -153,6 +153,10 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec.write_text(text.replace("bootstrap = 1000", "bootstrap = 100"), encoding="utf-8")
     code, _, err = invoke(["run", str(spec), "--output-dir", str(root / "run")])
     assert code == 0, err
+    cert = root / "cert.toml"
+    cert.write_text(CERT, encoding="utf-8")
+    code, _, err = invoke(["policies", "apply", str(root / "run"), "--policy", str(cert)])
+    assert code == 0, err
     return root / "run"
 
 
@@ -182,6 +186,13 @@ WRITERS = {
     "policies-apply": lambda d: [
         *("policies", "apply", str(d), "--policy", str(EXAMPLES / "policies.toml")),
     ],
+    "policies-tune": lambda d: [
+        *("policies", "tune", str(d), "--policy", str(d.parent / "cert.toml"), "--name", "cert"),
+    ],
+    "policies-sweep": lambda d: [
+        *("policies", "sweep", str(d), "--policy", str(d.parent / "cert.toml"), "--name", "cert"),
+    ],
+    "policies-compare": lambda d: ["policies", "compare", str(d), "--a", "cert", "--b", "cert"],
 }
 
 
