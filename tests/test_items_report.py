@@ -197,3 +197,21 @@ def test_the_items_page_in_headless_chromium(single: Path, tmp_path: Path) -> No
         assert width <= 1280, width
     finally:
         driver.quit()
+
+
+def test_a_missing_verdict_shows_as_the_n_of_the_gold_statistics(tmp_path: Path) -> None:
+    """Gold on all 6 items, one judgment a parse error: accuracy is over 5, not N = 6."""
+    gold = ["yes", "no", "yes", "no", "yes", "no"]
+    items = [{"item_id": f"item-{i}", "gold_label": g} for i, g in enumerate(gold)]
+    labels = ["yes", "no", "no", None, "yes", "no"]
+    judgments = [
+        {"item_id": f"item-{i}", "judge_id": "j", "label": lab}
+        if lab
+        else {"item_id": f"item-{i}", "judge_id": "j", "status": "parse_error"}
+        for i, lab in enumerate(labels)
+    ]
+    run = write_item_run(tmp_path / "run", "one-failed", items, judgments)
+    assert invoke(["recompute", str(run)])[0] == 0
+    header, row = _cells(_report(run, "markdown"), "markdown", "| j |")
+    assert row[header.index("N")] == "6" and row[header.index("n gold")] == "5"
+    assert row[header.index("acc")] == "0.800"
