@@ -6,11 +6,12 @@ its bar segments are drawn in."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
-from _policies_cli_helpers import assay, write_text
+from _policies_cli_helpers import assay, lines, write_text
 from test_policies_safe_outputs import POLICIES, ROWS, _row
 
 from assay.policies._report_data import MixRow, policy_reports
@@ -145,3 +146,17 @@ def test_every_action_of_every_kind_gets_its_own_colour() -> None:
         for segment in bar.segments:
             label = segment.tip.split(":")[0].removeprefix(bar.title + " ")
             assert segment.fill == legend[label]
+
+
+def test_a_sweep_file_that_does_not_name_its_answers_is_flagged(
+    run_dir: Path, policy_file: Path
+) -> None:
+    """A sweep.jsonl written before points named their split (or edited by hand)."""
+    _ok("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    _ok("policies", "sweep", run_dir, "--policy", policy_file, "--name", "render")
+    path = run_dir / "policies/render/sweep.jsonl"
+    old = [{k: v for k, v in p.items() if k in ("params", "metrics")} for p in lines(path)]
+    path.write_text("".join(json.dumps(p) + "\n" for p in old), encoding="utf-8")
+    figure = _caption(_article(run_dir, "render"))
+    assert "on unrecorded answers (sweep.jsonl)" in figure
+    assert 'class="note warn curve-mismatch"' in figure and "does not record" in figure
