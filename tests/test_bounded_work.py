@@ -132,3 +132,11 @@ def test_a_signal_ends_a_tuning_at_once_and_keeps_the_earlier_one(
         proc.kill()
     _check_interrupted(proc, took, stderr, sig.name)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_compare_from_python_is_bounded_too(compared_run: Path) -> None:
+    from assay.compare import compare_runs
+    from assay.errors import AssayError
+
+    with pytest.raises(AssayError, match="--n-boot must be at most 100000, got 100001"):
+        compare_runs([compared_run], n_boot=100_001)

@@ -109,8 +109,10 @@ def _select(metrics: list[MetricOutcomes], wanted: Sequence[str] | None) -> list
 
 
 def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 1 <= n_boot <= MAX_BOOTSTRAP:
-        raise AssayError(f"--n-boot must be an integer from 1 to {MAX_BOOTSTRAP}, got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise AssayError(f"--n-boot must be a positive integer, got {n_boot!r}")
+    if n_boot > MAX_BOOTSTRAP:
+        raise AssayError(f"--n-boot must be at most {MAX_BOOTSTRAP}, got {n_boot}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AssayError(f"--seed must be a non-negative integer, got {seed!r}")
     if not 0.0 < confidence < 1.0:
