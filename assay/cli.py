@@ -134,7 +134,7 @@ def compare(
         list[str] | None, typer.Option("--metric", help="Only this metric (repeatable).")
     ] = None,
     n_boot: Annotated[
-        int, typer.Option(min=1, max=MAX_BOOTSTRAP, help="Paired bootstrap resamples.")
+        int, typer.Option(max=MAX_BOOTSTRAP, help="Paired bootstrap resamples.")
     ] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
     output: Annotated[
