@@ -301,3 +301,22 @@ def test_applying_a_policy_again_never_deletes_the_applied_folder_first(
     assay.apply_policies(run, policy)
     assert removed and run / "policies" / "cert" not in removed
     assert sorted(p.name for p in (run / "policies").iterdir()) == ["cert"]
+
+
+def test_import_medscore_into_a_directory_another_writer_holds(tmp_path: Path) -> None:
+    from test_importers import _medscore_run
+
+    source = _medscore_run(tmp_path / "ms")
+    out = tmp_path / "imported"
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"locked\n"
+        code, _, err = invoke(["import-medscore", str(source), "--output-dir", str(out)])
+        _refused(code, err, out, proc.pid)
+        assert sorted(p.name for p in out.iterdir()) == [LOCK]  # nothing written
+    finally:
+        _stop(proc)
+    code, _, err = invoke(["import-medscore", str(source), "--output-dir", str(out)])
+    assert code == 0, err  # the holder is gone (SIGKILL): its lock went with it
+    assert (out / "manifest.json").is_file() and not (out / LOCK).exists()
