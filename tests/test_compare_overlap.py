@@ -14,6 +14,7 @@ from _item_runs import gold_items, labelled, write_item_run
 from assay.compare import compare_runs
 from assay.metrics import PairedComparison
 from assay.metrics._paired import holm
+from assay.runs import read_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
 FACT_FILES = ("sentences.jsonl", "claims.jsonl", "verifications.jsonl", "answers.jsonl")
@@ -107,3 +108,24 @@ def test_reference_by_its_bare_id_when_runs_share_it_names_the_shown_ids(tmp_pat
     judge = "baseline:token-overlap"
     line = _error(["compare", str(FIXTURES / "demo"), str(pairs_only), "--reference", judge])
     assert f"did you mean demo/{judge} or pairs-only/{judge}" in line
+
+
+def test_pairwise_slot_labels_are_compared_as_the_run_metrics_read_them(tmp_path: Path) -> None:
+    """Records with a slot label (`a`/`b`/`tie` as the judge saw the order) and no
+    `preference`: the run's metrics read them, so the comparison must too (it showed
+    n/a and compared nothing)."""
+    items = [{"item_id": f"i{k}", "pairwise": True, "gold_preference": "A"} for k in range(12)]
+    judgments = [
+        {"item_id": f"i{k}", "judge_id": judge, "order": order, "label": label}
+        for judge, flip in (("duel", 2), ("fair", 3))
+        for k in range(12)
+        for order, label in (("ab", "a"), ("ba", "b" if k % flip else "a"))
+    ]
+    run = write_item_run(tmp_path / "pw", "pw", items, judgments)
+    assert invoke(["recompute", str(run)])[0] == 0
+    rows = {r["judge_id"]: r for r in read_json(run / "metrics.json")["items"]["rows"]}
+    report = compare_runs([run], n_boot=200, seed=0)
+    for row in report.ablation:
+        for metric in ("accuracy", "position_consistency"):
+            assert row.metrics[metric].value == pytest.approx(rows[row.judge][metric]), metric
+    assert {c.metric for c in report.comparisons} == {"accuracy", "position_consistency"}

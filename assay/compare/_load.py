@@ -41,6 +41,7 @@ from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
 from assay.metrics._item_metrics import comparable_label
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
+from assay.metrics._pairwise import unswap
 from assay.metrics._record_fields import ProducerMeta
 
 normalise_label = lru_cache(maxsize=4096)(comparable_label)
@@ -191,7 +192,7 @@ def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
             meta[r.judge_id].absorb(r.model, r.prompt_id, r.prompt_version)
         item = (r.dataset, r.item_id)
         score = r.raw_score if r.raw_score is not None else r.score
-        vote = Vote(r.status is Status.OK, normalise_label(r.label), score, r.preference)
+        vote = Vote(r.status is Status.OK, normalise_label(r.label), score, _preference(r))
         per_judge[item if r.order is None else (*item, r.order)] = vote
         if item not in gold:
             gold[item] = Gold(pairwise=r.order is not None)
@@ -200,6 +201,15 @@ def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
     data = ItemData(gold=gold, votes=votes, meta=meta)
     majority += _add_majority(data)
     return data
+
+
+def _preference(r: _ItemVoteFields) -> str | None:
+    """The recorded preference, else the slot label read as the run's metrics read it
+    (`a`/`b`/`tie` as the judge saw the order; with B shown first, unswapped)."""
+    if r.preference is not None or r.order is None or r.label not in ("a", "b", "tie"):
+        return r.preference
+    verdict = "tie" if r.label == "tie" else r.label.upper()
+    return verdict if r.order == "ab" else unswap(verdict)
 
 
 def _add_majority(data: ItemData) -> list[str]:
