@@ -566,6 +566,10 @@ POLICY_OUTPUT_CASES: dict[str, Case] = {
         + ["--write-policy", str(d / "nowhere" / "t.toml")],
         ["--write-policy", "nowhere"],
     ),
+    "policies-apply-random-state-negative": lambda d: (
+        ["policies", "apply", str(d), "--policy", "p.toml", "--random-state", "-1"],
+        ["--random-state", "greater than or equal to 0"],
+    ),
     "policies-export-output-is-a-directory": lambda d: (
         ["policies", "export", str(d), "--name", "x", "-o", str(d)],
         ["--output", "directory"],
