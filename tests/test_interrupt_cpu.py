@@ -99,3 +99,22 @@ def test_a_signal_during_the_final_metrics_interrupts_the_run_at_once(
         assert again.returncode == 0, again.stderr
         assert read_json(out / "manifest.json")["status"] == "complete"
         assert len(list(iter_records(out / "judgments.jsonl"))) == planned
+        _recompute_is_interrupted_without_loss(out)
+
+
+def _recompute_is_interrupted_without_loss(run: Path) -> None:
+    """`assay recompute` redraws the same bootstrap: SIGTERM stops it at once with the
+    line that says to run it again, and the metrics.json it was replacing is intact."""
+    metrics = (run / "metrics.json").read_bytes()
+    proc = subprocess.Popen(
+        _cmd("recompute", str(run)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        time.sleep(3.0)  # started, and busy with the bootstrap
+        took, stderr = signal_and_time(proc, signal.SIGTERM, lambda: True)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and took < WITHIN_S, (took, stderr)
+    assert stderr.startswith("interrupted; ") and f"run it again: assay recompute {run}" in stderr
+    assert (run / "metrics.json").read_bytes() == metrics
+    assert not list(run.glob(".*.tmp"))
