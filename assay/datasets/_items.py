@@ -54,7 +54,8 @@ class ItemsDatasetOptions(BaseModel):
     )
     gold_map: dict[str, str] = Field(
         default_factory=dict,
-        description="Gold or rater value -> the judges' label, e.g. { yes = 'supported' }; "
+        description="Gold or rater value -> the judges' label, e.g. { yes = 'supported' } "
+        "(pairwise gold preferences: -> A, B or tie); "
         "values match after case/separator normalisation. It changes the numbers, so it "
         "is part of the spec the manifest records.",
     )
@@ -202,16 +203,21 @@ def _as_score(value: Any, path: Path, line: int, column: str) -> float | None:
     return number
 
 
-def _as_preference(value: Any, path: Path, line: int, column: str) -> Preference | None:
-    """A gold preference: A, B or tie (any case)."""
+def _as_preference(
+    value: Any, opts: ItemsDatasetOptions, path: Path, line: int, column: str
+) -> Preference | None:
+    """A gold preference: A, B or tie (any case), after `gold_map`."""
     label = _as_label(value, path, line, column)
     if label is None:
         return None
     try:
-        return _PREFERENCES[label.strip().lower()]
+        return _PREFERENCES[(opts.mapped(label) or label).strip().lower()]
     except KeyError:
         raise DatasetError(
-            f"must be A, B or tie, got {label!r}", file=path, line=line, field=column
+            f'must be A, B or tie, got {label!r} (or map it: gold_map = {{ "{label}" = "A" }})',
+            file=path,
+            line=line,
+            field=column,
         ) from None
 
 
@@ -260,7 +266,7 @@ def _item(row: dict[str, Any], opts: ItemsDatasetOptions, path: Path, line: int)
         ),
         gold_score=_as_score(row.get(gold["gold_score"]), path, line, gold["gold_score"]),
         gold_preference=_as_preference(
-            row.get(gold["gold_preference"]), path, line, gold["gold_preference"]
+            row.get(gold["gold_preference"]), opts, path, line, gold["gold_preference"]
         ),
         ratings={r: opts.mapped(_as_label(row.get(r), path, line, r)) for r in opts.raters},
     )
