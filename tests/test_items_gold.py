@@ -21,6 +21,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 from assay.core.judging import JudgeItem, Judgment, Status
 from assay.core.records import ItemJudgmentRecord
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, iter_jsonl, read_json
+from assay.datasets import ItemsDatasetOptions, load_items
 from assay.errors import AssayError
 from assay.runs import Runner, RunOptions, load_spec
 
@@ -215,3 +216,13 @@ def test_a_python_judge_that_declares_labels_is_checked(tmp_path: Path) -> None:
     with pytest.raises(AssayError, match=r"not labels of judge 'pass-fail' \(pass, fail\)"):
         Runner(load_spec(_spec(tmp_path)), options, judges=[_PassFail()])
     assert _run_files(tmp_path) == []
+
+
+def test_gold_map_maps_gold_preferences_of_pairwise_items(tmp_path: Path) -> None:
+    path = tmp_path / "duel.csv"
+    path.write_text("id,response_a,response_b,winner\n1,x,y,Left\n2,x,y,right\n3,x,y,tie\n")
+    opts = {"path": str(path), "task": "pairwise", "gold_preference_column": "winner"}
+    with pytest.raises(AssayError, match=r"duel.csv:2: field 'winner': .*'Left'.*gold_map"):
+        load_items(ItemsDatasetOptions(**opts))
+    mapped = load_items(ItemsDatasetOptions(**opts, gold_map={"left": "A", "right": "B"}))
+    assert [it.gold_preference for it in mapped.items] == ["A", "B", "tie"]
