@@ -215,3 +215,24 @@ def test_a_missing_verdict_shows_as_the_n_of_the_gold_statistics(tmp_path: Path)
     header, row = _cells(_report(run, "markdown"), "markdown", "| j |")
     assert row[header.index("N")] == "6" and row[header.index("n gold")] == "5"
     assert row[header.index("acc")] == "0.800"
+
+
+def test_raters_with_empty_cells_show_the_n_of_fleiss_kappa(tmp_path: Path) -> None:
+    r1 = ["yes", "no", "yes", "no", "yes", "no"]
+    r2 = ["yes", "no", None, "no", "yes", None]
+    items = [
+        {"item_id": f"item-{i}", "gold_label": a, "ratings": {"r1": a, "r2": b}}
+        for i, (a, b) in enumerate(zip(r1, r2, strict=True))
+    ]
+    judgments = [{"item_id": f"item-{i}", "judge_id": "j", "label": "yes"} for i in range(6)]
+    run = write_item_run(tmp_path / "run", "raters", items, judgments)
+    assert invoke(["recompute", str(run)])[0] == 0
+    text = _report(run, "markdown")
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| dataset | raters"))
+    header = [c.strip() for c in lines[at].strip("|").split("|")]
+    row = [c.strip() for c in lines[at + 2].strip("|").split("|")]
+    assert row[header.index("N")] == "6" and row[header.index("n complete")] == "4"
+    rows = list(csv.DictReader(io.StringIO(_report(run, "csv"))))
+    fleiss = next(r for r in rows if r["section"] == "raters" and r["metric"] == "fleiss_kappa")
+    assert fleiss["n"] == "4"
