@@ -84,8 +84,11 @@ def single_grid(rows: Sequence[Row], title: str) -> Grid:
     """Per judge and dataset: coverage, agreement with gold labels (CI on accuracy and
     kappa), and with gold scores; each group after its n when that is not N."""
     headers = ["judge", "dataset", "N", "cov"]
-    blocks = [(n_head, cols, _n_column(rows, cols[0][1], "n_items")) for n_head, cols in
-              _blocks(rows) if cols]  # fmt: skip
+    blocks = [
+        (n_head, cols, _n_column(rows, cols[0][1], "n_items"))
+        for n_head, cols in _blocks(rows)
+        if cols
+    ]
     for n_head, cols, with_n in blocks:
         headers += [n_head] if with_n else []
         for head, key in cols:
