@@ -291,7 +291,7 @@ _DATA_FILE_ERRORS = {
 def _template_variables(data: Path) -> dict[str, Any]:
     """The JSON object of template variables in `data`, or one error naming the file."""
     try:
-        variables = json.loads(data.read_text(encoding="utf-8"))
+        variables = json.loads(data.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise AssayError(f"not valid JSON: {exc.msg}", file=data, line=exc.lineno) from None
     except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:

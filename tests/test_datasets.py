@@ -232,7 +232,7 @@ def test_header_only_csv(tmp_path: Path) -> None:
     assert str(path) in str(err) and "no rows" in str(err)
 
 
-@pytest.mark.parametrize("name", ["pairs.json", "pairs.txt", "pairs.tsv", "pairs"])
+@pytest.mark.parametrize("name", ["pairs.json", "pairs.txt", "pairs"])  # .tsv: tab-separated
 def test_unknown_extension(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text(json.dumps(_row(0)) + "\n", encoding="utf-8")

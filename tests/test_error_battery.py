@@ -514,7 +514,7 @@ LITERAL_INPUT_CASES: dict[str, Case] = {
         d, CLAIMS.replace(",", ";"), 'delimiter = ","\n', "claims.csv", "';'-separated", "delimiter"
     ),
     "items-csv-bad-delimiter": lambda d: _items_spec(
-        d, CLAIMS, 'delimiter = ",,"\n', "datasets[0].delimiter"
+        d, CLAIMS, 'delimiter = ",,"\n', "datasets[0].delimiter", "one character"
     ),
 }
 CASES |= LITERAL_INPUT_CASES

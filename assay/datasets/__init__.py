@@ -45,6 +45,7 @@ from assay.datasets._tabular import (
     JSONL_SUFFIXES,
     PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
+    Delimiter,
     table_rows,
 )
 from assay.datasets._wice import read_wice
@@ -90,6 +91,7 @@ __all__ = [
     "PARQUET_SUFFIXES",
     "TABLE_SUFFIXES",
     "table_rows",
+    "Delimiter",
     "MEDSCORE_DECOMPOSITIONS",
     "MEDSCORE_OUTPUTS",
     "MEDSCORE_VERIFICATIONS",

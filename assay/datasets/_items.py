@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from assay.datasets._jsonl import DatasetFile
 from assay.datasets._load import resolve_dataset_path
 from assay.datasets._rows import check_unique
-from assay.datasets._tabular import table_rows
+from assay.datasets._tabular import Delimiter, file_delimiter, table_rows
 from assay.errors import DatasetError
 from assay.parsing import normalise_label
 
@@ -40,7 +40,11 @@ class ItemsDatasetOptions(BaseModel):
         description="single: one response judged per item; pairwise: response_a vs "
         "response_b, judged in both orders.",
     )
-    path: str = Field(description="A .jsonl/.ndjson, .csv or .parquet file.")
+    path: str = Field(description="A .jsonl/.ndjson, .csv, .tsv or .parquet file.")
+    delimiter: Delimiter | None = Field(
+        default=None,
+        description="CSV/TSV delimiter; default: tab for .tsv, else detected (`,` `;` tab `|`).",
+    )
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     id_column: str = Field(default="id", min_length=1)
     gold_label_column: str = Field(default="gold_label", min_length=1)
@@ -129,6 +133,10 @@ class ItemsDataset(DatasetFile):
     items: list[Item]
     raters: list[str] = Field(default_factory=list)
     task: Literal["single", "pairwise"] = "single"
+    variable_columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Template variable -> the column it was mapped from (`variables`).",
+    )
     gold_columns: dict[str, str] = Field(
         default_factory=lambda: ItemsDatasetOptions(path="").gold_columns(),
         description="Item field -> the column its gold came from (messages name it).",
@@ -301,8 +309,9 @@ def load_items(
         raise DatasetError("is a directory; pass a .jsonl, .csv or .parquet file", file=resolved)
     if not resolved.is_file():
         raise DatasetError("dataset file not found", file=resolved)
+    sep = file_delimiter(resolved, opts.delimiter)
     data = resolved.read_bytes()
-    rows = table_rows(data, resolved)
+    rows = table_rows(data, resolved, sep)
     if not rows:
         raise DatasetError("dataset has no rows", file=resolved)
     _check_columns_present(rows, opts, resolved)
@@ -322,6 +331,8 @@ def load_items(
         raters=list(opts.raters),
         task=opts.task,
         gold_columns=opts.gold_columns(),
+        variable_columns=dict(opts.variables),
+        delimiter=sep,
     )
 
 

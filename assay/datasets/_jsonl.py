@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from assay.datasets._rows import validate_row
 from assay.errors import DatasetError
@@ -27,6 +27,9 @@ class DatasetFile(BaseModel):
     name: str
     path: str
     sha256: str
+    delimiter: str | None = Field(
+        default=None, description="A CSV/TSV file's delimiter (given or detected)."
+    )
 
 
 def decode_utf8(data: bytes, path: Path) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from assay.core.pairs import ForcePair
 from assay.datasets._jsonl import DatasetFile, json_objects
 from assay.datasets._rows import check_unique, validate_row
-from assay.datasets._tabular import CSV_SUFFIXES, JSONL_SUFFIXES, csv_rows
+from assay.datasets._tabular import CSV_SUFFIXES, JSONL_SUFFIXES, csv_rows, file_delimiter
 from assay.errors import DatasetError
 
 BUILTIN_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -70,26 +70,33 @@ def dataset_file(path: str | Path, base: Path | None) -> Path:
     """The ForceBench file `path` names: it must exist and be `.jsonl` or `.csv`."""
     resolved = resolve_dataset_path(path, base=base)
     if resolved.is_dir():
-        raise DatasetError("is a directory; pass a ForceBench .jsonl or .csv file", file=resolved)
+        raise DatasetError(
+            "is a directory; pass a ForceBench .jsonl, .csv or .tsv file", file=resolved
+        )
     if not resolved.is_file():
         raise DatasetError("dataset file not found", file=resolved)
     if resolved.suffix.lower() not in (*JSONL_SUFFIXES, *CSV_SUFFIXES):
-        raise DatasetError("dataset must be .jsonl or .csv", file=resolved)
+        raise DatasetError("dataset must be .jsonl, .csv or .tsv", file=resolved)
     return resolved
 
 
 def load_pairs(
-    path: str | Path, *, name: str | None = None, base: Path | None = None
+    path: str | Path,
+    *,
+    name: str | None = None,
+    base: Path | None = None,
+    delimiter: str | None = None,
 ) -> LoadedDataset:
     """Read a `.jsonl` or `.csv` ForceBench file; ids must be unique."""
     resolved = dataset_file(path, base)
+    sep = file_delimiter(resolved, delimiter)
     data = resolved.read_bytes()
     pairs: list[ForcePair] = []
     seen: dict[str, int] = {}
     if resolved.suffix.lower() in JSONL_SUFFIXES:
         rows = json_objects(data, resolved)
     else:
-        rows = csv_rows(data, resolved)
+        rows = csv_rows(data, resolved, sep)
     for lineno, pair in numbered_pairs(rows, resolved):
         check_unique(pair.id, seen, resolved, lineno, "id")
         pairs.append(pair)
@@ -99,5 +106,6 @@ def load_pairs(
         name=name or resolved.stem,
         path=str(resolved),
         sha256=hashlib.sha256(data).hexdigest(),
+        delimiter=sep,
         pairs=pairs,
     )

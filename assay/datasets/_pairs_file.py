@@ -22,7 +22,7 @@ from assay.core.pairs import ForcePair
 from assay.datasets._jsonl import DatasetFile, stream_json_objects
 from assay.datasets._load import LoadedDataset, dataset_file, numbered_pairs
 from assay.datasets._rows import check_unique
-from assay.datasets._tabular import CSV_SUFFIXES, csv_rows
+from assay.datasets._tabular import CSV_SUFFIXES, csv_rows, file_delimiter
 from assay.errors import DatasetError
 
 HOLD_BYTES = 2 * 2**20
@@ -52,7 +52,7 @@ class PairsFile(DatasetFile):
             return
         path = Path(self.path)
         digest = hashlib.sha256()
-        for _, pair in _read(path, digest):
+        for _, pair in _read(path, digest, self.delimiter):
             yield pair
         if digest.hexdigest() != self.sha256:
             raise DatasetError(
@@ -64,28 +64,41 @@ class PairsFile(DatasetFile):
     def load(self) -> LoadedDataset:
         """Every pair in memory, as `load_pairs` returns them."""
         return LoadedDataset(
-            name=self.name, path=self.path, sha256=self.sha256, pairs=list(self.iter_pairs())
+            name=self.name,
+            path=self.path,
+            sha256=self.sha256,
+            delimiter=self.delimiter,
+            pairs=list(self.iter_pairs()),
         )
 
 
-def _read(path: Path, digest: hashlib._Hash) -> Iterator[tuple[int, ForcePair]]:
+def _read(
+    path: Path, digest: hashlib._Hash, delimiter: str | None
+) -> Iterator[tuple[int, ForcePair]]:
     """Each validated pair with its line; JSONL a line at a time, CSV whole."""
     if path.suffix.lower() in CSV_SUFFIXES:
         data = path.read_bytes()
         digest.update(data)
-        yield from numbered_pairs(csv_rows(data, path), path)
+        yield from numbered_pairs(csv_rows(data, path, delimiter), path)
     else:
         yield from numbered_pairs(stream_json_objects(path, digest), path)
 
 
-def scan_pairs(path: str | Path, *, name: str | None = None, base: Path | None = None) -> PairsFile:
+def scan_pairs(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    base: Path | None = None,
+    delimiter: str | None = None,
+) -> PairsFile:
     """Validate a `.jsonl` or `.csv` ForceBench file (unique ids) keeping only its ids."""
     resolved = dataset_file(path, base)
     digest = hashlib.sha256()
     ids: list[str] = []
     seen: dict[str, int] = {}
     held: list[ForcePair] | None = [] if resolved.stat().st_size <= HOLD_BYTES else None
-    for lineno, pair in _read(resolved, digest):
+    sep = file_delimiter(resolved, delimiter)
+    for lineno, pair in _read(resolved, digest, sep):
         check_unique(pair.id, seen, resolved, lineno, "id")
         ids.append(pair.id)
         if held is not None:
@@ -96,6 +109,7 @@ def scan_pairs(path: str | Path, *, name: str | None = None, base: Path | None =
         name=name or resolved.stem,
         path=str(resolved),
         sha256=digest.hexdigest(),
+        delimiter=sep,
         rows=len(ids),
         ids_json=json.dumps(ids, ensure_ascii=False),
     )

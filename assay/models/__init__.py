@@ -21,6 +21,7 @@ from assay.models._cache import (
     ResponseCache,
     cache_key,
     cache_key_parts,
+    check_cache_dir,
     default_cache_dir,
 )
 from assay.models._config import Decoding, ModelConfig, RetryPolicy
@@ -171,6 +172,7 @@ __all__ = [
     "TransportError",
     "cache_key",
     "cache_key_parts",
+    "check_cache_dir",
     "default_cache_dir",
     "make_client",
     "redact_url",

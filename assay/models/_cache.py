@@ -30,7 +30,10 @@ StoredT = TypeVar("StoredT", bound=BaseModel)
 
 
 def default_cache_dir() -> Path:
+    """$ASSAY_CACHE_DIR (empty means unset, as for XDG variables), else the XDG cache."""
     env = os.environ.get(CACHE_DIR_ENV)
+    if env and not env.strip():
+        raise PathError(f"{CACHE_DIR_ENV}={env!r} is only whitespace; unset it or name a folder")
     if env:
         return Path(env).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -146,13 +149,24 @@ class ChatKeys:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+_CACHE_FIX = f"pass --cache-dir (or set {CACHE_DIR_ENV} to) a writable directory"
+
+
+def check_cache_dir(directory: str | Path | None) -> Path:
+    """The cache directory `directory` (None: the default) names, refused when it is an
+    existing file: also for a run that calls no model, whose manifest records it."""
+    chosen = Path(directory) if directory is not None else default_cache_dir()
+    if chosen.exists() and not chosen.is_dir():
+        source = "" if directory is not None else f" (from {CACHE_DIR_ENV})"
+        raise PathError(f"cache directory{source} is an existing file; {_CACHE_FIX}", file=chosen)
+    return chosen
+
+
 def _open_cache(directory: Path, diskcache: Any) -> Any:
     """The diskcache store; a path that is a file or cannot be written is one user error."""
     import sqlite3
 
-    fix = f"pass --cache-dir (or set {CACHE_DIR_ENV} to) a writable directory"
-    if directory.exists() and not directory.is_dir():
-        raise PathError(f"cache directory is an existing file; {fix}", file=directory)
+    fix = _CACHE_FIX
     try:
         directory.mkdir(parents=True, exist_ok=True)
         # no memory map and a 4 MiB page cache: diskcache's defaults (64 MiB mapped,
@@ -184,7 +198,7 @@ class ResponseCache:
     ) -> None:
         import diskcache
 
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory = check_cache_dir(directory)
         self._cache = _open_cache(self.directory, diskcache)
         self._pending: dict[str, str] = {}
         self._first_pending = 0.0

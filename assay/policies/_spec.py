@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from assay.errors import SpecError
+from assay.inputs import read_text
 
 # kind -> (block, file) -> the policy object; the kinds' modules are imported on use.
 Builder = Callable[[Mapping[str, Any], str], Any]
@@ -126,7 +127,7 @@ def parse_policies(blocks: object, *, file: str | Path) -> list[PolicySpec]:
 def load_policy_file(path: Path) -> list[PolicySpec]:
     """Every `[[policies]]` block of a policy file or a run spec."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))  # a UTF-8 byte-order mark is dropped
     except FileNotFoundError:
         raise SpecError("file not found", file=path) from None
     except tomllib.TOMLDecodeError as exc:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from assay.errors import SpecError, first_problem
+from assay.inputs import read_text
 from assay.policies._apply import Chain, _consumed
 from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
@@ -41,7 +42,7 @@ def load_grid(path: Path) -> TuningSpec:
     """A `--grid` file: a TOML tuning specification (grid, where, constraints,
     objectives, tie_break) replacing the kind's default; bad input is one line."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))  # a UTF-8 byte-order mark is dropped
     except FileNotFoundError:
         raise SpecError("file not found", file=path) from None
     except tomllib.TOMLDecodeError as exc:

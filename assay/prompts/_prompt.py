@@ -368,7 +368,7 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # an editor's byte-order mark is not text
     except UnicodeDecodeError:
         raise PromptError("prompt files must be UTF-8", file=path) from None
     match = _FRONT_MATTER.match(text)

@@ -90,10 +90,11 @@ def _open_cache(loaded: LoadedSpec, options: RunOptions) -> Any:
     """The response cache, when the run reads or writes it and calls a model at all."""
     if not (options.use_cache or options.refresh_cache):
         return None
-    if not (loaded.spec.judges or loaded.spec.factuality is not None):
-        return None
-    from assay.models import ResponseCache
+    from assay.models import ResponseCache, check_cache_dir
 
+    if not (loaded.spec.judges or loaded.spec.factuality is not None):
+        check_cache_dir(options.cache_dir)  # unread, but the manifest records it
+        return None
     return ResponseCache(options.cache_dir)
 
 

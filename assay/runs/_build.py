@@ -154,7 +154,8 @@ def load_forcebench_datasets(loaded: LoadedSpec) -> list[PairsFile]:
     for i, d in enumerate(loaded.spec.datasets):
         if isinstance(d, DatasetSpec):
             with at_spec_field(loaded.path, f"datasets[{i}].path"):
-                out.append(scan_pairs(d.path, name=d.name, base=Path(loaded.base_dir)))
+                base = Path(loaded.base_dir)
+                out.append(scan_pairs(d.path, name=d.name, base=base, delimiter=d.delimiter))
     return out
 
 

@@ -151,6 +151,14 @@ def factuality_section(
     return section
 
 
+def _dataset_info(d: Any) -> DatasetInfo:
+    """A dataset's identity; a CSV/TSV file's delimiter too (given or detected: it
+    decides what the columns are)."""
+    sep = getattr(d, "delimiter", None)
+    extra = {"delimiter": sep} if sep is not None else {}
+    return DatasetInfo(name=d.name, path=d.path, sha256=d.sha256, rows=d.rows, **extra)
+
+
 def run_manifest(
     existing: Manifest | None,
     *,
@@ -175,9 +183,7 @@ def run_manifest(
         spec_path=str(Path(loaded.path).resolve()),
         spec_sha256=loaded.sha256,
         spec=loaded.raw,  # redacted with the whole manifest when written
-        datasets=[
-            DatasetInfo(name=d.name, path=d.path, sha256=d.sha256, rows=d.rows) for d in datasets
-        ],
+        datasets=[_dataset_info(d) for d in datasets],
         parser_version=PARSER_VERSION,
         cache=cache,
         failure_policy=loaded.spec.failure.model_dump(mode="json"),

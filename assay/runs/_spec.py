@@ -28,7 +28,7 @@ from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT, TRANSPORT
 from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
-from assay.datasets import ItemsDatasetOptions
+from assay.datasets import Delimiter, ItemsDatasetOptions
 from assay.errors import AssayError, SpecError, first_problem
 from assay.inputs import PathText, decode_text
 from assay.models._ray_options import ExecutorOptions
@@ -78,7 +78,11 @@ class DatasetSpec(_Strict):
 
     kind: Literal["pairs"] = "pairs"
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
-    path: PathText = Field(description="A .jsonl/.csv file, or builtin:NAME.")
+    path: PathText = Field(description="A .jsonl/.csv/.tsv file, or builtin:NAME.")
+    delimiter: Delimiter | None = Field(
+        default=None,
+        description="CSV/TSV delimiter; default: tab for .tsv, else detected (`,` `;` tab `|`).",
+    )
 
     _name_ok = field_validator("name")(_not_pooled)
 

@@ -18,11 +18,12 @@ from assay.core.judging import PAIRWISE, SINGLE, Judge, JudgeItem, Judgment, jud
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
-from assay.datasets import Item, ItemsDataset
-from assay.errors import DatasetError, SpecError
+from assay.datasets import ItemsDataset
+from assay.errors import SpecError
 from assay.runs._counters import JudgeCounters
 from assay.runs._executor import StageContext
 from assay.runs._items_gold import check_gold_fits, gold_scale_warnings, missing_gold_warnings
+from assay.runs._items_variables import check_item_variables, needed_variables
 from assay.runs._manifest import identity_fields
 from assay.runs._plan import ItemWork
 from assay.runs._stage_judge import worker_budget
@@ -100,8 +101,8 @@ class ItemsStage:
                         file=spec_path,
                         field=field,
                     )
-            if dataset.task == "single" and prompt is None:
-                _check_claim_evidence(dataset, judge.id)
+            if dataset.task == "single":
+                check_item_variables(dataset, judge.id, needed_variables(judge))
         check_gold_fits(dataset, judges, spec_path, field)
 
     def warnings(self) -> list[str]:
@@ -267,18 +268,3 @@ def _judge_item(values: dict[str, Any]) -> JudgeItem:
         question=None if question is None else str(question),
         extra=extra,
     )
-
-
-def _check_claim_evidence(dataset: ItemsDataset, judge_id: str) -> None:
-    """A judge without a prompt reads `claim` and `evidence`: every row must have them."""
-    for item in dataset.items:
-        item_fields: Item = item
-        for variable in ("claim", "evidence"):
-            if not isinstance(item_fields.variables.get(variable), str):
-                raise DatasetError(
-                    f"judge {judge_id!r} needs text variables 'claim' and 'evidence' "
-                    f'(map columns with variables = {{ {variable} = "..." }})',
-                    file=dataset.path,
-                    line=item.line,
-                    field=variable,
-                )
