@@ -27,7 +27,7 @@ MIX_COLOURS = {
     "answer_partial": "#84cc16",
     "pass": "#2563eb",
     "assert": "#0d9488",
-    "qualify": "#67e8f9",
+    "qualify": "#0891b2",
     "conflict": "#f59e0b",
     "dispute": "#ea580c",
     "abstain": "#94a3b8",
