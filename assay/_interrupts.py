@@ -56,6 +56,29 @@ def start_command() -> None:
         signal.signal(signal.SIGTERM, _raise)
 
 
+_cancel_events: dict[int, threading.Event] = {}
+
+
+@contextmanager
+def cancellable(event: threading.Event) -> Iterator[None]:
+    """Within the block, in a worker thread (which no signal reaches), `check_cancelled`
+    raises once `event` is set: the main thread sets it when it is interrupted, so the
+    worker stops at its next chunk instead of finishing its work first."""
+    ident = threading.get_ident()
+    _cancel_events[ident] = event
+    try:
+        yield
+    finally:
+        _cancel_events.pop(ident, None)
+
+
+def check_cancelled() -> None:
+    """Called between chunks of long work: raise if this thread's work was cancelled."""
+    event = _cancel_events.get(threading.get_ident())
+    if event is not None and event.is_set():
+        raise Interrupted(signal.SIGINT)
+
+
 @contextmanager
 def interruptible() -> Iterator[None]:
     """Within the block both signals raise `Interrupted` at the next bytecode, even
@@ -77,6 +100,8 @@ def interruptible() -> Iterator[None]:
 __all__ = [
     "SIGNALS",
     "Interrupted",
+    "cancellable",
+    "check_cancelled",
     "interruptible",
     "mark_reported",
     "start_command",

@@ -5,12 +5,15 @@ one line saying what to rerun, and no half-written output."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -140,3 +143,29 @@ def test_compare_from_python_is_bounded_too(compared_run: Path) -> None:
 
     with pytest.raises(AssayError, match="--n-boot must be at most 100000, got 100001"):
         compare_runs([compared_run], n_boot=100_001)
+
+
+def test_apply_workers_stop_at_their_next_chunk_when_the_main_thread_is_interrupted() -> None:
+    """Ctrl-C reaches the main thread only; the threads of `policies apply --workers`
+    (each deciding a policy that would take 30 s) stop at their next chunk, and the
+    policies not started never start."""
+    from assay._interrupts import check_cancelled
+    from assay.policies._session import _in_threads
+
+    started: list[int] = []
+
+    def decide(pick: Any) -> tuple[Any, Any]:
+        started.append(pick)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            check_cancelled()  # as the bootstrap does between chunks
+            time.sleep(0.01)
+        return pick, None
+
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # as Ctrl-C does
+    timer.start()
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _in_threads(decide, cast(Any, [1, 2, 3, 4]), workers=2)
+    assert time.monotonic() - began < 3.0
+    assert sorted(started) == [1, 2]

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
+from assay._interrupts import check_cancelled
+
 CI_METHOD = "bootstrap-percentile"
 _CHUNK = 200  # resamples summed at once (memory ~ CHUNK x responses weights)
 _MAX_CELLS = 1 << 20  # ... and no more weights than this at once, however many responses
@@ -46,6 +48,7 @@ def weight_chunks(n: int, resamples: int, random_state: int) -> Iterator[NDArray
     rng = np.random.Generator(np.random.PCG64(random_state))
     rows = max(1, min(_CHUNK, _MAX_CELLS // max(n, 1)))
     for start in range(0, resamples, rows):
+        check_cancelled()  # a worker thread of `apply --workers`: the main one was stopped
         idx = rng.integers(0, n, size=(min(start + rows, resamples) - start, n))
         weights = np.empty(idx.shape, dtype=np.int64)
         for row, draw in enumerate(idx):

@@ -8,12 +8,15 @@ user kind) can be applied from Python without going through the command line.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay._interrupts import cancellable
 from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError, SpecError
 from assay.policies._apply import Chain, Outputs, Settings, chain_of, runner_of
@@ -28,11 +31,15 @@ _EMPTY = {
 }
 
 
+Pick = tuple[PolicySpec, Chain | None]
+"""A policy to decide, and the gate chain it reads (None: no `after`)."""
+
+
 class Loaded(NamedTuple):
     """The run's records (restricted to the split) and each chosen policy with its chain."""
 
     run: RunInputs
-    picks: list[tuple[PolicySpec, Chain | None]]
+    picks: list[Pick]
 
 
 class AppliedPolicy(BaseModel):
@@ -117,8 +124,29 @@ def decide_all(
 
     if workers <= 1 or len(loaded.picks) <= 1:
         return [decide(pick) for pick in loaded.picks]
-    with ThreadPoolExecutor(max_workers=min(workers, len(loaded.picks))) as pool:
-        return list(pool.map(decide, loaded.picks))
+    return _in_threads(decide, loaded.picks, workers)
+
+
+def _in_threads(
+    decide: Callable[[Pick], tuple[Any, Outputs]], picks: list[Pick], workers: int
+) -> list[tuple[Any, Outputs]]:
+    """`decide` over `picks` in threads. Ctrl-C reaches only the main thread: it cancels
+    the policies not started and stops the running ones at their next bootstrap chunk,
+    so the command ends at once instead of after every policy."""
+    stop = threading.Event()
+
+    def one(pick: Pick) -> tuple[Any, Outputs]:
+        with cancellable(stop):
+            return decide(pick)
+
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(picks)))
+    try:
+        return list(pool.map(one, picks))
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def apply_policies(
