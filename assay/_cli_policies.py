@@ -172,10 +172,18 @@ def list_kinds() -> None:
 
 
 def _file_bytes(run_dir: Path, name: str, what: str) -> bytes:
-    from assay.policies._apply_write import policy_dir
+    """An applied policy's file; one that its kind never writes says so (applying it
+    again would not help)."""
+    from assay.policies._apply_write import MANIFEST, policy_dir
 
-    source = policy_dir(run_dir, name) / EXPORTS[what]
+    folder = policy_dir(run_dir, name)
+    source = folder / EXPORTS[what]
     if not source.is_file():
+        kind = curves._applied_kind(run_dir, name) if (folder / MANIFEST).is_file() else None
+        if kind is not None:
+            raise SpecError(
+                f"{name!r} is a {kind}, which writes no {EXPORTS[what]}", field="--what"
+            )
         raise RunError(f"policy {name!r} wrote no {EXPORTS[what]}: apply it first", file=source)
     return source.read_bytes()
 

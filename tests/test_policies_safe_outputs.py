@@ -244,3 +244,19 @@ def test_a_negative_random_state_is_one_line(
     code, out, err = assay("policies", command, run_dir, *args, "--random-state", "-1")
     _one_error(code, err, "--random-state")
     assert _files(run_dir / "policies") == before
+
+
+def test_exporting_what_a_kind_never_writes_names_the_kind(
+    run_dir: Path, policy_file: Path
+) -> None:
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    assert code == 0, err
+    for name, what, kind in (
+        ("render", "gate-log", "fail_closed"),
+        ("gate", "certificates", "evidence_gate"),
+    ):
+        code, out, err = assay("policies", "export", run_dir, "--name", name, "--what", what)
+        _one_error(code, err, name, kind)
+        assert "apply it first" not in err and out == ""
+    code, _, err = assay("policies", "export", run_dir, "--name", "nope")
+    _one_error(code, err, "nope", "apply it first")
