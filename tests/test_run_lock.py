@@ -61,10 +61,13 @@ def _lines(path: Path) -> int:
 
 
 def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen[Any]) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180  # a loaded machine starts python slowly
     while _lines(path) < n and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _lines(path) >= n, "the first run never got going"
+    if _lines(path) < n:
+        ended = proc.poll()
+        err = proc.communicate(timeout=30)[1] if ended is not None else b"(still running)"
+        raise AssertionError(f"the first run never got going: exit {ended}, {err!r}")
 
 
 def _keys_once(path: Path) -> set[Any]:
