@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.judging import JudgeItem
+from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
 from assay.errors import AssayError
 from assay.judges._llm import LLMJudge
 from assay.models import ChatRequest, Decoding, RetryPolicy, make_client
@@ -36,14 +37,23 @@ class PingResult:
         return scrub_text(f"{word} {self.target.model}{where} ({self.target.block}): {self.detail}")
 
 
+def shown_path(path: str | Path) -> str:
+    """A dataset as a spec names it: `builtin:NAME` for a bundled file (the same on
+    every machine), else its path."""
+    for name, file in BUILTIN_DATASETS.items():
+        if Path(path) == BUILTIN_DATA_DIR / file:
+            return f"builtin:{name}"
+    return str(path)
+
+
 def check_spec(path: str | Path) -> tuple[Runner, list[str]]:
     """Load and build everything a run would (datasets, prompts, judges, factuality
     stage, endpoint settings) and render each judge's prompt with the first row."""
     loaded = load_spec(path)
     runner = Runner(loaded, RunOptions(use_cache=False, progress=False))
-    lines = [f"{d.path}: {d.rows} rows ok ({d.name})" for d in runner.datasets]
+    lines = [f"{shown_path(d.path)}: {d.rows} rows ok ({d.name})" for d in runner.datasets]
     items = runner.items.datasets if runner.items is not None else []
-    lines += [f"{d.path}: {d.rows} items ok ({d.name})" for d in items]
+    lines += [f"{shown_path(d.path)}: {d.rows} items ok ({d.name})" for d in items]
     lines += [f"warning: {w}" for w in runner.warnings]  # what `assay run` would print
     first = next(((ds, next(ds.iter_pairs())) for ds in runner.datasets if ds.rows), None)
     for judge in runner.judges:
