@@ -5,12 +5,14 @@ page must load over file:// with no console error and no request but the file it
 lay out the forest plots, κ heatmap, confusion tables and MVR–FS scatter at a visible
 size with one mark per row of the report, keep hostile ids as text and fit 1280 px.
 Pages: a report built from seeded statistics (every part), one with hostile ids, and
-`assay compare -f html` of two real runs (an items run with raters, a ForceBench run).
+`assay compare -f html` of two real runs (an items run with raters that also judged the
+ForceBench pairs, and a ForceBench run).
 Without the browser the tests skip, except in CI (`CI` set), where they fail.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +37,18 @@ def _hostile_report() -> ComparisonReport:
 
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The items example (3 judges, 2 raters) and the ForceBench demo (5 judges), run."""
+    """The items example (3 judges, 2 raters) with the ForceBench demo pairs added, and
+    the ForceBench demo (5 judges), run: they share the pairs (runs sharing no item are
+    refused), the items are compared within the first."""
     base = tmp_path_factory.mktemp("compare-runs")
+    items = (ROOT / "examples" / "compare-items.toml").read_text(encoding="utf-8")
+    items = items.replace('"items/claims.csv"', json.dumps(str(ROOT / "examples/items/claims.csv")))
+    pairs = '[[datasets]]\nname = "forcebench-demo"\npath = "builtin:forcebench-demo"\n'
+    (base / "compare-items.toml").write_text(f"{items}\n{pairs}", encoding="utf-8")
     runs = []
-    for spec in ("compare-items.toml", "forcebench-demo.toml"):
-        out = base / spec.removesuffix(".toml")
-        _cli("run", str(ROOT / "examples" / spec), "--output-dir", str(out),
-             "--no-progress", "--no-cache")  # fmt: skip
+    for spec in (base / "compare-items.toml", ROOT / "examples" / "forcebench-demo.toml"):
+        out = base / spec.stem
+        _cli("run", str(spec), "--output-dir", str(out), "--no-progress", "--no-cache")
         runs.append(out)
     return runs
 

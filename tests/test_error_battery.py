@@ -8,12 +8,14 @@ run directory behind that a later `--resume` could mistake for a run.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from _cli import invoke
+from _item_runs import write_item_run
 
 ROW: dict[str, object] = dict(id="p1", evidence="X was linked to Y.", axis="relation")
 ROW |= dict(calibrated_claim="X is associated with Y.", raised_claim="X causes Y.", severity=2)
@@ -56,6 +58,24 @@ def _spec(d: Path, body: str, *, dataset: str = "builtin:forcebench-demo", top: 
 
 
 BASELINE = '[[baselines]]\nname = "token-overlap"\n'
+DEMO_RUN = Path(__file__).parent / "fixtures" / "runs_v0_1" / "demo"
+
+
+def _demo_run(d: Path, name: str) -> Path:
+    """A copy of the v0.1 demo run (ForceBench pairs and factuality) named `name`."""
+    run = Path(shutil.copytree(DEMO_RUN, d / name))
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    _w(run / "manifest.json", json.dumps({**manifest, "name": name}))
+    return run
+
+
+def _labelled_run(d: Path) -> Path:
+    """An items run: two judges on two labelled items."""
+    judgments = [{"item_id": f"i{k}", "judge_id": j, "label": "yes"} for j in "AB" for k in (0, 1)]
+    items = [{"item_id": f"i{k}", "gold_label": "yes"} for k in (0, 1)]
+    return write_item_run(d / "labelled", "labelled", items, judgments)
+
+
 LOOPBACK = 'api_base = "http://127.0.0.1:9/v1"\n'
 
 
@@ -237,6 +257,21 @@ CASES: dict[str, Case] = {
     "compare-n-boot-too-large": lambda d: (
         ["compare", str(d), "--n-boot", "100001"],
         ["--n-boot", "less than or equal to 100000"],
+    ),
+    # Issue 18 item 4: compare of runs with nothing to compare.
+    "compare-runs-share-no-item": lambda d: (
+        ["compare", str(_labelled_run(d)), str(_demo_run(d, "demo"))],
+        ["runs labelled (2 items), demo (60 ForceBench pairs", "no item in common"],
+    ),
+    "compare-reference-shares-no-metric": lambda d: (
+        ["compare", str(_demo_run(d, "demo")), "--reference", "baseline:overlap"]
+        + ["--metric", "mvr"],
+        ["--reference 'baseline:overlap'", "shares no metric", "its metrics: none"],
+    ),
+    "compare-reference-bare-id-of-two-runs": lambda d: (
+        ["compare", str(_demo_run(d, "a")), str(_demo_run(d, "b"))]
+        + ["--reference", "baseline:token-overlap"],
+        ["did you mean a/baseline:token-overlap or b/baseline:token-overlap"],
     ),
     **{
         f"policies-{cmd}-resamples-too-large": (

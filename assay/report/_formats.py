@@ -83,7 +83,7 @@ class ReportFormat(Protocol):
 
 def status_line(manifest: dict[str, Any]) -> str:
     """`run NAME · status S · recorded/planned judgments · verifications`."""
-    line = f"run {manifest.get('name')} · status {manifest.get('status')}"
+    line = f"run {manifest.get('name')} · status {manifest.get('status') or 'unknown'}"
     if manifest.get("planned_judgments"):
         line += (
             f" · {manifest.get('recorded_judgments')}/{manifest.get('planned_judgments')} judgments"
