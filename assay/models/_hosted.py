@@ -13,7 +13,7 @@ from assay.core.outcomes import Usage
 from assay.models._cache import ChatKeys
 from assay.models._config import ModelConfig
 from assay.models._heap import HOSTED_REQUESTS
-from assay.models._openai_errors import bad_body_error
+from assay.models._openai_errors import bad_body_error, litellm_not_json
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
 from assay.models._types import ChatRequest, RawResponse
 from assay.redaction import redact, redact_url, register_secrets, secret_values
@@ -207,7 +207,7 @@ class LiteLLMTransport(HostedEndpoint):
                 response = await litellm_module().acompletion(**kwargs)
         except Exception as exc:
             self._note_failure(exc)
-            raise classify(exc, self.config.api_base) from exc
+            raise litellm_not_json(exc) or classify(exc, self.config.api_base) from exc
         self._reached = True
         return response
 

@@ -8,7 +8,9 @@ reports and `--retry-errors` selections do not depend on which transport sent a 
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -100,6 +102,52 @@ def bad_body_error(reason: str) -> TransportError:
     return TransportError(
         _one_line(text), error_type="InternalServerError", status_code=500, retryable=True
     )
+
+
+NOT_JSON = "InvalidResponse"
+_LITELLM_RECEIVED = re.compile(
+    r"Empty or invalid response from LLM endpoint\. Received: "
+    r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\. Check the reverse proxy"
+)
+_HTML = re.compile(r"\s*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE)
+
+
+def media_type(headers: Mapping[str, str]) -> str | None:
+    """The Content-Type's media type (`text/html`), lower case, without parameters."""
+    for name, value in headers.items():
+        if str(name).lower() == "content-type":
+            return str(value).split(";")[0].strip().lower() or None
+    return None
+
+
+def not_json_error(content_type: str, body: bytes | str) -> TransportError:
+    """A 2xx answer whose body is not JSON: a login or error page, a proxy's own answer,
+    an api_base that is a web site. Said so, with its content type; not retried, since
+    the same URL answers the same page again."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    start = " ".join(text.split())[:80]
+    message = (
+        f"response is not JSON (content-type {content_type}); check that api_base is an "
+        f"OpenAI-compatible endpoint (usually ending in /v1); the body starts {start!r}"
+    )
+    return TransportError(message, error_type=NOT_JSON, status_code=200, retryable=False)
+
+
+def litellm_not_json(exc: BaseException) -> TransportError | None:
+    """`not_json_error` for litellm's "Empty or invalid response ... Received: '<text>'",
+    which it raises when the OpenAI client handed back text (a non-JSON content type).
+    litellm keeps no headers of that answer, so the type is read off the body: an HTML
+    page is `text/html`, anything else `text/plain`."""
+    found = _LITELLM_RECEIVED.search(str(exc))
+    if found is None:
+        return None
+    try:
+        body = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(body, str):
+        return None
+    return not_json_error("text/html" if _HTML.match(body) else "text/plain", body)
 
 
 def timeout_error(timeout_s: float, took_s: float) -> TransportError:

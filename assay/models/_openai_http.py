@@ -28,6 +28,8 @@ from assay.models._hosted import HostedEndpoint, litellm_module
 from assay.models._openai_errors import (
     bad_body_error,
     connection_error,
+    media_type,
+    not_json_error,
     status_error,
     timeout_error,
 )
@@ -213,6 +215,9 @@ class OpenAIHTTPTransport(HostedEndpoint):
         self._reached = True
         if status >= 400:
             raise status_error(status, payload, headers)
+        media = media_type(headers)
+        if media is not None and not media.endswith("json") and not _is_json(payload):
+            raise not_json_error(media, payload)  # as the OpenAI client: JSON is JSON
         return self.to_raw(payload)
 
     def to_raw(self, payload: bytes) -> RawResponse:
@@ -251,6 +256,14 @@ class OpenAIHTTPTransport(HostedEndpoint):
             total_tokens=int(counts.get("total_tokens") or 0),
             cost_usd=self.pricing.cost(prompt, completion),
         )
+
+
+def _is_json(payload: bytes) -> bool:
+    try:
+        json.loads(payload)
+    except ValueError:
+        return False
+    return True
 
 
 __all__ = ["OPENAI_API_BASE", "OpenAIHTTPTransport", "TransportError", "chat_url"]

@@ -34,12 +34,16 @@ class JudgeCounters:
     costs: array[float] = field(default_factory=lambda: array("d"))
     latencies: array[float] = field(default_factory=lambda: array("d"))
     model_returned: set[str] = field(default_factory=set)
+    first_errors: dict[str, str] = field(default_factory=dict)  # status -> its first error
 
     def add(self, record: Any) -> None:
         """Count one record (anything with a judgment record's counter fields)."""
         usage = record.usage
         self.recorded += 1
         self.by_status[record.status.value] += 1
+        error = getattr(record, "error", None)
+        if error and record.status.value not in self.first_errors:
+            self.first_errors[record.status.value] = error  # what a failure line quotes
         self.tokens["prompt"] += usage.prompt_tokens
         self.tokens["completion"] += usage.completion_tokens
         self.tokens["total"] += usage.total_tokens
@@ -98,4 +102,6 @@ def merged(*parts: Mapping[str, JudgeCounters]) -> dict[str, JudgeCounters]:
             into.costs.extend(c.costs)
             into.latencies.extend(c.latencies)
             into.model_returned |= c.model_returned
+            for status, error in c.first_errors.items():
+                into.first_errors.setdefault(status, error)
     return out

@@ -56,6 +56,7 @@ class StageTally:
     planned: int
     failed: Mapping[str, int]
     file: str  # where its records (and their errors) are
+    example: str | None = None  # the first failed record's error, quoted by the line
 
     @property
     def n_failed(self) -> int:
@@ -89,7 +90,8 @@ def counter_tally(
     for status in failing:
         failed[status.value] += sum(c.by_status[status.value] for c in counters.values())
     kept = {k: v for k, v in sorted(failed.items()) if v}
-    return StageTally(stage, unit, planned, kept, file)
+    errors = (c.first_errors.get(status) for c in counters.values() for status in kept)
+    return StageTally(stage, unit, planned, kept, file, next((e for e in errors if e), None))
 
 
 def _over(policy: FailurePolicy, t: StageTally) -> str:
@@ -104,6 +106,7 @@ def _over(policy: FailurePolicy, t: StageTally) -> str:
         f"{t.stage}: {t.n_failed} of {t.planned} {t.unit} failed ({shown}), above the "
         f"stage's failure limit of {policy.limit(t.planned)} (failure.max_failed_fraction="
         f"{policy.max_failed_fraction}{cap}); {fix}"
+        + (f"; first error: {t.example}" if t.example else "")
     )
 
 

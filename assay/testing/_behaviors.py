@@ -59,6 +59,7 @@ class Behavior(BaseModel):
     delay_s: float = Field(default=0.0, ge=0, le=MAX_DELAY_S)
     headers: dict[str, str] = Field(default_factory=dict)
     tool_name: str | None = None
+    content_type: str = "application/json"
 
 
 Responder = Callable[[dict[str, Any]], Behavior | None]
@@ -107,10 +108,18 @@ def delay(seconds: float, then: Behavior | None = None) -> Behavior:
 
 
 def malformed_body(
-    text: str = _DEFAULT_MALFORMED, *, status: int = 200, delay_s: float = 0.0
+    text: str = _DEFAULT_MALFORMED,
+    *,
+    status: int = 200,
+    delay_s: float = 0.0,
+    content_type: str = "application/json",
 ) -> Behavior:
-    """A response labelled application/json whose body does not parse: a broken proxy."""
-    return Behavior(kind="malformed", body=text, status=status, delay_s=delay_s)
+    """A response whose body is not a chat completion: a broken proxy. Labelled
+    application/json unless `content_type` says otherwise (a login or error page is
+    `text/html`)."""
+    return Behavior(
+        kind="malformed", body=text, status=status, delay_s=delay_s, content_type=content_type
+    )
 
 
 def refusal(text: str = "I can't help with that.", *, delay_s: float = 0.0) -> Behavior:
@@ -232,7 +241,8 @@ def render_response(b: Behavior, body: dict[str, Any], ids: itertools.count[int]
         return _json_response(b.status, text, headers)
     if b.kind == "malformed":
         text = b.body if isinstance(b.body, str) else _DEFAULT_MALFORMED
-        return _json_response(b.status, text, headers)
+        headers["Content-Type"] = b.content_type
+        return web.Response(status=b.status, text=text, headers=headers)
 
     message = _message(b, body, ids)
     n = body.get("n")
