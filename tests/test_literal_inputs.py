@@ -163,3 +163,16 @@ def test_the_manifest_records_the_delimiter(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["datasets"][0]["delimiter"] == ";"
     assert "delimiter" not in json.dumps(manifest["spec"])  # detected, not given
+
+
+@pytest.mark.parametrize("argument", ["output_dir", "cache_dir"])
+def test_the_python_api_refuses_a_blank_path_as_an_assay_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argument: str
+) -> None:
+    import assay
+    from assay.errors import AssayError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(AssayError, match=f"'{argument}'.*empty or only whitespace"):
+        assay.run(DEMO / "demo.toml", **{argument: " "})
+    assert list(tmp_path.iterdir()) == []

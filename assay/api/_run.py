@@ -13,13 +13,15 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from pydantic import ValidationError
+
 from assay.api._adapters import JudgeFunction, VerifierFunction, as_judge, as_verifier
 from assay.api._result import RunResult
 from assay.api._spec import SpecLike, to_loaded_spec
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.verification import Verifier
-from assay.errors import AssayError
+from assay.errors import AssayError, first_problem
 from assay.redaction import scrub_text
 from assay.runs import Runner, RunOptions
 
@@ -29,6 +31,15 @@ IN_LOOP = (
     "assay.run() was called inside a running event loop (e.g. Jupyter); "
     "use `await assay.run_async(...)` there"
 )
+
+
+def _options(**values: Any) -> RunOptions:
+    """`RunOptions`, a bad one (`output_dir=""`) an `AssayError` naming the argument."""
+    try:
+        return RunOptions(**values)
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        raise AssayError(problem.message, field=problem.field) from None
 
 
 def run(
@@ -55,7 +66,7 @@ def run(
         pass
     else:
         raise AssayError(IN_LOOP)
-    options = RunOptions(
+    options = _options(
         output_dir=None if output_dir is None else str(output_dir),
         use_cache=use_cache,
         refresh_cache=refresh_cache,
