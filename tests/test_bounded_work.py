@@ -5,7 +5,9 @@ one line saying what to rerun, and no half-written output."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+from _cli import invoke
 from _policies_cli_helpers import assay, write_text
 from test_interrupt_cpu import WITHIN_S, heavy_spec, signal_and_time, wait_until
 
@@ -169,3 +172,21 @@ def test_apply_workers_stop_at_their_next_chunk_when_the_main_thread_is_interrup
         _in_threads(decide, cast(Any, [1, 2, 3, 4]), workers=2)
     assert time.monotonic() - began < 3.0
     assert sorted(started) == [1, 2]
+
+
+@pytest.mark.parametrize("command", ["recompute", "reparse"])
+def test_a_run_recorded_with_a_bootstrap_above_the_bound_is_refused(
+    compared_run: Path, tmp_path: Path, command: str
+) -> None:
+    """A run made before the bound (here: its manifest edited) asks for 10^9 resamples:
+    one line naming the manifest's field, before any file is rewritten."""
+    run = Path(shutil.copytree(compared_run, tmp_path / "run"))
+    manifest = json.loads((run / "manifest.json").read_text("utf-8"))
+    manifest["spec"]["bootstrap"] = 1_000_000_000
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    files = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    code, _, err = invoke([command, str(run)])
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert "manifest.json" in err and "spec.bootstrap" in err and "100000" in err
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == files

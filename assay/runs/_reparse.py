@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assay._limits import MAX_BOOTSTRAP
 from assay.core.manifest import Manifest, Reparse
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
@@ -71,6 +72,19 @@ def _metrics_for(run: Path, manifest: Manifest) -> dict[str, Any]:
     )
 
 
+def _check_bootstrap(run: Path, manifest: Manifest) -> None:
+    """The recorded spec's `bootstrap` within today's bound: a run made before the bound
+    could ask for any number of resamples, which no machine can draw."""
+    n_boot = manifest.spec.get("bootstrap", 1000)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 0 <= n_boot <= MAX_BOOTSTRAP:
+        raise RunError(
+            f"{n_boot!r} resamples; at most {MAX_BOOTSTRAP} are drawn: set a smaller "
+            "value there to recompute this run's metrics",
+            file=run / MANIFEST_FILE,
+            field="spec.bootstrap",
+        )
+
+
 def recompute_run(run_dir: str | Path) -> list[str]:
     """Rebuild metrics.json from the record files. Returns the problems found (a torn
     last line, fewer records than planned); with any, the metrics say `complete: false`
@@ -79,6 +93,7 @@ def recompute_run(run_dir: str | Path) -> list[str]:
     read_run_manifest(run)  # a missing or non-run directory: that error, no lock file
     with WriterLock(run, command="assay recompute", fix=AGAIN):
         manifest = load_manifest(read_run_manifest(run), run)
+        _check_bootstrap(run, manifest)
         problems = audit_run(run, manifest)
         metrics = _metrics_for(run, manifest)
         mark_incomplete(run, manifest, metrics, problems)
@@ -110,6 +125,7 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
             file=run / MANIFEST_FILE,
         )
     _check_reparsable(run, manifest)
+    _check_bootstrap(run, manifest)
     problems = audit_run(run, manifest)
     prompts = _prompts_for(manifest)
     updated, changes = _reparsed(latest_records(run / JUDGMENTS_FILE), prompts)
