@@ -134,7 +134,7 @@ def tune(
 
     if write_policy_to is not None:
         inputs = [("--policy", policy), *([("--grid", grid)] if grid is not None else [])]
-        check_target(write_policy_to, "--write-policy", inputs=inputs)
+        check_target(write_policy_to, "--write-policy", inputs=inputs, run_dir=run_dir)
     grid_spec = load_grid(grid) if grid is not None else None
     loaded = load_policies(run_dir, policy, name, split)
     spec, chain = loaded.picks[0]
@@ -217,7 +217,7 @@ def export(
     if what not in (*EXPORTS, "audit"):
         raise SpecError(f"use one of certificates, audit, gate-log; got {what!r}", field="--what")
     if output is not None:
-        check_target(output, "--output")
+        check_target(output, "--output", run_dir=run_dir)
     data = _audit_bytes(run_dir, name) if what == "audit" else _file_bytes(run_dir, name, what)
     if output is None:
         sys.stdout.write(data.decode("utf-8"))

@@ -260,3 +260,19 @@ def test_exporting_what_a_kind_never_writes_names_the_kind(
         assert "apply it first" not in err and out == ""
     code, _, err = assay("policies", "export", run_dir, "--name", "nope")
     _one_error(code, err, "nope", "apply it first")
+
+
+def test_an_output_file_never_replaces_a_file_of_the_run(run_dir: Path, policy_file: Path) -> None:
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    assert code == 0, err
+    before = _files(run_dir)
+    for target in (run_dir / "manifest.json", run_dir / "policies/cert/metrics.json"):
+        export = ("policies", "export", run_dir, "--name", "cert", "-o", target)
+        code, _, err = assay(*export)
+        _one_error(code, err, "--output", "run directory")
+        tune = ("policies", "tune", run_dir, "--policy", policy_file, "--name", "gate")
+        code, _, err = assay(*tune, "--write-policy", target)
+        _one_error(code, err, "--write-policy", "run directory")
+    assert _files(run_dir) == before
+    new = run_dir / "certificates-copy.jsonl"  # a new file inside the run is fine
+    assert assay("policies", "export", run_dir, "--name", "cert", "-o", new)[0] == 0

@@ -71,10 +71,17 @@ def write_bytes_atomic(path: Path, data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def check_target(path: Path, field: str, *, inputs: Iterable[tuple[str, Path]] = ()) -> None:
+def check_target(
+    path: Path,
+    field: str,
+    *,
+    inputs: Iterable[tuple[str, Path]] = (),
+    run_dir: Path | None = None,
+) -> None:
     """Refuse, before any work, an output file that could not be written or would
-    replace an input: its folder must exist, it must not be a folder, nor one of `inputs`
-    ((option, path) pairs)."""
+    replace an input: its folder must exist, it must not be a folder, one of `inputs`
+    ((option, path) pairs), nor an existing file of `run_dir` (records, manifests,
+    policy outputs; a new file there is fine)."""
     if path.is_dir():
         raise SpecError(f"{path} is a directory; name a file", field=field)
     if not path.parent.is_dir():
@@ -82,6 +89,10 @@ def check_target(path: Path, field: str, *, inputs: Iterable[tuple[str, Path]] =
     for option, source in inputs:
         if source.exists() and path.exists() and path.samefile(source):
             raise SpecError(f"{path} is the file {option} reads; write elsewhere", field=field)
+    if run_dir is not None and path.exists() and path.resolve().is_relative_to(run_dir.resolve()):
+        raise SpecError(
+            f"{path} is a file of the run directory {run_dir}; write elsewhere", field=field
+        )
 
 
 def write_canonical_jsonl(path: Path, records: Iterable[Any]) -> str:
