@@ -545,6 +545,19 @@ LITERAL_INPUT_CASES: dict[str, Case] = {
     "items-empty-mapped-cell": lambda d: _items_spec(
         d, CLAIMS + "c2,,A was linked to B.,supported\n", "", "claims.csv:3", "'response'", "empty"
     ),
+    "items-empty-mapped-cell-prompted-judge": lambda d: (
+        _w(d / "claims.csv", CLAIMS + "c2,A causes B.,,supported\n"),
+        _run(
+            d,
+            'kind = "items"\nvariables = { claim = "response", evidence = "context" }\n'
+            + _judge_with('"force-aware@1"')
+            + 'api_key_env = "HOME"\n',
+            "claims.csv:3",
+            "'context'",
+            "(variable 'evidence') is empty",
+            dataset=str(d / "claims.csv"),
+        ),
+    )[1],
     "items-csv-wrong-delimiter": lambda d: _items_spec(
         d, CLAIMS.replace(",", ";"), 'delimiter = ","\n', "claims.csv", "';'-separated", "delimiter"
     ),
@@ -604,6 +617,10 @@ POLICY_OUTPUT_CASES: dict[str, Case] = {
     "policies-apply-random-state-negative": lambda d: (
         ["policies", "apply", str(d), "--policy", "p.toml", "--random-state", "-1"],
         ["--random-state", "greater than or equal to 0"],
+    ),
+    "policies-export-output-replaces-a-run-file": lambda d: (
+        ["policies", "export", str(d), "--name", "x", "-o", str(_w(d / "verdicts.jsonl", "{}\n"))],
+        ["--output", "verdicts.jsonl", "run directory"],
     ),
     "policies-export-output-is-a-directory": lambda d: (
         ["policies", "export", str(d), "--name", "x", "-o", str(d)],
