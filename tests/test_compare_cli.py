@@ -62,7 +62,9 @@ def test_table_and_markdown_show_ablation_comparisons_and_notes(run: Path, tmp_p
     ablation, comparisons = table.split("\n\ncomparisons\n")
     assert ablation.startswith("ablation\njudge")
     assert "m::p@1 (reference)" in ablation and "Δ cohen_kappa" in ablation
+    comparisons, notes = comparisons.split("\n\nnotes\n")
     assert len(comparisons.strip().splitlines()) == 1 + 8 + 1  # header, rows, caption
+    assert notes.startswith("- m::p@1: accuracy, balanced_accuracy, macro_f1, cohen_kappa on 11")
     report = compare_runs([run], reference="m::p@1", n_boot=100)
     first = report.comparisons[0]
     assert f"{first.value_a:.4f}" in comparisons and f"{first.diff:+.4f}" in comparisons

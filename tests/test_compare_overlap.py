@@ -129,3 +129,20 @@ def test_pairwise_slot_labels_are_compared_as_the_run_metrics_read_them(tmp_path
         for metric in ("accuracy", "position_consistency"):
             assert row.metrics[metric].value == pytest.approx(rows[row.judge][metric]), metric
     assert {c.metric for c in report.comparisons} == {"accuracy", "position_consistency"}
+
+
+def test_a_judge_with_fewer_verdicts_than_the_others_is_noted(tmp_path: Path) -> None:
+    """A judge present in one run that judged only part of the items the runs share is
+    compared on those; a note says on how many, next to the others' count."""
+    ids = [f"item-{i}" for i in range(10)]
+    one = write_item_run(
+        tmp_path / "one",
+        "one",
+        gold_items(["yes"] * 10),
+        labelled("X", ["yes"] * 8 + ["no"] * 2) + labelled("Y", ["yes"] * 5 + ["no"] * 5),
+    )
+    late = labelled("Z", ["yes", "no", "yes"], ids[:3])
+    two = write_item_run(tmp_path / "two", "two", gold_items(["yes"] * 10), late)
+    report = compare_runs([one, two], metrics=["accuracy"], n_boot=100, seed=0)
+    assert "Z: accuracy on 3 items, the other judges on 10" in "\n".join(report.notes)
+    assert not any(n.startswith(("X:", "Y:")) for n in report.notes)

@@ -25,7 +25,7 @@ from assay.compare._parts import (
     kappa_table,
 )
 from assay.errors import AssayError
-from assay.metrics._paired_metrics import MetricOutcomes, compare_statistics
+from assay.metrics._paired_metrics import JudgeEstimate, MetricOutcomes, compare_statistics
 from assay.metrics._record_fields import ProducerMeta
 
 METRIC_ORDER = (
@@ -119,6 +119,23 @@ def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
         raise AssayError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
 
 
+def _coverage_notes(estimates: Sequence[JudgeEstimate]) -> list[str]:
+    """A judge whose metric rests on fewer items than the other judges' (it has no
+    verdict on some of the items compared): said, since its Δs use only those."""
+    most: dict[str, int] = {}
+    for e in estimates:
+        most[e.metric] = max(most.get(e.metric, 0), e.n)
+    short: dict[tuple[str, int, int], list[str]] = {}
+    for e in estimates:
+        if e.n < most[e.metric]:
+            short.setdefault((e.judge, e.n, most[e.metric]), []).append(e.metric)
+    return [
+        f"{judge}: {', '.join(metrics)} on {n} items, the other judges on {top} "
+        "(no verdict on the rest; its comparisons use the items it has)"
+        for (judge, n, top), metrics in short.items()
+    ]
+
+
 def _check_reference(reference: str, judges: list[str], outcomes: list[MetricOutcomes]) -> None:
     """`--reference` must name a judge as shown, with a metric another judge also has
     (else every Δ would be missing and the comparison table empty)."""
@@ -187,6 +204,7 @@ def compare_runs(
     result = compare_statistics(
         outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
     )
+    notes += _coverage_notes(result.estimates)
     return ComparisonReport(
         runs=[_compared(r, names) for r in runs],
         reference=reference,
