@@ -84,9 +84,10 @@ SIGNALS = pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["
 
 @pytest.fixture(scope="module")
 def compared_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two baselines on 600 pairs, no CI of its own: `compare` draws the bootstrap."""
+    """Two baselines on 1,800 pairs, no CI of its own: `compare` draws the bootstrap
+    (and takes seconds to read and pair the records)."""
     root = tmp_path_factory.mktemp("compare_run")
-    spec, out = heavy_spec(root, bootstrap=0), root / "run"
+    spec, out = heavy_spec(root, bootstrap=0, copies=30), root / "run"
     cmd = [sys.executable, "-m", "assay", "run", str(spec), "--output-dir", str(out)]
     done = subprocess.run([*cmd, "--no-progress", "--no-cache"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -100,7 +101,7 @@ def test_a_signal_ends_compare_at_once_without_its_output(
     target = tmp_path / "cmp.json"
     proc = _popen("compare", compared_run, "--n-boot", "100000", "-f", "json", "-o", target)
     try:
-        time.sleep(3.0)  # the runs are read and compared
+        time.sleep(2.5)  # started: the runs are being read and compared
         took, stderr = signal_and_time(proc, sig, lambda: not target.exists())
     finally:
         proc.kill()

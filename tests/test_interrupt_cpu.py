@@ -27,13 +27,13 @@ COPIES = 10  # the 60 bundled pairs, ten times over: 600 pairs, 1200 judgments a
 WITHIN_S = 6.0
 
 
-def heavy_spec(tmp: Path, bootstrap: int = 100_000) -> Path:
+def heavy_spec(tmp: Path, bootstrap: int = 100_000, copies: int = COPIES) -> Path:
     """Two deterministic baselines on 600 pairs: judged in a moment, then a bootstrap of
     the largest allowed size takes seconds."""
     rows = [json.loads(line) for line in DEMO.read_text("utf-8").splitlines()]
     pairs = tmp / "pairs.jsonl"
     with pairs.open("w", encoding="utf-8") as f:
-        for k, row in itertools.product(range(COPIES), rows):
+        for k, row in itertools.product(range(copies), rows):
             f.write(json.dumps({**row, "id": f"{row['id']}-{k}"}) + "\n")
     blocks = "".join(f'[[baselines]]\nname = "{b}"\n' for b in BASELINES)
     spec = tmp / "heavy.toml"
@@ -82,7 +82,7 @@ def test_a_signal_during_the_final_metrics_interrupts_the_run_at_once(
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert wait_until(lambda: _lines(out / "judgments.jsonl") >= planned, timeout=120)
-        time.sleep(1.0)  # the records are written: the bootstrap is running
+        time.sleep(0.5)  # the records are written: the bootstrap is running
         took, stderr = signal_and_time(proc, sig, lambda: not (out / "metrics.json").exists())
     finally:
         proc.kill()
@@ -110,7 +110,7 @@ def _recompute_is_interrupted_without_loss(run: Path) -> None:
         _cmd("recompute", str(run)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        time.sleep(3.0)  # started, and busy with the bootstrap
+        time.sleep(2.0)  # started, and busy with the bootstrap
         took, stderr = signal_and_time(proc, signal.SIGTERM, lambda: True)
     finally:
         proc.kill()
