@@ -2,11 +2,12 @@
 
 Two processes appending to one run directory would each pay for, and record, every
 judgment. Every command that writes a run directory (`run`, `recompute`, `reparse`,
-`policies apply`, `import-medscore`) holds this lock while it works; a second writer is
-refused at once, naming the holder's pid. The lock is `flock(2)` on a file, so it dies
-with its process: a writer killed with SIGKILL never blocks the next one and nothing
-needs cleaning up by hand. Readers (report, compare, view) never take it: what they read
-is written atomically (temp file + rename) or appended whole lines at a time.
+`import-medscore`, `policies apply | tune | sweep | compare`) holds this lock while it
+works; a second writer is refused at once, naming the holder's pid. The lock is
+`flock(2)` on a file, so it dies with its process: a writer killed with SIGKILL never
+blocks the next one and nothing needs cleaning up by hand. Readers (`report`, `compare`,
+`assay.open_run`) never take it: what they read is written atomically (temp file +
+rename, `write_atomic`) or appended whole lines at a time (a torn last line is skipped).
 """
 
 from __future__ import annotations
