@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import test_items_run as items_run
 from _cli import invoke
 from test_factuality_run import ANSWERS, responder, write_spec
 
@@ -103,3 +104,23 @@ def test_an_empty_table_says_why_in_every_format(undecomposed: Path, fmt: str) -
     else:
         assert WHY in text
     assert "parse_error" in text and len(ANSWERS) == 3
+
+
+def test_items_failures_are_weighed_against_the_items_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One of 12 item judgments fails (401): over the items stage's limit of 0, though
+    1 of 132 over the whole run (120 ForceBench judgments) is under 5%."""
+    monkeypatch.setenv(items_run.KEY_ENV, "sk-items-test-key-123456")
+
+    def one_down(body: dict[str, Any]) -> Behavior:
+        text = body["messages"][-1]["content"]
+        return http_error(401) if "Aspirin" in text else items_run._says_supported(body)
+
+    items_run._single_csv(tmp_path)
+    with FakeOpenAIServer(responder=one_down) as srv:
+        spec = items_run._spec(tmp_path, srv.base_url, items_run.SINGLE + PAIRS)
+        code, out, err = _run(spec, tmp_path / "run")
+    assert code == 1, out + err
+    message = read_json(tmp_path / "run" / "manifest.json")["message"]
+    assert message.startswith("items: 1 of 12 item judgments failed (api_error 1)"), message
