@@ -74,11 +74,13 @@ def test_a_curve_and_point_on_the_same_split_need_no_warning(
     run_dir: Path, policy_file: Path
 ) -> None:
     _ok("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0, "--split", "dev")
-    _ok("policies", "sweep", run_dir, "--policy", policy_file, "--name", "gate", "--split", "dev")
-    for name in ("gate", "render"):  # render's curve is computed, gate's read from sweep.jsonl
-        figure = _caption(_article(run_dir, name))
-        assert "on split dev (" in figure and "applied thresholds on split dev" in figure
+    for name in ("gate", "cert", "render"):
+        figure = _caption(_article(run_dir, name))  # computed from the run's records
+        assert "on split dev (computed" in figure and "applied thresholds on split dev" in figure
         assert "curve-mismatch" not in figure
+        _ok("policies", "sweep", run_dir, "--policy", policy_file, "--name", name, "--split", "dev")
+        figure = _caption(_article(run_dir, name))  # read from sweep.jsonl
+        assert "on split dev (sweep.jsonl)" in figure and "curve-mismatch" not in figure
 
 
 def test_a_sweep_of_another_configuration_says_so(run_dir: Path, policy_file: Path) -> None:
@@ -160,3 +162,14 @@ def test_a_sweep_file_that_does_not_name_its_answers_is_flagged(
     figure = _caption(_article(run_dir, "render"))
     assert "on unrecorded answers (sweep.jsonl)" in figure
     assert 'class="note warn curve-mismatch"' in figure and "does not record" in figure
+
+
+def test_a_sweep_of_records_changed_since_apply_says_so(run_dir: Path, policy_file: Path) -> None:
+    _ok("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    gates = run_dir / "gates.jsonl"
+    first = gates.read_text(encoding="utf-8").splitlines()[0]
+    with gates.open("a", encoding="utf-8") as fh:  # a later gate record for g1, lower score
+        fh.write(first.replace("0.9", "0.2") + "\n")
+    _ok("policies", "sweep", run_dir, "--policy", policy_file, "--name", "gate")
+    figure = _caption(_article(run_dir, "gate"))
+    assert 'class="note warn curve-mismatch"' in figure and "other records" in figure

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from assay.errors import AssayError
+from assay.policies._canonical import canonical_sha256
 from assay.policies._load_run import RunInputs, read_run, restrict_to_split
 
 SWEEP_FILE = "sweep.jsonl"
@@ -178,7 +179,7 @@ def _provenance(raw: list[Dump], source: str, manifest: Dump) -> dict[str, Any]:
     applied = answers_of(inputs.get("split"))
     if source != SWEEP_FILE:
         return {"sweep_on": applied, "applied_on": applied, "mismatch": None}
-    if any("split" not in p or "policy_sha256" not in p for p in raw):
+    if any(not {"split", "policy_sha256", "inputs_sha256"} <= p.keys() for p in raw):
         why = (
             f"{SWEEP_FILE} does not record which answers and configuration it was computed "
             "on (an older assay wrote it): run `assay policies sweep` again to compare it "
@@ -198,6 +199,12 @@ def _provenance(raw: list[Dump], source: str, manifest: Dump) -> dict[str, Any]:
             f"the curve is of another configuration (policy_sha256 {min(shas)[:12]}) than "
             f"the applied one ({str(section.get('policy_sha256'))[:12]}): sweep the "
             "applied policy file again"
+        )
+    records = canonical_sha256(inputs.get("records_sha256") or {})
+    if any(p["inputs_sha256"] != records for p in raw):
+        problems.append(
+            "the curve was computed from other records than the applied policy (the run "
+            "changed in between): apply and sweep again"
         )
     return {"sweep_on": swept, "applied_on": applied, "mismatch": "; ".join(problems) or None}
 

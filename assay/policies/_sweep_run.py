@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay._limits import MAX_GRID_POINTS
 from assay.errors import SpecError
-from assay.policies._apply import Chain
+from assay.policies._apply import Chain, _consumed
 from assay.policies._apply_write import policy_sha256
+from assay.policies._canonical import canonical_sha256
 from assay.policies._load_run import RunInputs
 from assay.policies._numbers import decimal_grid, threshold
 from assay.policies._spec import PolicySpec
@@ -278,16 +279,28 @@ SWEEPERS = {
 }
 
 
+def consumed_by(kind: str, run: RunInputs, chain: Chain | None) -> dict[str, str]:
+    """The records a sweep reads, hashed as `apply` records them in its manifest
+    (`inputs.records_sha256`): a report compares the two."""
+    if kind == "evidence_gate":
+        return _consumed(run, None, ("answers.jsonl", "gates.jsonl"))
+    return _consumed(run, chain)
+
+
 def sweep_run(
     spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, settings: SweepSettings
 ) -> SweepResult:
     """The curve of `spec` over `run` (already restricted to the split), chained
-    policies reading their gate's decisions. Each point names the split and the
-    `policy_sha256` it was computed on, so a report never plots it against a point of
-    other answers or another configuration without saying so."""
+    policies reading their gate's decisions. Each point names the split, the
+    `policy_sha256` and the hash of the records it was computed on, so a report never
+    plots it against a point of other answers, configuration or records unsaid."""
     resolved = resolve(spec.kind, settings)
     result = SWEEPERS[spec.kind](spec, policy, run, chain, resolved)
-    data = {"split": run.split, "policy_sha256": policy_sha256(policy)}
+    data = {
+        "split": run.split,
+        "policy_sha256": policy_sha256(policy),
+        "inputs_sha256": canonical_sha256(consumed_by(spec.kind, run, chain)),
+    }
     return result.model_copy(update={"points": [{**p, **data} for p in result.points]})
 
 
