@@ -74,14 +74,16 @@ def test_model_verifier_threshold_zero_is_kept(tmp_path: Path, verifier: str) ->
 # ------------------------------------------------------------------ bootstrap = 0
 
 
-@pytest.mark.parametrize("boot", [1, 50, 99])
-def test_bootstrap_below_100_is_a_one_line_spec_error(tmp_path: Path, boot: int) -> None:
+@pytest.mark.parametrize("boot", [1, 50, 99, 100_001, 10**9])
+def test_bootstrap_below_100_or_above_the_bound_is_a_one_line_spec_error(
+    tmp_path: Path, boot: int
+) -> None:
     spec = write(tmp_path, FACT.format(boot=boot, verifiers='{ kind = "overlap" }'))
     with pytest.raises(SpecError) as err:
         load_spec(spec)
     text = str(err.value)
     assert "\n" not in text and str(spec) in text and "'bootstrap'" in text
-    assert "bootstrap must be 0 (no CI) or at least 100" in text
+    assert f"bootstrap must be 0 (no CI) or from 100 to 100000, got {boot}" in text
 
 
 def test_bootstrap_zero_gives_no_ci_anywhere(tmp_path: Path) -> None:
