@@ -112,3 +112,22 @@ def test_the_record_and_the_failure_line_say_not_json(
     assert record["status"] == "api_error" and record["attempts"] == 1
     assert record["error"].startswith("InvalidResponse 200: response is not JSON")
     assert "InternalServerError" not in err + record["error"]
+
+
+def test_a_factuality_stage_failure_line_quotes_its_first_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The decompose stage's failure line (as the judge stage's) says what went wrong."""
+    from test_factuality_run import write_spec
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("COLUMNS", "400")
+    with FakeOpenAIServer() as page_server:
+        page_server.default = malformed_body(PAGE, content_type="text/html")
+        spec = write_spec(tmp_path, page_server.base_url)
+        out_dir = tmp_path / "run"
+        code, _, err = invoke(["run", str(spec), "--output-dir", str(out_dir), "--no-progress"])
+    assert code == 1
+    failure = [line for line in err.splitlines() if "run failed" in line]
+    assert len(failure) == 1 and failure[0].count("decompose: ") == 1
+    assert "first error: InvalidResponse 200: response is not JSON" in failure[0]

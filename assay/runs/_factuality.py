@@ -42,7 +42,7 @@ from assay.runs._components import (
 )
 from assay.runs._executor import StageContext
 from assay.runs._manifest import factuality_section
-from assay.runs._policy import NOT_OK, FailureBudget, StageTally, tally
+from assay.runs._policy import NOT_OK, FailureBudget, StageTally, first_error, tally
 from assay.runs._spec import FactualitySpec, FailurePolicy, LoadedSpec
 from assay.runs._stage_decompose import DecomposeStage, claim_records
 from assay.runs._stage_verify import VerifyStage, claim_inputs
@@ -168,14 +168,15 @@ class FactualityStage:
                 decomposed,
                 NOT_OK,
                 SENTENCES_FILE,
+                first_error(self.sentences.values(), NOT_OK),
             )
         ]
         if self.claims is not None:
             verified = (r.status for r in (self.verifications or {}).values())
             planned = self.planned_verifications(len(self.claims))
-            out.append(
-                tally("verify", "verifications", planned, verified, failing, VERIFICATIONS_FILE)
-            )
+            example = first_error((self.verifications or {}).values(), failing)
+            file = VERIFICATIONS_FILE
+            out.append(tally("verify", "verifications", planned, verified, failing, file, example))
         return out
 
     def done(self) -> bool:

@@ -14,6 +14,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from assay.core.outcomes import Status
 from assay.runs._counters import JudgeCounters
@@ -70,11 +71,19 @@ def tally(
     statuses: Iterable[Status],
     failing: Iterable[Status],
     file: str,
+    example: str | None = None,
 ) -> StageTally:
-    """A stage's tally from its latest records' statuses."""
+    """A stage's tally from its latest records' statuses (`example`: `first_error`)."""
     wanted = set(failing)
     failed = Counter(s.value for s in statuses if s in wanted)
-    return StageTally(stage, unit, planned, dict(sorted(failed.items())), file)
+    return StageTally(stage, unit, planned, dict(sorted(failed.items())), file, example)
+
+
+def first_error(records: Iterable[Any], failing: Iterable[Status]) -> str | None:
+    """The error of the first record whose status fails: what a failure line quotes."""
+    wanted = set(failing)
+    errors = (getattr(r, "error", None) for r in records if r.status in wanted)
+    return next((e for e in errors if e), None)
 
 
 def counter_tally(

@@ -22,7 +22,7 @@ from assay.datasets import AnswersDataset
 from assay.errors import DatasetError
 from assay.runs._executor import StageContext
 from assay.runs._gate_scorer import GateQuestion, GateScorer
-from assay.runs._policy import StageTally, tally
+from assay.runs._policy import StageTally, first_error, tally
 from assay.runs._store import RecordLog
 
 CHUNK = 64
@@ -101,7 +101,8 @@ class GateStage:
     def tally(self, failing: set[Status]) -> StageTally:
         """The gate stage's failures against its planned questions."""
         statuses = (r.status for r in self.records.values())
-        return tally("gate", "questions", self.planned(), statuses, failing, GATES_FILE)
+        example = first_error(self.records.values(), failing)
+        return tally("gate", "questions", self.planned(), statuses, failing, GATES_FILE, example)
 
     def client_to_check(self) -> GateScorer | None:
         """The scorer, when this session has questions to score (its `preflight` loads
