@@ -99,7 +99,8 @@ def _print_outcome(outcome: RunOutcome) -> None:
             f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
         )
     where = escape(outcome.run_dir)
-    line = f"[{colour}]{outcome.status}[/]: {', '.join(parts)} → {where}"
+    done = ", ".join(parts) or "no judgment or verification recorded"
+    line = f"[{colour}]{outcome.status}[/]: {done} → {where}"
     console().print(line, soft_wrap=True)
     if outcome.status != "complete":
         why = scrub_text(outcome.message or "not every planned judgment was recorded")

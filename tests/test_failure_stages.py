@@ -124,3 +124,10 @@ def test_items_failures_are_weighed_against_the_items_stage(
     assert code == 1, out + err
     message = read_json(tmp_path / "run" / "manifest.json")["message"]
     assert message.startswith("items: 1 of 12 item judgments failed (api_error 1)"), message
+
+
+def test_the_summary_line_of_a_run_stopped_before_verifying_is_not_blank(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=_unparsable) as srv:
+        code, out, err = _run(write_spec(tmp_path, srv.base_url), tmp_path / "run")
+    assert code == 1, out + err
+    assert f"failed: no judgment or verification recorded → {tmp_path / 'run'}" in out
