@@ -47,6 +47,8 @@ name = "local"
 bootstrap = 100
 [defaults]
 max_tokens = 16
+[failure]  # the random tiny LM's decompositions mostly fail; wiring is tested here
+max_failed_fraction = 1.0
 [factuality]
 datasets = [{{ path = "answers.jsonl" }}]
 decomposer = {{ kind = "llm", model = "hf/{lm_dir}", prompt = "decompose-atomic@1" }}
