@@ -530,6 +530,13 @@ LITERAL_INPUT_CASES: dict[str, Case] = {
     "spec-dataset-path-empty": lambda d: _run(
         d, BASELINE, "datasets[0].path", "empty", dataset=" "
     ),
+    "spec-retrieval-corpus-blank": lambda d: _run(
+        d,
+        FACT + '[[factuality.verifiers]]\nkind = "retrieval"\nmodel = "openai/x"\ncorpus = " "\n',
+        "factuality.verifiers[0].corpus",
+        "empty",
+        dataset="",
+    ),
     "spec-prompt-dirs-blank": lambda d: _run(
         d, BASELINE, "prompt_dirs[0]", "empty", top='prompt_dirs = [" "]\n'
     ),

@@ -13,6 +13,7 @@ from pydantic import Field
 from assay.core.building import BuildContext, EndpointOverrides
 from assay.core.registry import VERIFIERS
 from assay.core.verification import Verifier
+from assay.inputs import PathText
 from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind, prompt_tasks
 
 DEFAULT_THRESHOLD = 0.8
@@ -46,9 +47,9 @@ class NLIParams(LLMVerifierParams):
 
 class RetrievalParams(LLMVerifierParams):
     prompt: str = "verify-context@1"
-    corpus: str = Field(description="Passages JSONL, relative to the spec.")
+    corpus: PathText = Field(description="Passages JSONL, relative to the spec.")
     top_k: int = Field(default=10, ge=1, le=1000)
-    dense_model: str | None = Field(default=None, description="Local embedding model dir.")
+    dense_model: PathText | None = Field(default=None, description="Local embedding model dir.")
 
 
 def llm_verifier(
