@@ -465,10 +465,14 @@ def test_gold_mapping_parameter_and_claim_records() -> None:
     assert (r.tp, r.fn, r.fp, r.tn) == (1, 3, 1, 2)
     # gold from claim records; a gold claim the verifier never saw is unscored ("missing")
     vs = [ver("a", "c1", "supported"), ver("a", "c2", "unsupported")]
-    cs = [claim("a", "c1", "supported"), claim("a", "c2", "supported"), claim("a", "c3", "x")]
+    cs = [
+        claim("a", "c1", "supported"),
+        claim("a", "c2", "supported"),
+        claim("a", "c3", "contradicted"),
+    ]
     r = gold_metrics(vs, claims=cs).row("v1")
     assert (r.tp, r.fn, r.n_unscored) == (1, 1, 1)
-    assert r.label_confusion["x"] == {"missing": 1}
+    assert r.label_confusion["contradicted"] == {"missing": 1}
     assert r.balanced_accuracy is None  # no negative gold claim among the scored ones
     with pytest.raises(ValueError, match="conflicting gold"):
         gold_metrics(

@@ -35,6 +35,11 @@ class CitationQuality(StrEnum):
 
 
 GoldStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
+GoldClaimLabel = Literal[
+    "supported", "not_supported", "unsupported", "contradicted", "partially_supported"
+]
+"""Gold labels of a given claim. Read case- and separator-insensitively; anything else is
+refused at load: a `yes` would otherwise count silently as not supported."""
 USABLE_GOLD: frozenset[str] = frozenset({"certified", "condition_limited"})
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")

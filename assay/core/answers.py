@@ -17,7 +17,9 @@ from assay.core.answer_fields import (
     CLAIM_FIELDS,
     RESPONSE_FIELDS,
     ClaimFields,
+    GoldClaimLabel,
     ResponseFields,
+    _choice,
     _snake,
     omit_absent,
 )
@@ -53,7 +55,9 @@ class GoldClaim(ClaimFields):
 
     id: ItemId
     text: str
-    label: str | None = Field(default=None, description="supported | unsupported | ...")
+    label: Annotated[str | None, _choice(GoldClaimLabel)] = Field(
+        default=None, description="supported | not_supported | unsupported | ..."
+    )
     evidence: list[Passage] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")

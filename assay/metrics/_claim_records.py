@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, get_args
 
 import pandas as pd
 from pydantic import BaseModel
 
+from assay.core.answer_fields import GoldClaimLabel
 from assay.core.outcomes import Status
 from assay.core.records import ClaimRecord, SentenceRecord, VerificationRecord
 from assay.metrics._record_fields import (
@@ -38,7 +39,7 @@ SUPPORTED = "supported"
 NOT_SUPPORTED = "not_supported"
 VERDICT_LABELS = ("supported", "unsupported", "contradicted")
 """Labels a verification with status ok may carry; anything else is an error."""
-GOLD_LABELS = ("supported", "not_supported", "unsupported", "contradicted", "partially_supported")
+GOLD_LABELS: tuple[str, ...] = get_args(GoldClaimLabel)
 """Gold labels the datasets use. Mapping to positive/negative is the `positive` parameter."""
 MISSING = "missing"
 """Pseudo-status of a claim that a verifier has no record for."""

@@ -115,14 +115,16 @@ def gold_metrics(
     verifications: VerificationInput,
     *,
     claims: ClaimInput | None = None,
-    positive: str | Iterable[str] = (SUPPORTED,),
+    positive: str | Iterable[str] | None = None,
     unscored: UnscoredPolicy = "exclude",
 ) -> GoldReport:
     """Each verifier's verdicts against gold claim labels.
 
     Gold labels come from the verifications' `gold_label` (and from `claims`, if given);
-    a gold label in `positive` is the positive class ("supported"), any other gold label
-    negative; claims with no gold label are skipped. The prediction is positive iff the
+    a gold label in `positive` (default "supported") is the positive class, any other
+    gold label negative; claims with no gold label are skipped. Without `positive`, a gold
+    label outside `GOLD_LABELS` is a ValueError (a "yes" would count silently as negative);
+    naming `positive` takes that mapping on. The prediction is positive iff the
     verdict is "supported" (unsupported and contradicted are negative).
 
     `unscored="exclude"` (default): metrics over gold claims whose verification is ok;
@@ -132,14 +134,28 @@ def gold_metrics(
     """
     if unscored not in ("exclude", "wrong"):
         raise ValueError(f"unscored must be 'exclude' or 'wrong', got {unscored!r}")
-    pos = positive_labels(positive)
+    pos = positive_labels(SUPPORTED if positive is None else positive)
     u = claim_universe(verifications, None, claims, with_gold=True)
+    if positive is None:
+        _check_gold_labels(u.gold.values())
     rows = [
         _gold_row(part, vid, name, pos, unscored)
         for name, part in pooled_and_per_dataset(u, u.datasets(), ClaimUniverse.subset)
         for vid in sorted(u.verdicts)
     ]
     return GoldReport(rows=rows, positive=sorted(pos), unscored=unscored)
+
+
+def _check_gold_labels(labels: Iterable[str]) -> None:
+    """An unknown gold label would count silently as negative under the default mapping."""
+    unknown = sorted(set(labels) - set(GOLD_LABELS))
+    if unknown:
+        shown = ", ".join(repr(x) for x in unknown[:5])
+        raise ValueError(
+            f"gold labels {shown} are not gold labels assay knows ({', '.join(GOLD_LABELS)}); "
+            "map them, or name the positive ones with `positive=` (every other label is "
+            "then negative)"
+        )
 
 
 @dataclass(slots=True)
