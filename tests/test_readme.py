@@ -12,8 +12,11 @@ The README is the first thing a user runs, so it must never drift from the code:
   warm interpreter (tests/_readme_fork.py): its own process, environment and exit status,
   without paying for the imports again; every other command runs in bash.
 - ```toml blocks must parse and validate as (part of) a run spec.
-- ```text blocks are printed output: every line must appear in the output of the command
-  run just before the block.
+- ```text blocks are printed output: the whole stdout of the command run just before the
+  block, line for line (runs of spaces and blank lines aside). A block that shows part of
+  the output says so with `<!-- excerpt -->` on the line before its fence; then each of
+  its lines must appear in the output, in order. So "2 lines shown, 5 printed" is either
+  declared or a failure.
 - A ```prompt block must load as a prompt file.
 
 The linters' command (`ruff check ... && mypy ...`, ~70 s of one core) reads nothing the
@@ -47,6 +50,10 @@ INSTALL = re.compile(
     r"(?P<rest>.+)$"
 )
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
+# on the line before a fence: the block shows part of the output (text), or is not run
+# (docs pages only; the reason is required: e.g. it needs the network or a local model)
+EXCERPT = re.compile(r"^<!--\s*excerpt\b.*-->\s*$")
+NOT_RUN = re.compile(r"^<!--\s*not run:\s*\S.*-->\s*$")
 
 
 @dataclass
@@ -54,6 +61,8 @@ class Block:
     lang: str
     text: str
     line: int
+    excerpt: bool = False
+    not_run: bool = False
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -65,12 +74,15 @@ def readme_blocks(text: str) -> list[Block]:
         if not m:
             i += 1
             continue
+        before = lines[i - 1].strip() if i else ""
         start, body = i + 1, []
         i += 1
         while i < len(lines) and lines[i].rstrip() != "```":
             body.append(lines[i])
             i += 1
-        blocks.append(Block(m.group("lang"), "\n".join(body) + "\n", start))
+        text_ = "\n".join(body) + "\n"
+        marks = dict(excerpt=bool(EXCERPT.match(before)), not_run=bool(NOT_RUN.match(before)))
+        blocks.append(Block(m.group("lang"), text_, start, **marks))
         i += 1
     return blocks
 
@@ -229,6 +241,12 @@ def check_toml(block: Block, box: Path) -> None:
     text = block.text
     if "datasets" not in data and "factuality" not in data:
         text += '\n[[datasets]]\npath = "builtin:forcebench-demo"\n'
+    elif "datasets" not in data.get("factuality", {"datasets": 0}):  # a stage fragment
+        answers = '[{ path = "builtin:factuality-demo" }]'
+        if re.search(r"(?m)^\[factuality\]", text):
+            text = re.sub(r"(?m)^\[factuality\]$", f"[factuality]\ndatasets = {answers}", text)
+        else:
+            text = f"factuality.datasets = {answers}\n{text}"
     spec = box / f"readme_{block.line}.toml"
     spec.write_text(text, encoding="utf-8")
     load_spec(spec)
@@ -245,22 +263,34 @@ def check_prompt(block: Block, box: Path) -> None:
     assert prompt.meta.task == meta["task"]
 
 
-def check_output(block: Block, last_output: str) -> None:
-    def norm(s: str) -> str:
-        return " ".join(s.split())
+def _lines(text: str) -> list[str]:
+    """Non-blank lines, each with its runs of whitespace read as one space."""
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
 
-    produced = {norm(line) for line in last_output.splitlines()}
-    for line in block.text.splitlines():
-        if line.strip():
-            assert norm(line) in produced, (
-                f"README.md:{block.line}: this output line is not what the command prints "
-                f"now (regenerate it):\n{line}\n--- actual output ---\n{last_output}"
-            )
+
+def check_output(block: Block, last_output: str, where: str = "README.md") -> None:
+    """The whole output, or (`<!-- excerpt -->`) some of its lines in their order."""
+    shown, produced = _lines(block.text), _lines(last_output)
+    actual = f"\n--- actual output ---\n{last_output}"
+    if not block.excerpt:
+        assert shown == produced, (
+            f"{where}:{block.line}: the block is not the command's whole output: regenerate "
+            f"it, or mark it <!-- excerpt --> if it shows part on purpose{actual}"
+        )
+        return
+    rest = iter(produced)
+    for line in shown:
+        assert any(line == p for p in rest), (
+            f"{where}:{block.line}: this output line is not what the command prints now, "
+            f"or not in this order (regenerate it):\n{line}{actual}"
+        )
 
 
 def test_readme_blocks_are_all_of_known_kinds() -> None:
-    kinds = {b.lang for b in readme_blocks(README.read_text(encoding="utf-8"))}
-    assert kinds <= {"bash", "python", "toml", "text", "prompt"}, kinds
+    blocks = readme_blocks(README.read_text(encoding="utf-8"))
+    assert {b.lang for b in blocks} <= {"bash", "python", "toml", "text", "prompt"}
+    assert [b.line for b in blocks if b.not_run] == []  # every README block runs
+    assert [b.line for b in blocks if b.excerpt and b.lang != "text"] == []
 
 
 def test_every_readme_block_runs(sandbox: Path, readme_linters: dict[str, Popen[str]]) -> None:
@@ -284,10 +314,13 @@ def _run_blocks(
     env: dict[str, str],
     started: dict[str, Popen[str]],
     forks: ForkServer | None = None,
+    page: str = "README.md",
 ) -> None:
     last_output = ""
     for block in blocks:
-        where = f"README.md:{block.line}"
+        where = f"{page}:{block.line}"
+        if block.not_run:
+            continue  # a docs page's sketch (its marker says why); README has none
         if block.lang == "bash":
             for cmd in _commands(block):
                 last_output = run_bash_line(cmd, sandbox, env, started, forks) or last_output
@@ -300,6 +333,6 @@ def _run_blocks(
         elif block.lang == "prompt":
             check_prompt(block, sandbox)
         elif block.lang == "text":
-            check_output(block, last_output)
+            check_output(block, last_output, page)
         else:  # pragma: no cover - guarded by the test above
             pytest.fail(f"{where}: unknown block kind {block.lang!r}")
