@@ -191,3 +191,15 @@ def test_headers_key_travels_as_headers_on_both_transports(
     assert result.error is None
     assert server.headers_seen[-1].get("x-custom-auth") == PLANTED["X-Custom-Auth"]
     assert "headers" not in server.requests[-1]
+
+
+def test_ping_line_never_shows_a_header_value(
+    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`validate --ping` prints the server's error, which here echoes every header."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused-for-a-local-server")
+    echoed = {"error": {"message": "bad headers: " + " ".join(PLANTED.values())}}
+    server.default = http_error(400, body=echoed)
+    code, out, err = invoke(["validate", str(_spec(tmp_path, server.base_url, "openai")), "--ping"])
+    assert code == 1 and "FAIL" in out + err and "bad headers" in out + err
+    assert _leaks(out + err) == []
