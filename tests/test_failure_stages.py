@@ -131,3 +131,16 @@ def test_the_summary_line_of_a_run_stopped_before_verifying_is_not_blank(tmp_pat
         code, out, err = _run(write_spec(tmp_path, srv.base_url), tmp_path / "run")
     assert code == 1, out + err
     assert f"failed: no judgment or verification recorded → {tmp_path / 'run'}" in out
+
+
+def test_the_report_of_a_failed_run_says_it_failed_and_why(tmp_path: Path) -> None:
+    """table and markdown show the run's status message when it did not complete (its
+    tables are what was recorded, not a finished result)."""
+    with FakeOpenAIServer(responder=_unparsable) as srv:
+        _run(write_spec(tmp_path, srv.base_url, extra=PAIRS), tmp_path / "run")
+    message = read_json(tmp_path / "run" / "manifest.json")["message"]
+    code, table, err = invoke(["report", str(tmp_path / "run")])
+    assert code == 0, err
+    assert table.splitlines()[1] == f"failed: {message}"
+    code, markdown, err = invoke(["report", str(tmp_path / "run"), "-f", "markdown"])
+    assert markdown.startswith(f"> **failed: {message}**\n")

@@ -68,6 +68,14 @@ class RunReport:
         """The one-line stale warning when a record file changed after metrics.json."""
         return self.records.message if self.records.stale else None
 
+    @property
+    def warnings(self) -> list[str]:
+        """Lines a reader must see before the tables: why the run did not complete (its
+        tables are what was recorded), and the stale warning."""
+        status, message = self.manifest.get("status"), self.manifest.get("message")
+        lines = [f"{status}: {message}"] if status != "complete" and message else []
+        return lines + ([self.stale_line] if self.stale_line else [])
+
     def grids(self) -> list[Grid]:
         """The run's tables, then the policies tables."""
         grids = report_grids(self.metrics, self.title, detail=self.detail)
@@ -104,9 +112,9 @@ def table_format(report: RunReport) -> str:
 
 
 def head_lines(report: RunReport) -> str:
-    """The status line, then the stale warning when there is one, then a blank line."""
-    stale = report.stale_line
-    return status_line(report.manifest) + ("\n" + stale if stale else "") + "\n"
+    """The status line, then the report's warnings (`RunReport.warnings`), then a blank
+    line."""
+    return "\n".join([status_line(report.manifest), *report.warnings]) + "\n"
 
 
 @REPORT_FORMATS.register("json", description="metrics.json, with the record files checked")
@@ -127,8 +135,8 @@ def csv_format(report: RunReport) -> str:
 
 @REPORT_FORMATS.register("markdown", description="the report's tables as markdown")
 def markdown_format(report: RunReport) -> str:
-    stale = [f"> **{report.stale_line}**\n"] if report.stale_line else []
-    return "\n".join([*stale, *(render_markdown(g) for g in report.grids())])
+    warnings = [f"> **{line}**\n" for line in report.warnings]
+    return "\n".join([*warnings, *(render_markdown(g) for g in report.grids())])
 
 
 def _judgment_statuses(report: RunReport) -> pd.DataFrame | None:
