@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli import invoke
@@ -19,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
 NOTE = "each judge's own value and CI are the run's (metrics.json, as in the summary)"
 
 
-def _summary(metrics: dict) -> dict[tuple[str, str], tuple[float, float, float]]:
+def _summary(metrics: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, float]]:
     """(judge, metric) -> (value, lo, hi) as the summary tables show them."""
     out = {}
     for r in metrics["forcebench"]["rows"]:
