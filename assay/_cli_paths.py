@@ -7,6 +7,7 @@ path-valued parameter takes `parser=cli_path` instead, so the value is checked a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -28,4 +29,15 @@ def cli_path_text(value: str) -> str:
     return str(cli_path(value))
 
 
-__all__ = ["cli_path", "cli_path_text"]
+RunDirArg = Annotated[Path, typer.Argument(parser=cli_path, help="A run directory.")]
+PromptDirs = Annotated[
+    list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
+]
+CacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        parser=cli_path, help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay)."
+    ),
+]
+
+__all__ = ["CacheDir", "PromptDirs", "RunDirArg", "cli_path", "cli_path_text"]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay._cli_paths import cli_path, cli_path_text
+from assay._cli_paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
 from assay._cli_policies import policies_app
 from assay._limits import MAX_BOOTSTRAP
 from assay.errors import AssayError
@@ -47,12 +47,7 @@ def run(
     refresh_cache: Annotated[
         bool, typer.Option(help="Call models again and overwrite cache entries.")
     ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            parser=cli_path, help="Cache directory (default $ASSAY_CACHE_DIR or ~/.cache/assay)."
-        ),
-    ] = None,
+    cache_dir: CacheDir = None,
     retry_errors: Annotated[
         bool, typer.Option(help="On resume, redo judgments that ended in api_error.")
     ] = False,
@@ -87,7 +82,7 @@ def _print_run_table(run_dir: Path, *, detail: bool = False) -> None:
 
 @app.command()
 def report(
-    run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A run directory.")],
+    run_dir: RunDirArg,
     format: Annotated[
         str, typer.Option("--format", "-f", help="table, json, csv, markdown, html or a plugin's.")
     ] = "table",
@@ -160,7 +155,7 @@ def compare(
 
 @app.command()
 def recompute(
-    run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A run directory.")],
+    run_dir: RunDirArg,
 ) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE
@@ -219,9 +214,7 @@ def reparse(
 
 @prompts_app.command("list")
 def prompts_list(
-    prompt_dir: Annotated[
-        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
-    ] = None,
+    prompt_dir: PromptDirs = None,
 ) -> None:
     """List prompts with version, task and content hash."""
     from assay.prompts import PromptRegistry
@@ -243,9 +236,7 @@ def _source(prompt: Any) -> str:
 @prompts_app.command("show")
 def prompts_show(
     ref: Annotated[str, typer.Argument(help="ID or ID@VERSION.")],
-    prompt_dir: Annotated[
-        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
-    ] = None,
+    prompt_dir: PromptDirs = None,
 ) -> None:
     """Show a prompt's metadata and template source."""
     from assay.prompts import PromptRegistry
@@ -266,9 +257,7 @@ def prompts_render(
     data: Annotated[
         Path, typer.Option(parser=cli_path, help="JSON file with the template variables.")
     ],
-    prompt_dir: Annotated[
-        list[Path] | None, typer.Option(parser=cli_path, help="Extra prompt directory.")
-    ] = None,
+    prompt_dir: PromptDirs = None,
 ) -> None:
     """Render a prompt with variables from a JSON file, as the model would see it."""
     from assay.prompts import PromptRegistry
@@ -350,14 +339,7 @@ def _validate_spec(spec: str, ping: bool) -> None:
 
 
 @cache_app.command("info")
-def cache_info(
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            parser=cli_path,
-        ),
-    ] = None,
-) -> None:
+def cache_info(cache_dir: CacheDir = None) -> None:
     """Show where the cache is, how many entries it holds and its size."""
     from assay.models import ResponseCache
 
@@ -367,12 +349,7 @@ def cache_info(
 
 @cache_app.command("clear")
 def cache_clear(
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            parser=cli_path,
-        ),
-    ] = None,
+    cache_dir: CacheDir = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete every cached response."""
