@@ -323,3 +323,37 @@ def test_import_medscore_into_a_directory_another_writer_holds(tmp_path: Path) -
     code, _, err = invoke(["import-medscore", str(source), "--output-dir", str(out)])
     assert code == 0, err  # the holder is gone (SIGKILL): its lock went with it
     assert (out / "manifest.json").is_file() and not (out / LOCK).exists()
+
+
+def test_a_run_that_finished_while_this_one_made_its_checks_is_resumed_not_redone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new directory is locked only after the checks; whatever another writer put
+    there meanwhile is read again under the lock, so nothing is recorded twice."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assay.runs import Runner, RunOptions, load_spec
+
+    spec = tmp_path / "demo.toml"
+    text = (EXAMPLES / "demo.toml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("bootstrap = 1000", "bootstrap = 0"), encoding="utf-8")
+    out = tmp_path / "run"
+    options = RunOptions(output_dir=str(out), progress=False)
+    other = Runner(load_spec(spec), options)
+    real = Runner._preflight
+    calls: list[int] = []
+
+    def preflight(self: Runner, *args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:  # another writer runs the whole spec between checks and mkdir
+            with ThreadPoolExecutor(1) as pool:  # its own event loop
+                assert pool.submit(other.run).result().status == "complete"
+        real(self, *args)
+
+    monkeypatch.setattr(Runner, "_preflight", preflight)
+    outcome = Runner(load_spec(spec), options).run()
+    assert outcome.status == "complete" and outcome.written_this_session == 0
+    assert len(calls) == 3  # this run, the other, this run again after the other left
+    judgments = out / "judgments.jsonl"
+    assert len(_keys_once(judgments)) == _lines(judgments) == outcome.planned
+    assert len(read_json(out / "manifest.json")["sessions"]) == 2
