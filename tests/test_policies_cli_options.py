@@ -237,10 +237,10 @@ def test_split_keeps_its_answers_and_marks_in_sample_metrics(
     assert [r["answer_id"] for r in _lines(folder / "responses.jsonl")] == wanted
     assert json.loads((folder / "metrics.json").read_text())["in_sample"] is True
     assert json.loads((folder / "manifest.json").read_text())["inputs"]["split"] == "test"
+    before = (folder / "metrics.json").read_bytes()
     code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "dev")
-    assert code == 0 and "in-sample" not in err
-    assert json.loads((folder / "metrics.json").read_text())["in_sample"] is False
-    assert _lines(folder / "responses.jsonl") == []
+    assert code == 2 and "--split" in err and "'dev'" in err, err  # no answer is in dev:
+    assert (folder / "metrics.json").read_bytes() == before  # the test metrics stay
     code, _, err = _assay("policies", "apply", gold_run, "--policy", path, "--split", "val")
     assert code == 2 and "--split" in err
 

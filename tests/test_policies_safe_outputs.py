@@ -276,3 +276,15 @@ def test_an_output_file_never_replaces_a_file_of_the_run(run_dir: Path, policy_f
     assert _files(run_dir) == before
     new = run_dir / "certificates-copy.jsonl"  # a new file inside the run is fine
     assert assay("policies", "export", run_dir, "--name", "cert", "-o", new)[0] == 0
+
+
+@pytest.mark.parametrize("command", ["apply", "sweep", "tune"])
+def test_a_split_with_no_answer_is_refused(run_dir: Path, policy_file: Path, command: str) -> None:
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy_file, "--resamples", 0)
+    assert code == 0, err
+    before = _files(run_dir / "policies")
+    name = () if command == "apply" else ("--name", "gate")
+    args = ("policies", command, run_dir, "--policy", policy_file, *name, "--split", "train")
+    code, out, err = assay(*args)
+    _one_error(code, err, "--split", "'train'", "dev 3", "test 3")
+    assert out == "" and _files(run_dir / "policies") == before

@@ -163,11 +163,12 @@ def restrict_to_split(run: RunInputs, split: str | None) -> RunInputs:
         return run
     if split not in SPLITS:
         raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
-    kept = [a for a in run.answers if _split_of(a) == split]
+    kept = [a for a in run.answers if split_of(a) == split]
     return run.model_copy(update={"answers": kept, "split": split})
 
 
-def _split_of(answer: RunAnswer) -> str | None:
+def split_of(answer: RunAnswer) -> str | None:
+    """The answer's recorded split (its record's, else its dataset row's)."""
     if answer.record is not None and answer.record.split is not None:
         return answer.record.split
     value = answer.row.fields.get("split") if answer.row else None
@@ -296,4 +297,5 @@ __all__ = [
     "read_dataset_rows",
     "read_run",
     "restrict_to_split",
+    "split_of",
 ]

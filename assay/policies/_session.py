@@ -9,6 +9,7 @@ user kind) can be applied from Python without going through the command line.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +22,7 @@ from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError, SpecError
 from assay.policies._apply import Chain, Outputs, Settings, chain_of, runner_of
 from assay.policies._apply_write import write_policy
-from assay.policies._load_run import SPLITS, RunInputs, read_run, restrict_to_split
+from assay.policies._load_run import SPLITS, RunInputs, read_run, restrict_to_split, split_of
 from assay.policies._spec import PolicySpec, load_policy_file, select
 
 _EMPTY = {
@@ -76,6 +77,15 @@ def gates_for(specs: list[PolicySpec], chosen: list[PolicySpec]) -> dict[str, Po
     return gates
 
 
+def _splits(run: RunInputs) -> str:
+    """`it has dev 12, test 12, no split 3`, for a --split that keeps no answer."""
+    counts = Counter(split_of(a) for a in run.answers)
+    named = [f"{k} {n}" for k, n in sorted((k, n) for k, n in counts.items() if k is not None)]
+    if counts.get(None):
+        named.append(f"no split {counts[None]}")
+    return f"it has {', '.join(named)}"
+
+
 def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | None) -> Loaded:
     """Load the policy file, pick `name` (or every policy), check `after` names a gate
     and `split` a split, read the run; nothing is written, so a bad input leaves the
@@ -86,7 +96,12 @@ def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | No
         raise SpecError(f"use one of {', '.join(SPLITS)}; got {split!r}", field="--split")
     gates = gates_for(specs, chosen)
     check_run_dir(run_dir)
-    run = restrict_to_split(read_run(run_dir), split)
+    whole = read_run(run_dir)
+    run = restrict_to_split(whole, split)
+    if split is not None and not run.answers and whole.answers:
+        raise SpecError(
+            f"no answer of the run has split {split!r} ({_splits(whole)})", field="--split"
+        )
     picks = []
     for spec in chosen:
         after = spec.block.get("after")
