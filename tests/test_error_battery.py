@@ -612,6 +612,12 @@ POLICY_OUTPUT_CASES: dict[str, Case] = {
         "--by",
         "colour",
     ),
+    "policies-apply-split-without-answers": lambda d: _with(
+        _policies_run(d, "apply", "RUN", "--policy", "P.TOML", "--split", "test"),
+        "--split",
+        "'test'",
+        "it has",
+    ),
     "policies-compare-metrics-empty": lambda d: (
         ["policies", "compare", str(d), "--a", "x", "--b", "y", "--metrics", ""],
         ["--metrics"],
