@@ -131,3 +131,18 @@ def test_a_factuality_stage_failure_line_quotes_its_first_error(
     failure = [line for line in err.splitlines() if "run failed" in line]
     assert len(failure) == 1 and failure[0].count("decompose: ") == 1
     assert "first error: InvalidResponse 200: response is not JSON" in failure[0]
+
+
+def test_a_batch_endpoint_answering_a_page_says_not_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mode = "batch"`: the files/batches endpoints are worded the same way."""
+    from test_batch_mode import SECRET, _cli_run, _spec
+
+    monkeypatch.setenv("ASSAY_BATCH_TEST_KEY", SECRET)
+    monkeypatch.setenv("COLUMNS", "400")
+    with FakeOpenAIServer() as batch_server:
+        batch_server.batches.fail("create", [malformed_body(PAGE, content_type="text/html")])
+        code, _, err = _cli_run(_spec(tmp_path, batch_server.base_url), tmp_path)
+    assert code == 2, err
+    assert "response is not JSON (content-type text/html)" in err

@@ -26,6 +26,8 @@ from assay.models._layers import Retrier
 from assay.models._openai_errors import (
     bad_body_error,
     connection_error,
+    media_type,
+    not_json_error,
     status_error,
     timeout_error,
 )
@@ -240,6 +242,9 @@ class OpenAIBatchAPI:
             raise connection_error(connection_failure(exc, self.config.api_base)) from exc
         if status >= 400:
             raise status_error(status, data, headers)
+        media = media_type(headers)
+        if media == "text/html" and not data.lstrip().startswith((b"{", b"[")):
+            raise not_json_error(media, data)  # never a batch object nor a results file
         return data
 
     async def aclose(self) -> None:
