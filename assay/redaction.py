@@ -299,6 +299,11 @@ def _redact_headers(
     return out, paths
 
 
+def redact_headers(headers: Mapping[Any, Any]) -> dict[Any, Any]:
+    """HTTP headers as they may be shown: every value not allow-listed is the marker."""
+    return _redact_headers(headers, "", _marker)[0]
+
+
 def redact(value: Any) -> Any:
     """A redacted deep copy of `value` (see `redact_with_paths`)."""
     return redact_with_paths(value)[0]

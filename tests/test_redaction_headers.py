@@ -203,3 +203,16 @@ def test_ping_line_never_shows_a_header_value(
     code, out, err = invoke(["validate", str(_spec(tmp_path, server.base_url, "openai")), "--ping"])
     assert code == 1 and "FAIL" in out + err and "bad headers" in out + err
     assert _leaks(out + err) == []
+
+
+def test_fake_server_stats_show_no_header_value(server: FakeOpenAIServer) -> None:
+    """`GET /_control/stats` (and `.stats`) redact headers by the same rule."""
+    server.default = reply(GOOD)
+    config = ModelConfig.model_validate(
+        {"model": "openai/fake", "api_base": server.base_url, "extra_body": {"headers": PLANTED}}
+    )
+    assert asyncio.run(make_client(config, None).complete(REQUEST)).error is None
+    shown = server.stats.headers[-1]
+    assert {k: shown[k.lower()] for k in PLANTED} == dict.fromkeys(PLANTED, MARKER)
+    assert _leaks(json.dumps(server.stats.headers)) == []
+    assert server.headers_seen[-1]["x-custom-auth"] == PLANTED["X-Custom-Auth"]

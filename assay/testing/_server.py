@@ -34,7 +34,7 @@ from typing import Any, Self
 from aiohttp import web
 from pydantic import ValidationError
 
-from assay.redaction import redact
+from assay.redaction import redact_headers
 from assay.testing._batches import FakeBatches
 from assay.testing._behaviors import (
     DEFAULT_CONTENT,
@@ -154,8 +154,8 @@ class FakeOpenAIServer:
 
     @property
     def stats(self) -> ServerStats:
-        """A consistent snapshot; mutating it does not affect the server. Credential headers
-        (Authorization, api-key, cookies, ...) read ``<redacted>``: this is what
+        """A consistent snapshot; mutating it does not affect the server. Header values
+        read ``<redacted>`` unless allow-listed (`assay.redaction.SAFE_HEADERS`): this is what
         ``GET /_control/stats`` serves; `headers_seen` keeps them for in-process checks."""
         with self._lock:
             return ServerStats(
@@ -163,7 +163,7 @@ class FakeOpenAIServer:
                 by_path=dict(self._stats.by_path),
                 by_status=dict(self._stats.by_status),
                 requests=list(self._bodies),
-                headers=[redact(h) for h in self._headers],
+                headers=[redact_headers(h) for h in self._headers],
                 scripted_remaining=sum(len(q) for _, q in self._scripts),
             )
 
