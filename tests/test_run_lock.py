@@ -229,6 +229,9 @@ def test_readers_work_while_the_lock_is_held(fmt: str, held: tuple[Path, int]) -
     assert out.strip()
     code, out, err = invoke(["compare", str(run_dir)])
     assert code == 0, err
+    spec = str(run_dir.parent / "demo.toml")
+    code, out, err = invoke(["run", spec, "--dry-run", "--output-dir", str(run_dir)])
+    assert code == 0, err  # a dry run reads what is recorded, and takes no lock
 
 
 def test_a_lock_file_left_by_a_dead_process_does_not_block(tmp_path: Path) -> None:
