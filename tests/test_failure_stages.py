@@ -47,11 +47,13 @@ def test_every_decomposition_failing_fails_the_run(tmp_path: Path) -> None:
     manifest = read_json(tmp_path / "run" / "manifest.json")
     assert manifest["status"] == "failed"
     message = manifest["message"]
-    assert message.startswith(f"decompose: {N_SENTENCES} of {N_SENTENCES} sentences failed")
-    assert "parse_error" in message and "failure limit of 0" in message
-    assert message in out + err
+    # the stage stops at its first failure over the limit; calls in flight still land
+    pattern = rf"decompose: (\d) of {N_SENTENCES} sentences failed \(parse_error \1\)"
+    found = re.match(pattern, message)
+    assert found, message
+    assert "failure limit of 0" in message and message in out + err
     lines = (tmp_path / "run" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == N_SENTENCES  # every failure kept
+    assert len(lines) == int(found.group(1)) >= 1  # every failure kept
     assert (tmp_path / "run" / "metrics.json").exists()
     assert read_json(tmp_path / "run" / "metrics.json")["forcebench"]["rows"]
 
@@ -64,13 +66,13 @@ def _verifier_down(body: dict[str, Any]) -> Behavior:
 def test_a_stage_over_its_own_limit_fails_though_the_run_as_a_whole_is_under(
     tmp_path: Path,
 ) -> None:
-    """The LLM verifier fails on all 5 claims (401): 5 of 136 planned over the whole
-    run is under 5%, but 5 of the verify stage's 10 is not."""
+    """The LLM verifier fails on every claim (401): at most 5 of 136 planned over the
+    whole run is under 5%, but any of the verify stage's 10 is over its limit of 0."""
     with FakeOpenAIServer(responder=_verifier_down) as srv:
         code, out, err = _run(write_spec(tmp_path, srv.base_url, extra=PAIRS), tmp_path / "run")
     assert code == 1, out + err
     message = read_json(tmp_path / "run" / "manifest.json")["message"]
-    assert re.match(r"verify: 5 of 10 verifications failed \(api_error 5\)", message), message
+    assert re.match(r"verify: (\d) of 10 verifications failed \(api_error \1\)", message), message
     assert "--retry-errors" in message
 
 

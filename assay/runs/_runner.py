@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,9 @@ from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
-from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import (
     GATES_FILE,
-    ITEM_JUDGMENTS_FILE,
     JUDGMENTS_FILE,
     MANIFEST_FILE,
     METRICS_FILE,
@@ -51,13 +49,14 @@ from assay.runs._manifest import (
 from assay.runs._options import RunOptions, RunOutcome
 from assay.runs._parquet import require_pyarrow, write_parquet_copies
 from assay.runs._plan import JudgeWork, pending, redo_statuses
-from assay.runs._policy import FailureBudget, StageTally, counter_tally, final_status
+from assay.runs._policy import FailureBudget, final_status
 from assay.runs._progress import Progress
 from assay.runs._resume import check_same_run, check_same_versions, interrupted_from_manifest
 from assay.runs._rundir import read_run_manifest
 from assay.runs._spec import LoadedSpec, load_spec
 from assay.runs._stage_items import ItemsStage
 from assay.runs._stage_judge import JudgeStage
+from assay.runs._stage_tallies import gate_budget, stage_tallies
 from assay.runs._store import TallyLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
@@ -255,12 +254,13 @@ class Runner:
                 await fact.run(self.run_dir, fact_ctx, policy)
             if self.gate is not None and not abort.is_set():
                 await self.gate.run(
-                    self.run_dir, replace(ctx, workers=1, on_record=self._gate_budget(abort))
+                    self.run_dir,
+                    replace(ctx, workers=1, on_record=gate_budget(policy, self.gate, abort)),
                 )
         fact, gate = self.factuality, self.gate
         status = final_status(
             policy,
-            self._tallies(log),
+            stage_tallies(policy, (planned, log.counters()), items, fact, gate),
             all_recorded=self._recorded(log) == planned
             and (not fact or fact.done())
             and (not items or items.done())
@@ -272,33 +272,6 @@ class Runner:
             with interruptible():
                 write_parquet_copies(self.run_dir)
         return status
-
-    def _gate_budget(self, abort: asyncio.Event) -> Callable[[Status], None]:
-        assert self.gate is not None
-        kept = [r.status for r in self.gate.records.values()]
-        return FailureBudget(self.loaded.spec.failure, self.gate.planned(), kept, abort).count
-
-    def _tallies(self, log: TallyLog[JudgmentRecord]) -> list[StageTally]:
-        """Every stage's failures against its own plan (see `_policy`)."""
-        failing = set(self.loaded.spec.failure.statuses)
-        planned = self.judge_stage.planned()
-        out = [
-            counter_tally("judge", "judgments", planned, log.counters(), failing, JUDGMENTS_FILE)
-        ]
-        if self.items is not None:
-            counters = self.items.counters()
-            items = counter_tally(
-                "items",
-                "item judgments",
-                self.items.planned(),
-                counters,
-                failing,
-                ITEM_JUDGMENTS_FILE,
-            )
-            out.append(items)
-        out += self.factuality.tallies(failing) if self.factuality is not None else []
-        out += [self.gate.tally(failing)] if self.gate is not None else []
-        return out
 
     def _preflight(self, todo_judges: set[str], existing: Manifest | None) -> None:
         """Credentials and local models of what this session will call, before the run
