@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from assay.core.answer_fields import omit_absent
 from assay.datasets._rows import validate_row
 from assay.errors import DatasetError
 
@@ -30,6 +31,11 @@ class DatasetFile(BaseModel):
     delimiter: str | None = Field(
         default=None, description="A CSV/TSV file's delimiter (given or detected)."
     )
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_delimiter(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No `delimiter` key for a file that has none: JSONL datasets dump as before."""
+        return omit_absent(handler(self), ("delimiter",))
 
 
 def decode_utf8(data: bytes, path: Path) -> str:
