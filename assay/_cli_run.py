@@ -62,8 +62,11 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     """Run the spec; Ctrl-C or SIGTERM prints what was saved and how to resume."""
     from assay.runs import Runner, load_spec
     from assay.runs._resume import RunInterrupted, resume_command
+    from assay.runs._rundir import refuse_if_written
 
-    runner = Runner(load_spec(spec), options)
+    loaded = load_spec(spec)
+    refuse_if_written(loaded, options)  # before datasets and models are loaded
+    runner = Runner(loaded, options)
     err = console(stderr=True)
     for warning in runner.warnings:
         err.print(f"[yellow]warning:[/] {escape(scrub_text(warning))}", soft_wrap=True)

@@ -360,3 +360,23 @@ def test_a_run_that_finished_while_this_one_made_its_checks_is_resumed_not_redon
     judgments = out / "judgments.jsonl"
     assert len(_keys_once(judgments)) == _lines(judgments) == outcome.planned
     assert len(read_json(out / "manifest.json")["sessions"]) == 2
+
+
+def test_a_refused_run_loads_no_dataset_and_no_model_first(
+    held: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusal comes before `Runner(...)` reads the datasets and loads local models
+    (seconds to minutes for a large file or a model): `exits 2 at once`."""
+    import assay
+    from assay.errors import AssayError
+    from assay.runs import _runner
+
+    def assemble(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("datasets and models loaded before the lock was checked")
+
+    monkeypatch.setattr(_runner, "assemble", assemble)
+    run_dir, pid = held
+    code, _, err = invoke(WRITERS["run"](run_dir))
+    _refused(code, err, run_dir, pid)
+    with pytest.raises(AssayError, match=f"another assay process \\(pid {pid}"):
+        assay.run(run_dir.parent / "demo.toml", output_dir=run_dir)

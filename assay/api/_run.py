@@ -24,6 +24,7 @@ from assay.core.verification import Verifier
 from assay.errors import AssayError, first_problem
 from assay.redaction import scrub_text
 from assay.runs import Runner, RunOptions
+from assay.runs._rundir import refuse_if_written
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -78,8 +79,10 @@ def run(
     verifier_objects = [as_verifier(v) for v in verifiers]
     given = {"judges"} if judge_objects else set()
     given |= {"verifiers"} if verifier_objects else set()
+    loaded = to_loaded_spec(spec, given_in_python=given)
+    refuse_if_written(loaded, options)  # before datasets and models are loaded
     runner = Runner(
-        to_loaded_spec(spec, given_in_python=given),
+        loaded,
         options,
         judges=judge_objects,
         decomposer=_checked_decomposer(decomposer),

@@ -23,10 +23,11 @@ from types import TracebackType
 
 from assay.errors import RunError
 
-__all__ = ["AGAIN", "LOCK_FILE", "RunDirBusy", "WriterLock", "write_atomic"]
+__all__ = ["AGAIN", "ELSEWHERE", "LOCK_FILE", "RunDirBusy", "WriterLock", "write_atomic"]
 
 LOCK_FILE = ".assay.lock"
 AGAIN = "wait for it to finish, then run this command again"  # advice to a refused writer
+ELSEWHERE = "wait for it to finish, or choose another --output-dir"  # ... to a new run
 _READ_TRIES = 20  # a holder writes its pid right after locking: wait that long, at most
 
 
@@ -73,16 +74,36 @@ class WriterLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            busy = self._busy(fd)
             os.close(fd)
-            raise RunDirBusy(
-                f"another assay process ({holder}) is writing this run directory; {self.fix}",
-                file=self.run_dir,
-            ) from None
+            raise busy from None
         except OSError as exc:
             os.close(fd)
             raise RunError(f"cannot lock the run directory: {exc.strerror}", file=path) from None
         return fd
+
+    def check_free(self) -> None:
+        """Raise `RunDirBusy` now if another writer holds the lock; takes nothing and
+        creates nothing. For refusing before expensive work (datasets, local models):
+        `acquire` is what keeps writers apart."""
+        try:
+            fd = os.open(self.run_dir / LOCK_FILE, os.O_RDONLY)
+        except OSError:
+            return  # no lock file, so no writer (or none we can see: `acquire` will say)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise self._busy(fd) from None
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def _busy(self, fd: int) -> RunDirBusy:
+        return RunDirBusy(
+            f"another assay process ({_holder(fd)}) is writing this run directory; {self.fix}",
+            file=self.run_dir,
+        )
 
     def release(self) -> None:
         """Remove the lock file, then let go (a writer that opened the old file sees

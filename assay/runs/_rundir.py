@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
+from assay.core.rundir_lock import ELSEWHERE, WriterLock
 from assay.errors import PathError, RunError
+
+if TYPE_CHECKING:
+    from assay.runs._options import RunOptions
+    from assay.runs._spec import LoadedSpec
 
 WRITERS = "`assay run` or `assay import-medscore`"
 
@@ -77,3 +82,10 @@ def check_new_dir(
     if spec is None:
         raise PathError(f"{what} {problem}; {fix}", file=path)
     raise PathError(f"{what} {str(path)!r} {problem}; {fix}", file=spec, field=field)
+
+
+def refuse_if_written(loaded: LoadedSpec, options: RunOptions) -> None:
+    """Refuse a run at once when another process writes its run directory, before the
+    datasets and local models `Runner(...)` loads (`Runner.run` takes the lock itself)."""
+    run_dir = loaded.output_dir(options.output_dir)
+    WriterLock(run_dir, command="assay run", fix=ELSEWHERE).check_free()
