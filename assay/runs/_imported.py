@@ -18,14 +18,12 @@ from assay.core.rundir import (
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
 )
-from assay.core.rundir_lock import WriterLock
+from assay.core.rundir_lock import ELSEWHERE, WriterLock
 from assay.errors import RunError
 from assay.runs._manifest import factuality_section, imported_manifest
 from assay.runs._metrics import compute_metrics
 from assay.runs._rundir import check_new_dir
 from assay.runs._store import write_json_atomic, write_jsonl_atomic, write_manifest
-
-ELSEWHERE = "wait for it to finish, or choose another --output-dir"
 
 
 def import_medscore_run(
