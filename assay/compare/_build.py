@@ -184,8 +184,9 @@ def compare_runs(
     Each metric's judges are compared pairwise, or each against `reference` (a judge id
     as shown in the report), with a paired bootstrap CI of the difference (items
     resampled jointly, one draw for all judges), McNemar's exact test for 0/1 outcomes
-    and a bootstrap p otherwise, Holm-adjusted across every comparison. Runs whose item
-    sets differ are compared on the intersection (a note says so); `strict=True` refuses.
+    and a bootstrap p otherwise, Holm-adjusted within each family of comparisons on the
+    same items. Runs whose item sets differ are compared on the intersection (a note says
+    so; `strict=True` refuses); runs sharing no item with any other are refused.
     """
     _check_settings(n_boot, seed, confidence)
     if not run_dirs:
