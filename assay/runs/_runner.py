@@ -25,7 +25,7 @@ from assay.core.rundir import (
     MANIFEST_FILE,
     METRICS_FILE,
 )
-from assay.core.rundir_lock import LOCK_FILE, WriterLock
+from assay.core.rundir_lock import ELSEWHERE, LOCK_FILE, WriterLock
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._retry import TargetUnreachable
@@ -61,8 +61,6 @@ from assay.runs._store import TallyLog, write_json_atomic, write_manifest
 from assay.runs._targets import unreachable_message
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
-
-BUSY_FIX = "wait for it to finish, or choose another --output-dir"
 
 
 class Runner:
@@ -155,7 +153,7 @@ class Runner:
         """Hold the run directory's writer lock from before the first read (so a torn
         tail is repaired and earlier records counted by this process alone) to the end.
         A new directory is made, and locked, only once every check has passed."""
-        lock = WriterLock(self.run_dir, command="assay run", fix=BUSY_FIX)
+        lock = WriterLock(self.run_dir, command="assay run", fix=ELSEWHERE)
         try:
             if self.run_dir.is_dir():
                 lock.acquire()
