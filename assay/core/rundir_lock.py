@@ -7,23 +7,21 @@ works; a second writer is refused at once, naming the holder's pid. The lock is
 `flock(2)` on a file, so it dies with its process: a writer killed with SIGKILL never
 blocks the next one and nothing needs cleaning up by hand. Readers (`report`, `compare`,
 `assay.open_run`) never take it: what they read is written atomically (temp file +
-rename, `write_atomic`) or appended whole lines at a time (a torn last line is skipped).
+rename, `assay.core.atomic`) or appended whole lines at a time (a torn last line is skipped).
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
 
 from assay.errors import RunError
 
-__all__ = ["AGAIN", "ELSEWHERE", "LOCK_FILE", "RunDirBusy", "WriterLock", "write_atomic"]
+__all__ = ["AGAIN", "ELSEWHERE", "LOCK_FILE", "RunDirBusy", "WriterLock"]
 
 LOCK_FILE = ".assay.lock"
 AGAIN = "wait for it to finish, then run this command again"  # advice to a refused writer
@@ -152,22 +150,3 @@ def _holder(fd: int) -> str:
         this = ", this process" if pid == os.getpid() else ""
         return f"pid {pid}{this}, `{command}`"
     return "pid unknown"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `path` through a temp file in its folder and a rename, so a reader (a
-    report, a browser) sees the old file or the new one, never half of one; a failed
-    write leaves the old file and no temp file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # as a plain write would leave it (mkstemp makes 0600)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

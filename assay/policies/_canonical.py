@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from assay.core.atomic import write_bytes_atomic as write_bytes
 from assay.errors import SpecError
 
 
@@ -44,30 +43,10 @@ def canonical_sha256(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()  # read once, at import: mkstemp creates 0600, outputs get the usual 0644
-
-
 def write_bytes_atomic(path: Path, data: bytes) -> str:
-    """Replace `path` with `data` (temporary sibling, fsync, rename): readers see the
-    old file or the new one, never a part; returns the sha256 of `data`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace `path` with `data` in one rename (`assay.core.atomic`); returns the
+    sha256 of `data`, which provenance records name."""
+    write_bytes(path, data)
     return hashlib.sha256(data).hexdigest()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._table import Grid, print_grid
-from assay.core.rundir_lock import write_atomic
+from assay.core.atomic import write_bytes_atomic
 from assay.errors import AssayError
 from assay.report._formats import (
     ReportFormat,
@@ -47,7 +47,7 @@ def write_report_file(target: Path, text: str) -> None:
     if target.is_dir():
         raise AssayError("is a directory; give -o a file path, e.g. -o report.txt", file=target)
     try:
-        write_atomic(target, text.encode("utf-8"))  # a reader never sees half a report
+        write_bytes_atomic(target, text.encode("utf-8"))  # a reader never sees half a report
     except OSError as exc:
         raise AssayError(f"cannot write the report: {exc.strerror}", file=target) from None
 

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from assay.core.atomic import atomic_writer
 from assay.core.manifest import Manifest
 from assay.core.outcomes import Status
 from assay.core.rundir import (
@@ -29,18 +29,9 @@ from assay.runs._counters import JudgeCounters, counters_of
 
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write-then-rename so readers never see half a manifest."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, indent=2, ensure_ascii=False, default=str)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as fh:
+        json.dump(value, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write("\n")
 
 
 def redact_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -170,15 +161,9 @@ JudgmentWriter = RecordWriter  # the name this writer had when it wrote judgment
 
 def write_jsonl_atomic(path: Path, records: Iterable[BaseModel]) -> None:
     """Rewrite a derived JSONL file in one rename, so readers never see half of it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(record.model_dump_json() + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as fh:
+        for record in records:
+            fh.write(record.model_dump_json() + "\n")
 
 
 R = TypeVar("R", bound=BaseModel)
