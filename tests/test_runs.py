@@ -217,8 +217,12 @@ def test_reparse_uses_raw_outputs_without_calls(
         1 if rec["judge_id"] != "baseline:token-overlap" else 0
     )
     assert smart_server.stats.total == before
-    assert (out / "judgments.jsonl.before-reparse").exists()
+    backup = out / "judgments.jsonl.before-reparse"
+    assert backup.read_text(encoding="utf-8") == "\n".join(lines) + "\n"
     assert read_json(out / "manifest.json")["reparses"]
+    reparse_run(out)  # again (or after an interrupted reparse): the first backup stays
+    assert backup.read_text(encoding="utf-8") == "\n".join(lines) + "\n"
+    assert len(read_json(out / "manifest.json")["reparses"]) == 2
 
 
 def _wait_for_lines(path: Path, n: int, timeout: float) -> int:

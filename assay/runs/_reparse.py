@@ -130,7 +130,8 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
     prompts = _prompts_for(manifest)
     updated, changes = _reparsed(latest_records(run / JUDGMENTS_FILE), prompts)
     backup = run / f"{JUDGMENTS_FILE}.before-reparse"
-    shutil.copyfile(run / JUDGMENTS_FILE, backup)
+    if not backup.exists():  # the records as first written: a later reparse keeps them
+        shutil.copyfile(run / JUDGMENTS_FILE, backup)
     write_jsonl_atomic(run / JUDGMENTS_FILE, updated)
 
     metrics = _metrics_for(run, manifest)
