@@ -317,6 +317,7 @@ def test_a_broken_state_file_or_result_line_is_one_line(tmp_path: Path) -> None:
         spec = _spec(tmp_path, server.base_url)
         out, cache = tmp_path / "run", str(tmp_path / "cache")
         argv = ["run", str(spec), "--output-dir", str(out), "--cache-dir", cache]
+        argv.append("--no-progress")  # the bars' final lines go to stderr too
         server.batches.fail("create", [http_error(400)])
         assert invoke(argv)[0] == 2  # a run directory, no batch yet
         (out / "batches.json").write_text('{"jobs": [{"model": 3}]}', encoding="utf-8")
