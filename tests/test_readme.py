@@ -27,6 +27,7 @@ its place.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -36,11 +37,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
+from typing import Any
 
 import pytest
 from _readme_fork import ForkServer, plain_command
 
-from assay.testing import FakeOpenAIServer
+from assay.testing import Behavior, FakeOpenAIServer, reply
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -224,13 +226,24 @@ def run_bash_line(
     if cmd.startswith("python -m assay.testing"):
         return _run_server_command(cmd, box, env)
     if "_API_KEY=" in cmd.split(" assay ")[0]:
-        with FakeOpenAIServer() as srv:
+        with FakeOpenAIServer(responder=_answers_like_a_model) as srv:
             hosted = dict(env, OPENAI_BASE_URL=srv.base_url)
             quiet = " --no-progress" if " assay run " in f" {cmd} " else ""
             out = _run(cmd + quiet, box, hosted, forks)
             assert srv.stats.total > 0, "the hosted example sent no request"
             return out
     return _run(cmd, box, env, forks)
+
+
+def _answers_like_a_model(body: dict[str, Any]) -> Behavior | None:
+    """A decomposition request gets its target sentence back as the one claim (the
+    server's default verdict is no claim list: every decomposition would fail, and the
+    hosted example would end `failed` by the failure budget); the rest, the default."""
+    text = str(body["messages"][-1].get("content") or "")
+    head, marker, sentence = text.rpartition("Target sentence:")
+    if not marker or not sentence.strip():
+        return None
+    return reply(json.dumps({"claims": [sentence.strip().splitlines()[0]]}))
 
 
 def check_toml(block: Block, box: Path) -> None:
