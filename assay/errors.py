@@ -1,6 +1,6 @@
 """User-facing errors: each one renders as a single actionable line.
 
-The CLI (`assay._cli_errors`) prints an `AssayError` as `error: <render()>` and exits 2.
+The CLI (`assay.cli._errors`) prints an `AssayError` as `error: <render()>` and exits 2.
 Anything else is a bug in assay: it still ends in one `error: internal error: ...` line
 (ASSAY_DEBUG=1 shows the traceback), so raise an `AssayError` for every input a user can
 get wrong, naming the file, line or field and the fix.

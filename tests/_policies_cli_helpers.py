@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from assay._cli_errors import run_guarded
 from assay.cli import app
+from assay.cli._errors import run_guarded
 
 RUN_SPEC = """
 name = "policies-cli"

@@ -569,7 +569,7 @@ def test_failed_run_status_still_exits_1(monkeypatch: pytest.MonkeyPatch) -> Non
     """typer.Exit from a command (a failed run) keeps its code through the handler."""
     import typer
 
-    from assay._cli_errors import run_guarded
+    from assay.cli._errors import run_guarded
 
     app = typer.Typer()
 

@@ -18,8 +18,8 @@ import pytest
 import typer
 from _cli import invoke
 
-from assay._cli_paths import cli_path, cli_path_text
 from assay.cli import app
+from assay.cli._paths import cli_path, cli_path_text
 from assay.datasets import load_items, load_pairs, scan_pairs
 from assay.datasets._items import ItemsDatasetOptions
 from assay.errors import DatasetError

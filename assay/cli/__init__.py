@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
-from assay._cli_paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
-from assay._cli_policies import policies_app
 from assay._limits import MAX_BOOTSTRAP
+from assay.cli._paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
+from assay.cli._policies import policies_app
 from assay.errors import AssayError
 from assay.redaction import redact, scrub_text
 
@@ -30,7 +30,7 @@ app.add_typer(policies_app, name="policies")
 
 
 def _console(stderr: bool = False) -> Any:
-    from assay._cli_run import console
+    from assay.cli._run import console
 
     return console(stderr)
 
@@ -60,7 +60,7 @@ def run(
     ] = "table",
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
-    from assay._cli_run import run_command
+    from assay.cli._run import run_command
     from assay.runs import RunOptions
 
     options = RunOptions(
@@ -75,7 +75,7 @@ def run(
 
 
 def _print_run_table(run_dir: Path, *, detail: bool = False) -> None:
-    from assay._cli_run import print_run_table
+    from assay.cli._run import print_run_table
 
     print_run_table(run_dir, detail=detail)
 
@@ -139,7 +139,7 @@ def compare(
 ) -> None:
     """Compare judges on the same items, within one run or across runs: paired
     differences with bootstrap CIs, McNemar tests, Holm correction, an ablation table."""
-    from assay._cli_compare import compare_command
+    from assay.cli._compare import compare_command
 
     compare_command(
         run_dirs,
@@ -411,7 +411,7 @@ def list_(
 
 def main() -> None:
     """Entry point: any failure becomes one `error:` line on stderr and a non-zero exit."""
-    from assay._cli_errors import run_guarded
+    from assay.cli._errors import run_guarded
 
     sys.exit(run_guarded(app))
 

@@ -1,5 +1,5 @@
 """`assay policies sweep | compare`: curves of one policy and paired deltas of two, for
-every kind. Registered on `policies_app` by `_cli_policies`, so this module needs
+every kind. Registered on `policies_app` by `assay.cli._policies`, so this module needs
 nothing of it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from assay._cli_policies_common import (
+from assay.cli._policies_common import (
     AppliedRunDir,
     Name,
     PolicyFile,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from assay._cli_paths import cli_path
 from assay._limits import MAX_BOOTSTRAP
+from assay.cli._paths import cli_path
 
 if TYPE_CHECKING:
     from assay.policies._session import Loaded

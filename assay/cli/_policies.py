@@ -1,5 +1,5 @@
 """`assay policies apply | tune | list | export` (and `sweep | compare`, registered from
-`_cli_policies_curves`): decisions over a finished run's records.
+`assay.cli._policies_curves`): decisions over a finished run's records.
 
 Kept out of `cli.py` so that file only registers the sub-command group; the policies
 modules are imported inside the commands, as in the rest of the CLI.
@@ -13,9 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from assay import _cli_policies_curves as curves
-from assay._cli_paths import cli_path
-from assay._cli_policies_common import (
+from assay._limits import MAX_WORKERS
+from assay.cli import _policies_curves as curves
+from assay.cli._paths import cli_path
+from assay.cli._policies_common import (
     AppliedRunDir,
     Name,
     OnlyName,
@@ -29,7 +30,6 @@ from assay._cli_policies_common import (
     load_policies,
     writes_run_dir,
 )
-from assay._limits import MAX_WORKERS
 from assay.errors import RunError, SpecError
 
 policies_app = typer.Typer(
