@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
@@ -24,20 +24,26 @@ from assay.errors import RunError, first_problem
 
 __all__ = [
     "ANSWERS_FILE",
+    "CANDIDATES_FILE",
+    "CERTIFICATES_FILE",
     "CLAIMS_FILE",
     "DIGESTS_KEY",
     "GATES_FILE",
+    "GATE_DECISIONS_FILE",
     "ITEMS_FILE",
     "ITEM_JUDGMENTS_FILE",
     "JUDGMENTS_FILE",
     "MANIFEST_FILE",
     "METRICS_FILE",
     "RECORD_FILES",
+    "RESPONSES_FILE",
     "SENTENCES_FILE",
+    "SWEEP_FILE",
     "VERIFICATIONS_FILE",
     "file_sha256",
     "iter_jsonl",
     "iter_records",
+    "iter_rows",
     "latest",
     "latest_records",
     "read_json",
@@ -66,6 +72,13 @@ RECORD_FILES = (
     GATES_FILE,
 )
 DIGESTS_KEY = "records_sha256"
+# What `assay policies` writes under `policies/<name>/` (with its own claims.jsonl,
+# manifest.json and metrics.json, named by the constants above).
+RESPONSES_FILE = "responses.jsonl"
+CERTIFICATES_FILE = "certificates.jsonl"
+GATE_DECISIONS_FILE = "gate_decisions.jsonl"
+CANDIDATES_FILE = "candidates.jsonl"
+SWEEP_FILE = "sweep.jsonl"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -102,6 +115,18 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
                 yield model.model_validate_json(line)
             except ValidationError as exc:
                 raise _corrupt(exc, line, path, lineno) from None
+
+
+class _Row(RootModel[dict[str, Any]]):
+    """Any JSON object: a record line read as a plain dict."""
+
+
+def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """Lines of a JSONL file as plain JSON objects, read like `iter_jsonl` (a torn last
+    line skipped, a corrupt one an error naming file and line), for callers without a
+    record model (policy outputs, answers, Parquet export)."""
+    for row in iter_jsonl(path, _Row):
+        yield row.root
 
 
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')

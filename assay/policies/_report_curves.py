@@ -10,18 +10,17 @@ against 1 − VCP.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.core.rundir import MANIFEST_FILE, SWEEP_FILE, iter_rows
 from assay.errors import AssayError
 from assay.policies._canonical import canonical_sha256
 from assay.policies._load_run import RunInputs, read_run, restrict_to_split
 
-SWEEP_FILE = "sweep.jsonl"
 Dump = dict[str, Any]
 
 
@@ -161,10 +160,9 @@ def computed_sweep(manifest: Dump, run: RunInputs, file: Path) -> list[Dump]:
 def _sweep_points(folder: Path, manifest: Dump, cache: RunCache) -> tuple[list[Dump], str]:
     path = folder / SWEEP_FILE
     if path.is_file():
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()], SWEEP_FILE
+        return list(iter_rows(path)), SWEEP_FILE
     run = cache.run((manifest.get("inputs") or {}).get("split"))
-    return computed_sweep(manifest, run, folder / "manifest.json"), "computed (default sweep)"
+    return computed_sweep(manifest, run, folder / MANIFEST_FILE), "computed (default sweep)"
 
 
 def answers_of(split: Any) -> str:

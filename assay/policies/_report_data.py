@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from assay.core.rundir import CLAIMS_FILE, GATE_DECISIONS_FILE, RESPONSES_FILE, iter_rows
 from assay.errors import AssayError
 from assay.policies._apply_write import MANIFEST, METRICS, POLICIES_DIR
 from assay.policies._report_curves import Curve, RunCache, curve_of
@@ -24,9 +24,9 @@ from assay.policies._report_samples import Sample, samples_of
 
 STAGING_PREFIX = "."  # `.<name>.partial`: a policy being written, not an applied one
 _MIX_FILES = (
-    ("responses.jsonl", "response outcome", "outcome"),
-    ("gate_decisions.jsonl", "gate outcome", "outcome"),
-    ("claims.jsonl", "claim decision", "decision"),
+    (RESPONSES_FILE, "response outcome", "outcome"),
+    (GATE_DECISIONS_FILE, "gate outcome", "outcome"),
+    (CLAIMS_FILE, "claim decision", "decision"),
 )
 
 
@@ -91,12 +91,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            yield json.loads(line)
-
-
 def _is_ratio(value: Any) -> bool:
     return isinstance(value, dict) and {"numerator", "denominator", "value"} <= value.keys()
 
@@ -115,7 +109,7 @@ def _mix(folder: Path) -> list[MixRow]:
         path = folder / file
         if not path.is_file():
             continue
-        counts = Counter(str(r.get(field)) for r in _jsonl(path))
+        counts = Counter(str(r.get(field)) for r in iter_rows(path))
         total = sum(counts.values())
         rows += [MixRow(of=of, label=k, count=n, total=total) for k, n in sorted(counts.items())]
     return rows

@@ -8,12 +8,12 @@ is data: renderers must escape it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.core.rundir import CLAIMS_FILE, iter_jsonl
 from assay.policies._fc_config import Mode
 from assay.policies._fc_records import ClaimRecord, RenderState
 from assay.policies._fc_render import render
@@ -54,11 +54,8 @@ def _place(claim_id: str, mode: Mode, claims: list[ClaimRecord]) -> str:
 
 def _by_answer(folder: Path) -> dict[tuple[str, str], list[ClaimRecord]]:
     grouped: dict[tuple[str, str], list[ClaimRecord]] = {}
-    path = folder / "claims.jsonl"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            claim = ClaimRecord.model_validate(json.loads(line))
-            grouped.setdefault((claim.dataset, claim.answer_id), []).append(claim)
+    for claim in iter_jsonl(folder / CLAIMS_FILE, ClaimRecord):
+        grouped.setdefault((claim.dataset, claim.answer_id), []).append(claim)
     return grouped
 
 

@@ -6,7 +6,6 @@ never disagree.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
@@ -32,16 +31,14 @@ from assay.core.rundir import (
     VERIFICATIONS_FILE,
     iter_jsonl,
     iter_records,
+    iter_rows,
     latest,
     record_digests,
 )
 
 
 def read_answers(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / ANSWERS_FILE
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return list(iter_rows(run_dir / ANSWERS_FILE))
 
 
 def compute_metrics(
