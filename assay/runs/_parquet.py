@@ -31,6 +31,7 @@ from assay.core.rundir import (
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
     iter_jsonl,
+    iter_rows,
 )
 from assay.errors import SpecError
 
@@ -125,20 +126,9 @@ def _latest_rows(source: Path, model: type[BaseModel]) -> Iterator[dict[str, Any
         last[record.key] = index  # type: ignore[attr-defined]
     keep = set(last.values())
     del last
-    for index, line in enumerate(_whole_lines(source)):
+    for index, row in enumerate(iter_rows(source)):  # the same lines, as plain objects
         if index in keep:
-            yield json.loads(line)
-
-
-def _whole_lines(source: Path) -> Iterator[str]:
-    """The lines `iter_jsonl` reads: non-blank, ending in a newline (no torn tail)."""
-    with source.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            if not line.endswith("\n"):
-                return
-            yield line
+            yield row
 
 
 def _batches(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
