@@ -49,7 +49,16 @@ class ModelClient(Protocol):
 
 
 LOCAL_PROVIDERS = ("hf", "hf-nli", "hf-ce")
+"""Model-id prefixes of the transports that run a model on this machine: no API cost, no
+endpoint to check, torch/transformers needed. The one list; everything asks `is_local`."""
 DEFAULT_TRANSPORT = "litellm"
+
+
+def is_local(model: str | None) -> bool:
+    """Whether the model id names a local transformers model (`hf/`, `hf-nli/`, `hf-ce/`)."""
+    provider, slash, _ = (model or "").partition("/")
+    return bool(slash) and provider in LOCAL_PROVIDERS
+
 
 TRANSPORTS.add(
     DEFAULT_TRANSPORT,
@@ -140,6 +149,7 @@ __all__ = [
     "CACHE_SCHEMA_VERSION",
     "DEFAULT_TRANSPORT",
     "LOCAL_PROVIDERS",
+    "is_local",
     "Accounting",
     "BatchTransport",
     "CachedResponses",

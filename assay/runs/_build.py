@@ -10,7 +10,7 @@ from typing import Any
 from assay.core.judging import Judge
 from assay.datasets import ItemsDataset, PairsFile, load_items, scan_pairs
 from assay.errors import AssayError, SpecError
-from assay.models import ResponseCache
+from assay.models import ResponseCache, is_local
 from assay.runs._components import (
     ClientPool,
     ComponentContext,
@@ -56,9 +56,6 @@ def build_judges(
 LOCAL_MODULES = ("torch", "transformers", "sentence_transformers")
 
 
-LOCAL_PREFIXES = ("hf/", "hf-nli/", "hf-ce/")
-
-
 def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
     """(field, what) for every part of the spec that runs a transformers model locally:
     an hf/, hf-nli/ or hf-ce/ model in any block (the gate's reranker, unless it is the
@@ -68,7 +65,7 @@ def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
         (f"judges[{i}].models[{k}]", f"model {m!r}")
         for i, block in enumerate(spec.judges)
         for k, m in enumerate(block.models)
-        if m.startswith(LOCAL_PREFIXES)
+        if is_local(m)
     ]
     if spec.gate is not None and spec.gate.local_model:
         uses.append(("gate.model", f"reranker {spec.gate.model!r}"))
@@ -77,10 +74,10 @@ def _local_uses(loaded: LoadedSpec) -> list[tuple[str, str]]:
     fact = spec.factuality
     if fact is None:
         return uses
-    if (fact.decomposer.model or "").startswith(LOCAL_PREFIXES):
+    if is_local(fact.decomposer.model):
         uses.append(("factuality.decomposer.model", f"model {fact.decomposer.model!r}"))
     for i, v in enumerate(fact.verifiers):
-        if (v.model or "").startswith(LOCAL_PREFIXES):
+        if is_local(v.model):
             uses.append((f"factuality.verifiers[{i}]", f'verifier kind "{v.kind}"'))
         elif v.params().get("dense_model"):
             uses.append((f"factuality.verifiers[{i}].dense_model", "dense retrieval"))

@@ -325,9 +325,9 @@ def _prices(
 
 
 def _price_note(client: Any, model: str, cost: float | None) -> str | None:
-    from assay.models import LOCAL_PROVIDERS
+    from assay.models import is_local
 
-    if client.config.provider in LOCAL_PROVIDERS:
+    if is_local(client.config.model):
         return "local model: no API cost (tokens counted with tiktoken, an approximation)"
     return None if cost is not None else f"{model} has no price in litellm's cost map"
 
@@ -345,9 +345,9 @@ def _cached(client: Any, request: ChatRequest, ctx: _Ctx) -> bool:
 
 def _preflight(client: Any, ctx: _Ctx) -> None:
     """A missing key is a note here: the dry run needs none, the real run will."""
-    from assay.models import LOCAL_PROVIDERS
+    from assay.models import is_local
 
-    if client.config.provider in LOCAL_PROVIDERS:
+    if is_local(client.config.model):
         return  # preflight would load the model
     try:
         client.preflight()

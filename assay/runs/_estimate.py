@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.models import LOCAL_PROVIDERS
+from assay.models import is_local
 
 TOKENS_HOW = (
     "input tokens: litellm.token_counter over the rendered messages (tiktoken: the model's "
@@ -53,7 +53,7 @@ class Estimator:
 
     def price(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
         """USD from litellm's cost map; None when the model has no price there."""
-        if model.split("/", 1)[0] in LOCAL_PROVIDERS:
+        if is_local(model):
             return 0.0
         try:
             cost_in, cost_out = self._litellm.cost_per_token(

@@ -10,10 +10,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay.errors import SpecError
+from assay.models import is_local
 from assay.models._retry import TargetUnreachable
 from assay.runs._spec import ComponentBlock, LoadedSpec, RunSpec
-
-LOCAL_PREFIXES = ("hf", "hf-nli")
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Target:
 
     @property
     def hosted(self) -> bool:
-        return self.model.split("/", 1)[0] not in LOCAL_PREFIXES
+        return not is_local(self.model)
 
 
 def spec_targets(spec: RunSpec) -> list[Target]:
