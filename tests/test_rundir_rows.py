@@ -12,13 +12,15 @@ from assay.core.rundir import (
     ANSWERS_FILE,
     CLAIMS_FILE,
     GATE_DECISIONS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
     RESPONSES_FILE,
     SWEEP_FILE,
     iter_rows,
 )
 from assay.errors import RunError
 from assay.policies._report_curves import RunCache, _sweep_points
-from assay.policies._report_data import _mix
+from assay.policies._report_data import _mix, policy_report
 from assay.policies._report_samples import _by_answer
 from assay.runs._metrics import read_answers
 
@@ -62,3 +64,17 @@ def test_recorded_sweep_skips_a_torn_last_point(tmp_path: Path) -> None:
     (tmp_path / SWEEP_FILE).write_text('{"threshold": 0.5}\n{"thresh', encoding="utf-8")
     cache = RunCache(tmp_path)
     assert _sweep_points(tmp_path, {}, cache) == ([{"threshold": 0.5}], SWEEP_FILE)
+
+
+def test_a_corrupt_policy_output_line_is_a_report_warning_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "policies" / "p"
+    folder.mkdir(parents=True)
+    (folder / MANIFEST_FILE).write_text("{}", encoding="utf-8")
+    (folder / METRICS_FILE).write_text("{}", encoding="utf-8")
+    (folder / RESPONSES_FILE).write_text('{"outcome": "pass"}\n{"outc\n', encoding="utf-8")
+    report = policy_report(tmp_path, folder, RunCache(tmp_path), charts=False)
+    assert len(report.warnings) == 1
+    assert "cannot read the outputs" in report.warnings[0]
+    assert f"{RESPONSES_FILE}:2: corrupt record" in report.warnings[0]

@@ -30,13 +30,14 @@ from assay.cli._policies_common import (
     load_policies,
     writes_run_dir,
 )
+from assay.core.rundir import CERTIFICATES_FILE, GATE_DECISIONS_FILE
 from assay.errors import RunError, SpecError
 
 policies_app = typer.Typer(
     help="Apply versioned decision policies to a run's verifications.", no_args_is_help=True
 )
 
-EXPORTS = {"certificates": "certificates.jsonl", "gate-log": "gate_decisions.jsonl"}
+EXPORTS = {"certificates": CERTIFICATES_FILE, "gate-log": GATE_DECISIONS_FILE}
 
 
 def _metric_rows(ratios: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:

@@ -13,6 +13,7 @@ import typer
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.cli._paths import cli_path
+from assay.core.rundir import MANIFEST_FILE
 
 if TYPE_CHECKING:
     from assay.policies._session import Loaded
@@ -63,7 +64,7 @@ def writes_run_dir(command: str) -> Callable[[F], F]:
             from assay.core.rundir_lock import AGAIN, WriterLock
 
             run_dir = Path(kwargs["run_dir"])
-            if not (run_dir / "manifest.json").is_file():
+            if not (run_dir / MANIFEST_FILE).is_file():
                 return fn(**kwargs)
             with WriterLock(run_dir, command=command, fix=AGAIN):
                 return fn(**kwargs)

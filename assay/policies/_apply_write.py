@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
+from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
 from assay.policies._apply import Outputs, Settings
 from assay.policies._canonical import canonical_json, write_canonical_json, write_canonical_jsonl
 from assay.policies._load_run import RunInputs
 
 SCHEMA_VERSION = 1
 POLICIES_DIR = "policies"
-METRICS = "metrics.json"
-MANIFEST = "manifest.json"
+METRICS = METRICS_FILE
+MANIFEST = MANIFEST_FILE
 RUN_INFO = "run_info.json"
 
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from assay.core.answers import Passage
 from assay.core.records import ClaimRecord, VerificationRecord
+from assay.core.rundir import VERIFICATIONS_FILE
 from assay.core.verification import ScoredPair
 from assay.errors import RunError, first_problem
 from assay.policies._fc_inputs import (
@@ -113,7 +114,7 @@ def fc_inputs(
         except ValidationError as exc:
             message = first_problem(exc, typo_first=False).message
             raise RunError(
-                f"answer {answer.answer_id!r}: {message}", file="verifications.jsonl", field="pairs"
+                f"answer {answer.answer_id!r}: {message}", file=VERIFICATIONS_FILE, field="pairs"
             ) from None
     return out
 

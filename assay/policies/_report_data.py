@@ -181,7 +181,7 @@ def policy_report(
     try:
         metrics = _read_json(folder / METRICS)
         rows, mix = metric_rows(metrics), _mix(folder)
-    except (OSError, ValueError, TypeError) as exc:
+    except (AssayError, OSError, ValueError, TypeError) as exc:
         warnings.append(f"cannot read the outputs ({exc})")
         return PolicyReport(**_identity(name, manifest), warnings=warnings)
     curve, note = curve_of(run_dir, folder, manifest, metrics, cache) if charts else (None, None)

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay._interrupts import cancellable
+from assay.core.rundir import MANIFEST_FILE
 from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError, SpecError
 from assay.policies._apply import Chain, Outputs, Settings, chain_of, runner_of
@@ -59,8 +60,8 @@ class AppliedPolicy(BaseModel):
 
 
 def check_run_dir(run_dir: Path) -> None:
-    if not (run_dir / "manifest.json").is_file():
-        raise RunError("not a run directory (no manifest.json)", file=run_dir)
+    if not (run_dir / MANIFEST_FILE).is_file():
+        raise RunError(f"not a run directory (no {MANIFEST_FILE})", file=run_dir)
 
 
 def gates_for(specs: list[PolicySpec], chosen: list[PolicySpec]) -> dict[str, PolicySpec]:

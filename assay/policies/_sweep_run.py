@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay._limits import MAX_GRID_POINTS
+from assay.core.rundir import ANSWERS_FILE, GATES_FILE, SWEEP_FILE
 from assay.errors import SpecError
 from assay.policies._apply import Chain, _consumed
 from assay.policies._apply_write import policy_sha256
@@ -25,7 +26,7 @@ from assay.policies._load_run import RunInputs
 from assay.policies._numbers import decimal_grid, threshold
 from assay.policies._spec import PolicySpec
 
-SWEEP = "sweep.jsonl"
+SWEEP = SWEEP_FILE
 SUMMARY = "sweep_summary.json"
 CS_DEFAULT_TIE = "condition_limited=support-0.10"
 
@@ -283,7 +284,7 @@ def consumed_by(kind: str, run: RunInputs, chain: Chain | None) -> dict[str, str
     """The records a sweep reads, hashed as `apply` records them in its manifest
     (`inputs.records_sha256`): a report compares the two."""
     if kind == "evidence_gate":
-        return _consumed(run, None, ("answers.jsonl", "gates.jsonl"))
+        return _consumed(run, None, (ANSWERS_FILE, GATES_FILE))
     return _consumed(run, chain)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from assay.core.rundir import ANSWERS_FILE, CANDIDATES_FILE, GATES_FILE
 from assay.errors import SpecError, first_problem
 from assay.inputs import read_text
 from assay.policies._apply import Chain, _consumed
@@ -21,7 +22,7 @@ from assay.policies._spec import PolicySpec
 from assay.policies._tuning import TuneResult, TuningSpec
 
 TUNE_DIR = "tune"
-CANDIDATES = "candidates.jsonl"
+CANDIDATES = CANDIDATES_FILE
 RESULT = "result.json"
 
 
@@ -139,7 +140,7 @@ def tune_gate_run(
     gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
     grid = grid or default_tuning_spec()
     result = tune_gate(gate_inputs(run, gate_id).questions, policy.config, grid)
-    inputs = _consumed(run, None, ("answers.jsonl", "gates.jsonl"))
+    inputs = _consumed(run, None, (ANSWERS_FILE, GATES_FILE))
     identity = {"gate_id": gate_id, "inputs": inputs}
     tuned = _provenance(grid, result, run.split)
     record = _tune_record(spec, run, identity, result, tuned)
