@@ -169,6 +169,7 @@ def recompute(
 
 def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
     """Metrics over fewer records than planned are labelled so, and the command fails."""
+    from assay.core.rundir import METRICS_FILE
     from assay.runs._audit import resume_hint
     from assay.runs._rundir import read_run_manifest
 
@@ -177,7 +178,7 @@ def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
     for problem in problems:
         print(f"incomplete: {scrub_text(problem)}", file=sys.stderr)
     hint = resume_hint(read_run_manifest(run_dir), run_dir)
-    print(f"metrics.json says complete: false; {scrub_text(hint)}", file=sys.stderr)
+    print(f"{METRICS_FILE} says complete: false; {scrub_text(hint)}", file=sys.stderr)
     raise typer.Exit(1)
 
 

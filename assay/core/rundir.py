@@ -24,9 +24,11 @@ from assay.errors import RunError, first_problem
 
 __all__ = [
     "ANSWERS_FILE",
+    "BATCHES_FILE",
     "CANDIDATES_FILE",
     "CERTIFICATES_FILE",
     "CLAIMS_FILE",
+    "COMPARE_DIR",
     "DIGESTS_KEY",
     "GATES_FILE",
     "GATE_DECISIONS_FILE",
@@ -35,10 +37,15 @@ __all__ = [
     "JUDGMENTS_FILE",
     "MANIFEST_FILE",
     "METRICS_FILE",
+    "POLICIES_DIR",
     "RECORD_FILES",
     "RESPONSES_FILE",
+    "RUN_INFO_FILE",
     "SENTENCES_FILE",
     "SWEEP_FILE",
+    "SWEEP_SUMMARY_FILE",
+    "TUNE_DIR",
+    "TUNE_RESULT_FILE",
     "VERIFICATIONS_FILE",
     "file_sha256",
     "iter_jsonl",
@@ -71,6 +78,7 @@ RECORD_FILES = (
     ITEM_JUDGMENTS_FILE,
     GATES_FILE,
 )
+BATCHES_FILE = "batches.json"  # the provider batches a run submitted (batch mode)
 DIGESTS_KEY = "records_sha256"
 # What `assay policies` writes under `policies/<name>/` (with its own claims.jsonl,
 # manifest.json and metrics.json, named by the constants above).
@@ -79,6 +87,12 @@ CERTIFICATES_FILE = "certificates.jsonl"
 GATE_DECISIONS_FILE = "gate_decisions.jsonl"
 CANDIDATES_FILE = "candidates.jsonl"
 SWEEP_FILE = "sweep.jsonl"
+SWEEP_SUMMARY_FILE = "sweep_summary.json"
+RUN_INFO_FILE = "run_info.json"
+POLICIES_DIR = "policies"  # policies/<name>/ holds one applied policy
+COMPARE_DIR = "compare"  # policies/<name>/compare/<other>.json
+TUNE_DIR = "tune"  # policies/<name>/tune/ holds a tuning's candidates and result
+TUNE_RESULT_FILE = "result.json"
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -13,16 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
-from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
+from assay.core.rundir import MANIFEST_FILE, METRICS_FILE, RUN_INFO_FILE
+from assay.core.rundir import POLICIES_DIR as RUNDIR_POLICIES
 from assay.policies._apply import Outputs, Settings
 from assay.policies._canonical import canonical_json, write_canonical_json, write_canonical_jsonl
 from assay.policies._load_run import RunInputs
 
 SCHEMA_VERSION = 1
-POLICIES_DIR = "policies"
+POLICIES_DIR = RUNDIR_POLICIES
 METRICS = METRICS_FILE
 MANIFEST = MANIFEST_FILE
-RUN_INFO = "run_info.json"
+RUN_INFO = RUN_INFO_FILE
 
 
 def policy_dir(run_dir: Path, name: str) -> Path:

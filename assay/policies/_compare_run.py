@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.core.rundir import COMPARE_DIR as RUNDIR_COMPARE
 from assay.core.rundir import read_json
 from assay.errors import RunError, SpecError
 from assay.policies._apply_write import MANIFEST, policy_dir
@@ -22,7 +23,7 @@ from assay.policies._export import _check_inputs, _rebuilt
 from assay.policies._load_run import RunInputs, read_run, restrict_to_split
 from assay.policies._numbers import Ratio
 
-COMPARE_DIR = "compare"
+COMPARE_DIR = RUNDIR_COMPARE
 
 
 def _manifest(run_dir: Path, name: str) -> tuple[dict[str, Any], Path]:

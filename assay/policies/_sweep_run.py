@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay._limits import MAX_GRID_POINTS
-from assay.core.rundir import ANSWERS_FILE, GATES_FILE, SWEEP_FILE
+from assay.core.rundir import ANSWERS_FILE, GATES_FILE, SWEEP_FILE, SWEEP_SUMMARY_FILE
 from assay.errors import SpecError
 from assay.policies._apply import Chain, _consumed
 from assay.policies._apply_write import policy_sha256
@@ -27,7 +27,7 @@ from assay.policies._numbers import decimal_grid, threshold
 from assay.policies._spec import PolicySpec
 
 SWEEP = SWEEP_FILE
-SUMMARY = "sweep_summary.json"
+SUMMARY = SWEEP_SUMMARY_FILE
 CS_DEFAULT_TIE = "condition_limited=support-0.10"
 
 # kind -> moving threshold -> (from, to, step); the first threshold is the default.

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from assay.core.rundir import ANSWERS_FILE, CANDIDATES_FILE, GATES_FILE
+from assay.core.rundir import ANSWERS_FILE, CANDIDATES_FILE, GATES_FILE, TUNE_RESULT_FILE
+from assay.core.rundir import TUNE_DIR as RUNDIR_TUNE
 from assay.errors import SpecError, first_problem
 from assay.inputs import read_text
 from assay.policies._apply import Chain, _consumed
@@ -21,9 +22,9 @@ from assay.policies._load_run import RunInputs
 from assay.policies._spec import PolicySpec
 from assay.policies._tuning import TuneResult, TuningSpec
 
-TUNE_DIR = "tune"
+TUNE_DIR = RUNDIR_TUNE
 CANDIDATES = CANDIDATES_FILE
-RESULT = "result.json"
+RESULT = TUNE_RESULT_FILE
 
 
 class TuneRun(BaseModel):

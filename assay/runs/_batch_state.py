@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from assay.core.rundir import BATCHES_FILE
 from assay.errors import RunError, first_problem
 
-STATE_FILE = "batches.json"
+STATE_FILE = BATCHES_FILE
 
 
 class BatchJob(BaseModel):
