@@ -99,7 +99,7 @@ def test_html_is_the_comparison_page(run: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--format", "yaml"], "--format 'yaml': use one of table, json, csv, markdown, html"),
+        (["--format", "yaml"], "--format 'yaml': use one of csv, html, json, markdown, table"),
         (["--reference", "nobody"], "--reference 'nobody' is not a judge here; judges: "),
         (["--metric", "mvr"], "--metric mvr: not in these runs; available: accuracy, "),
         (["--n-boot", "0"], "--n-boot must be a positive integer, got 0"),

@@ -141,3 +141,32 @@ def test_hostile_names_are_escaped_everywhere(run: str, tmp_path: Path) -> None:
     assert audit.handlers == [] and "<img" not in page and "<script" not in page
     text = "".join(audit.text)
     assert text.count(HOSTILE) >= 8  # every planted place shows it, as text
+
+
+def test_compare_formats_are_the_registry_entries_that_compare(
+    word_count_format: str, tmp_path: Path
+) -> None:
+    """`assay compare -f` takes its formats from REPORT_FORMATS: a plugin format that also
+    renders comparisons (`compares_with`) works there; one that renders runs only is a
+    one-line error naming the formats that compare."""
+    from _cli import invoke
+
+    from assay.report import compares_with
+
+    run_dir = _run("demo", tmp_path)
+    code, _, err = invoke(["compare", str(run_dir), "-f", word_count_format])
+    assert code == 2 and err.count("\n") == 1
+    assert f"--format '{word_count_format}' renders run reports only" in err
+    assert "use one of csv, html, json, markdown, table" in err
+
+    @REPORT_FORMATS.register("n-comparisons", description="how many comparisons")
+    @compares_with(lambda report: f"{len(report.comparisons)} comparisons\n")
+    def n_comparisons(report: RunReport) -> str:
+        return "runs are not counted\n"
+
+    try:
+        code, out, err = invoke(["compare", str(run_dir), "-f", "n-comparisons"])
+        assert code == 0, err
+        assert out.endswith(" comparisons\n") and int(out.split()[0]) > 0
+    finally:
+        REPORT_FORMATS._entries.pop("n-comparisons")

@@ -10,8 +10,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from assay.errors import AssayError
-
 
 def compare_command(
     run_dirs: Sequence[Path],
@@ -25,13 +23,10 @@ def compare_command(
     output: Path | None,
 ) -> None:
     """Compare the runs and print (or, with `output`, write) the report in `fmt`."""
-    from assay.report._compare_formats import COMPARE_FORMATS
-
-    render = COMPARE_FORMATS.get(fmt)
-    if render is None:  # a typo is reported before any run is read
-        raise AssayError(f"--format {fmt!r}: use one of {', '.join(COMPARE_FORMATS)}")
     from assay.compare import compare_runs
-    from assay.report import write_report_file
+    from assay.report import comparison_renderer, write_report_file
+
+    render = comparison_renderer(fmt)  # a typo is reported before any run is read
 
     report = compare_runs(
         run_dirs, reference=reference, strict=strict, metrics=metrics, n_boot=n_boot, seed=seed

@@ -11,6 +11,8 @@ from assay.report._export import tidy_csv, tidy_frame
 from assay.report._formats import (
     ReportFormat,
     RunReport,
+    compares_with,
+    comparison_renderer,
     render_report,
     resolve_format,
     status_line,
@@ -26,6 +28,8 @@ __all__ = [
     "ReportFormat",
     "RunReport",
     "build_page",
+    "comparison_renderer",
+    "compares_with",
     "check_records",
     "comparison_section",
     "emit_report",

@@ -1,5 +1,6 @@
-"""What `assay compare --format NAME` prints: each entry of COMPARE_FORMATS turns a
-`ComparisonReport` into text.
+"""What `assay compare --format NAME` prints: the report format registered as NAME
+(`REPORT_FORMATS`) renders a `ComparisonReport` through its `compare` attribute, set
+with `_formats.compares_with(...)` to one of these renderers.
 
 - `table` / `markdown`: the ablation table (one row a judge, one column a metric: value
   and CI, then the Δ against the reference with its CI and p), the comparisons, the
@@ -146,13 +147,3 @@ def html_format(report: ComparisonReport) -> str:
     from assay.report._compare_html import render_comparison_html
 
     return render_comparison_html(report)
-
-
-COMPARE_FORMATS: dict[str, CompareFormat] = {
-    "table": table_format,
-    "json": json_format,
-    "csv": csv_format,
-    "markdown": markdown_format,
-    "html": html_format,
-}
-"""Format name -> renderer, as `assay compare --format` offers them."""

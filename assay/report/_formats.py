@@ -9,10 +9,11 @@ text belongs in a file rather than on stdout sets ``default_file`` (html:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 import pandas as pd
 from markupsafe import Markup
@@ -23,6 +24,8 @@ from assay.core.registry import REPORT_FORMATS
 from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
 from assay.policies._report_data import PolicyReport, policy_reports
+from assay.report import _compare_formats as compare_formats
+from assay.report._compare_formats import CompareFormat
 from assay.report._compare_html import comparison_section
 from assay.report._digests import RecordsCheck, check_records
 from assay.report._export import tidy_csv
@@ -84,9 +87,43 @@ class RunReport:
 
 @runtime_checkable
 class ReportFormat(Protocol):
-    """`(report) -> text`; optional attribute ``default_file`` (see the module doc)."""
+    """`(report) -> text`; optional attributes ``default_file`` (see the module doc) and
+    ``compare`` (`ComparisonReport -> text`: the format also serves `assay compare`)."""
 
     def __call__(self, report: RunReport) -> str: ...
+
+
+F = TypeVar("F")
+
+
+def compares_with(render: CompareFormat) -> Callable[[F], F]:
+    """Decorator: the format also renders `assay compare` reports, with `render`."""
+
+    def attach(fmt: F) -> F:
+        setattr(fmt, "compare", render)  # noqa: B010 (a function's attribute)
+        return fmt
+
+    return attach
+
+
+def _compares(fmt: object) -> bool:
+    return callable(getattr(fmt, "compare", None))
+
+
+def comparison_renderer(name: str) -> CompareFormat:
+    """How format `name` renders a comparison; a typo, or a format that renders run
+    reports only, is a one-line error naming the formats that compare."""
+    fmt = REPORT_FORMATS.get(name) if name in REPORT_FORMATS else None
+    render = getattr(fmt, "compare", None)
+    if callable(render):
+        return cast(CompareFormat, render)
+    able = [
+        n
+        for n in REPORT_FORMATS.names()
+        if callable(getattr(REPORT_FORMATS.get(n), "compare", None))
+    ]
+    why = "" if fmt is None else " renders run reports only"
+    raise AssayError(f"--format {name!r}{why}: use one of {', '.join(able)}")
 
 
 def status_line(manifest: dict[str, Any]) -> str:
@@ -106,6 +143,7 @@ def status_line(manifest: dict[str, Any]) -> str:
 
 
 @REPORT_FORMATS.register("table", description="plain-text tables (rich tables on a terminal)")
+@compares_with(compare_formats.table_format)
 def table_format(report: RunReport) -> str:
     plain = [render_plain(g) for g in report.grids()]
     return "\n".join([head_lines(report), *plain])
@@ -118,6 +156,7 @@ def head_lines(report: RunReport) -> str:
 
 
 @REPORT_FORMATS.register("json", description="metrics.json, with the record files checked")
+@compares_with(compare_formats.json_format)
 def json_format(report: RunReport) -> str:
     """metrics.json as is, except `records_sha256`: each file's recorded and current
     digest; and `policies`, one object per applied policy, when any was applied."""
@@ -128,12 +167,14 @@ def json_format(report: RunReport) -> str:
 
 
 @REPORT_FORMATS.register("csv", description="every metric as one tidy long table")
+@compares_with(compare_formats.csv_format)
 def csv_format(report: RunReport) -> str:
     stale = [f.file for f in report.records.files if f.stale]
     return tidy_csv(report.metrics, report.policy_tables, stale=stale)
 
 
 @REPORT_FORMATS.register("markdown", description="the report's tables as markdown")
+@compares_with(compare_formats.markdown_format)
 def markdown_format(report: RunReport) -> str:
     warnings = [f"> **{line}**\n" for line in report.warnings]
     return "\n".join([*warnings, *(render_markdown(g) for g in report.grids())])
@@ -156,6 +197,7 @@ class HtmlFormat:
     """one self-contained HTML page with charts (RUN_DIR/report.html)"""
 
     default_file: ClassVar[str] = "report.html"
+    compare = staticmethod(compare_formats.html_format)
 
     def __call__(self, report: RunReport) -> str:
         return render_html_report(
