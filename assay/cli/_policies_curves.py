@@ -23,7 +23,7 @@ from assay.cli._policies_common import (
     interval,
     load_policies,
 )
-from assay.errors import SpecError
+from assay.errors import AssayError, SpecError
 
 
 def sweep(
@@ -134,14 +134,12 @@ def _built_in(kind: str | None, name: str, what: str, field: str) -> None:
 
 def _applied_kind(run_dir: Path, name: str) -> str | None:
     """The kind an applied policy's manifest names (None: unreadable, compare says why)."""
-    import json
-
-    from assay.policies._apply_write import MANIFEST, policy_dir
+    from assay.core.rundir import MANIFEST_FILE, read_json
+    from assay.policies._apply_write import policy_dir
 
     try:
-        manifest = json.loads((policy_dir(run_dir, name) / MANIFEST).read_text("utf-8"))
-        kind = manifest["policy"]["kind"]
-    except (OSError, ValueError, KeyError, TypeError):
+        kind = read_json(policy_dir(run_dir, name) / MANIFEST_FILE)["policy"]["kind"]
+    except (AssayError, OSError, ValueError, KeyError, TypeError):
         return None
     return kind if isinstance(kind, str) else None
 
