@@ -8,7 +8,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.outcomes import CallAccounting, Status, Usage
 
-__all__ = ["PAIRWISE", "SINGLE", "Judge", "JudgeItem", "Judgment", "Status", "Usage", "judge_task"]
+__all__ = [
+    "PAIRWISE",
+    "SINGLE",
+    "Judge",
+    "JudgeItem",
+    "Judgment",
+    "PromptedJudge",
+    "Status",
+    "Usage",
+    "judge_at",
+    "judge_task",
+    "judge_variables",
+    "item_of_variables",
+]
 
 SINGLE = "judge"
 PAIRWISE = "pairwise"
@@ -66,3 +79,51 @@ def judge_task(judge: Judge) -> str:
     (which of two responses is better) with a `task` attribute."""
     task = getattr(judge, "task", SINGLE)
     return task if task in (SINGLE, PAIRWISE) else SINGLE
+
+
+@runtime_checkable
+class PromptedJudge(Protocol):
+    """A judge that renders a prompt template (`assay.judges.LLMJudge`, or your own): it
+    names the data row (`where`) in a template error, renders the request it would send
+    (`validate` checks it on the first row), and judges an items row's raw variables."""
+
+    @property
+    def id(self) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def __call__(self, item: JudgeItem, *, where: str | None = None) -> Judgment: ...
+
+    def request_for(self, item: JudgeItem, *, where: str | None = None) -> Any: ...
+
+    async def judge_variables(
+        self, variables: dict[str, Any], *, where: str | None = None
+    ) -> Judgment: ...
+
+
+async def judge_at(judge: Judge, item: JudgeItem, *, where: str) -> Judgment:
+    """`judge(item)`, naming the data row in the errors of a judge that renders prompts."""
+    if isinstance(judge, PromptedJudge):
+        return await judge(item, where=where)
+    return await judge(item)
+
+
+async def judge_variables(judge: Judge, variables: dict[str, Any], *, where: str) -> Judgment:
+    """An items row judged: a prompted judge sees exactly the row's variables; any other
+    judge gets them as a `JudgeItem` (`claim`, `evidence`, `question`, the rest `extra`)."""
+    if isinstance(judge, PromptedJudge):
+        return await judge.judge_variables(variables, where=where)
+    return await judge(item_of_variables(variables))
+
+
+def item_of_variables(values: dict[str, Any]) -> JudgeItem:
+    """What a judge without a prompt sees of an items row: claim, evidence and question,
+    the rest as extras."""
+    extra = {k: v for k, v in values.items() if k not in ("claim", "evidence", "question")}
+    question = values.get("question")
+    return JudgeItem(
+        claim=str(values.get("claim") or ""),
+        evidence=str(values.get("evidence") or ""),
+        question=None if question is None else str(question),
+        extra=extra,
+    )

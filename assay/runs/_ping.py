@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.core.judging import JudgeItem
+from assay.core.judging import JudgeItem, PromptedJudge
 from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
 from assay.errors import AssayError
-from assay.judges._llm import LLMJudge
 from assay.models import ChatRequest, Decoding, RetryPolicy, make_client
 from assay.prompts._prompt import Message
 from assay.redaction import redact_url, scrub_text
@@ -57,7 +56,7 @@ def check_spec(path: str | Path) -> tuple[Runner, list[str]]:
     lines += [f"warning: {w}" for w in runner.warnings]  # what `assay run` would print
     first = next(((ds, next(ds.iter_pairs())) for ds in runner.datasets if ds.rows), None)
     for judge in runner.judges:
-        if isinstance(judge, LLMJudge) and first is not None:
+        if isinstance(judge, PromptedJudge) and first is not None:
             ds, pair = first
             item = JudgeItem(
                 claim=pair.calibrated_claim, evidence=pair.evidence, question=pair.question

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from assay.core.judging import PAIRWISE, SINGLE, Judge, JudgeItem, Judgment, judge_task
+from assay.core.judging import PAIRWISE, SINGLE, Judge, Judgment, judge_task, judge_variables
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
@@ -172,15 +172,10 @@ class ItemsStage:
         return f"{dataset.path} line {item.line} (item {item.id!r}{order})"
 
     async def judge(self, work: ItemWork) -> ItemJudgmentRecord:
-        """Ask the work item's judge: LLM judges see exactly the item's variables."""
-        from assay.judges import LLMJudge
-
+        """Ask the work item's judge: prompted judges see exactly the item's variables."""
         judge = self.by_id[work.judge_id]
         values = self.variables(work)
-        if isinstance(judge, LLMJudge):
-            judgment = await judge.judge_variables(values, where=self.where(work))
-        else:
-            judgment = await judge(_judge_item(values))
+        judgment = await judge_variables(judge, values, where=self.where(work))
         return self._record(work, judgment)
 
     def _record(self, work: ItemWork, judgment: Judgment) -> ItemJudgmentRecord:
@@ -256,15 +251,3 @@ def _raw_score(judge: Judge, judgment: Judgment) -> float | None:
     field = prompt.meta.score_field if prompt is not None else None
     value = (judgment.parsed or {}).get(field) if field else None
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _judge_item(values: dict[str, Any]) -> JudgeItem:
-    """What a judge without a prompt sees: claim and evidence, the rest as extras."""
-    extra = {k: v for k, v in values.items() if k not in ("claim", "evidence", "question")}
-    question = values.get("question")
-    return JudgeItem(
-        claim=str(values.get("claim") or ""),
-        evidence=str(values.get("evidence") or ""),
-        question=None if question is None else str(question),
-        extra=extra,
-    )

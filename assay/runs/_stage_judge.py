@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from assay.core.judging import SINGLE, Judge, JudgeItem, Judgment, judge_task
+from assay.core.judging import SINGLE, Judge, JudgeItem, Judgment, judge_at, judge_task
 from assay.core.outcomes import Status
 from assay.core.pairs import ForcePair, Member
 from assay.core.records import JudgmentRecord
@@ -106,14 +106,8 @@ class JudgeStage:
 
     async def judge(self, work: JudgeWork) -> JudgmentRecord:
         """Ask the item's judge, and turn its judgment into the record to append."""
-        from assay.judges import LLMJudge
-
         judge = self.by_id[work.judge_id]
-        item = self.item(work)
-        if isinstance(judge, LLMJudge):  # names the data row in template errors
-            judgment = await judge(item, where=self.where(work))
-        else:
-            judgment = await judge(item)
+        judgment = await judge_at(judge, self.item(work), where=self.where(work))
         return self._record(work, judgment)
 
     def _record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord:
