@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assay.core.rundir import (
-    ANSWERS_FILE,
-    GATES_FILE,
-)
+from assay.core.rundir import ANSWERS_FILE, GATES_FILE
 from assay.errors import SpecError
 from assay.policies._apply_common import (
     CERTIFICATES,

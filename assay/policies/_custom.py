@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.core.outcomes import Status
 from assay.core.registry import POLICIES
 from assay.errors import SpecError, first_problem
+from assay.policies._builders import BUILDERS
 from assay.policies._canonical import canonical_sha256
 from assay.policies._cs_inputs import ClaimInput, ResponseInput
-from assay.policies._spec import BUILDERS
 from assay.policies._vocab import ClaimDecision, ResponseOutcome
 
 

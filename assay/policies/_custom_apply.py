@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import SpecError
-from assay.policies._apply import (
+from assay.policies._apply_common import (
     CLAIMS,
     RESPONSES,
     Chain,

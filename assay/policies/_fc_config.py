@@ -14,7 +14,7 @@ from assay.errors import SpecError, first_problem
 from assay.policies._canonical import canonical_sha256
 from assay.policies._fc_calibration import Calibration
 from assay.policies._numbers import decimal_text, threshold
-from assay.policies._tune_write import Tuned
+from assay.policies._tuned import Tuned
 
 KIND = "fail_closed"
 VERSION = 1

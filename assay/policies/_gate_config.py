@@ -23,7 +23,7 @@ from assay.core.answer_fields import CitationQuality, EvidenceLabel
 from assay.core.records import GateRecord
 from assay.errors import SpecError, first_problem
 from assay.policies._numbers import decimal_text, threshold
-from assay.policies._tune_write import Tuned
+from assay.policies._tuned import Tuned
 from assay.retrieval import normalise_scores
 
 KIND = "evidence_gate"

@@ -10,7 +10,7 @@ its defaults and its one-line errors (FC-7).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,35 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.errors import SpecError
 from assay.inputs import read_text
-
-# kind -> (block, file) -> the policy object; the kinds' modules are imported on use.
-Builder = Callable[[Mapping[str, Any], str], Any]
-
-
-def _claim_selective(block: Mapping[str, Any], file: str) -> Any:
-    from assay.policies._cs_policy import ClaimSelectivePolicy
-
-    return ClaimSelectivePolicy(block, file=file)
-
-
-def _evidence_gate(block: Mapping[str, Any], file: str) -> Any:
-    from assay.policies._gate_config import EvidenceGateConfig
-    from assay.policies._gate_policy import EvidenceGatePolicy
-
-    return EvidenceGatePolicy(EvidenceGateConfig.parse(block, file=file))
-
-
-def _fail_closed(block: Mapping[str, Any], file: str) -> Any:
-    from assay.policies._fc_policy import FailClosedPolicy
-
-    return FailClosedPolicy.from_spec(dict(block), file=file)
-
-
-BUILDERS: dict[str, Builder] = {
-    "claim_selective": _claim_selective,
-    "evidence_gate": _evidence_gate,
-    "fail_closed": _fail_closed,
-}
+from assay.policies._builders import BUILDERS as BUILDERS
+from assay.policies._builders import Builder as Builder
 
 
 class PolicySpec(BaseModel):

@@ -12,31 +12,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
-
 from assay.policies._canonical import write_bytes_atomic
 from assay.policies._spec import PolicySpec
+from assay.policies._tuned import Tuned
 
 TUNED_KEYS = {
     "claim_selective": ("thresholds", "families", "tuned"),
     "fail_closed": ("tau_entail", "tau_contradict", "tuned"),
     "evidence_gate": ("tau", "tau_min", "tuned"),
 }
-
-
-class Tuned(BaseModel):
-    """A config's `tuned` provenance block (§5.6: `apply --split` on the tuning split
-    marks the metrics in-sample). Dumped only when set, so a policy never tuned keeps
-    the configuration, and `policy_sha256`, it had before the block existed."""
-
-    tuned: dict[str, Any] | None = Field(default=None, description="Tuning provenance.")
-
-    @model_serializer(mode="wrap")
-    def _without_untuned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("tuned", 0) is None:
-            del data["tuned"]
-        return data
 
 
 def _drop_none(value: Any) -> Any:
