@@ -3,12 +3,19 @@
 A unit is a first-level subpackage (``assay.runs``) or top-level module
 (``assay.cli``). Every ``import``/``from ... import`` anywhere in a file counts, at
 module level or inside a function, because a function-local import only hides a cycle.
+
+Inside each package the same holds between its modules (``assay.runs._spec`` must not
+import, at any depth, a module that imports it back). ``if TYPE_CHECKING:`` imports count
+too: a type-only import is still a dependency that closes the cycle. The package's own
+``__init__`` belongs to it, but the implicit import of a parent package when a submodule
+is imported is not an edge (every submodule would otherwise sit on a cycle with it).
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Collection
 from pathlib import Path
 
 import assay
@@ -92,3 +99,79 @@ def test_relative_and_function_local_imports_count(tmp_path: Path) -> None:
     src.write_text("def f():\n    from ..runs import x\n    import assay.report\n")
     found = _imported_modules(src, "assay.metrics.m", is_package=False)
     assert found == ["assay.runs", "assay.report"]
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found: dict[str, tuple[Path, bool]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("").parts
+        is_package = rel[-1] == "__init__"
+        found[".".join(("assay", *(rel[:-1] if is_package else rel)))] = (path, is_package)
+    return found
+
+
+def _targets(path: Path, module: str, is_package: bool, modules: Collection[str]) -> set[str]:
+    """Modules one file imports; ``from pkg import sub`` names the submodule ``pkg.sub``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _imported_modules_of(node, module, is_package)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in modules else base)
+    return found
+
+
+def _imported_modules_of(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    keep = len(base) - node.level + (1 if is_package else 0)
+    return ".".join(base[:keep] + ([node.module] if node.module else []))
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Edges between modules of the same package (its ``__init__`` included)."""
+    modules = _modules()
+
+    def package(name: str) -> str:
+        return name if modules[name][1] else name.rsplit(".", 1)[0]
+
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        targets = _targets(path, name, is_package, modules)
+        graph[name] = {
+            t for t in targets if t in modules and t != name and package(t) == package(name)
+        }
+    return graph
+
+
+# Imports that still close a cycle, each with its reason: the graph minus these edges
+# must have no cycle, and an entry whose import is gone fails the test (drop it then).
+ALLOWED_EDGES: dict[tuple[str, str], str] = {}
+
+
+def test_no_cycle_between_modules_of_a_package() -> None:
+    graph = module_graph()
+    stale = [edge for edge in ALLOWED_EDGES if edge[1] not in graph.get(edge[0], set())]
+    assert not stale, f"allow-listed imports now gone, drop them: {stale}"
+    cut = {
+        node: targets - {t for s, t in ALLOWED_EDGES if s == node}
+        for node, targets in graph.items()
+    }
+    cycle = find_cycle(cut)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_type_only_and_from_package_imports_count(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from assay.runs._spec import RunSpec\n"
+        "from . import _plan\n"
+    )
+    modules = {"assay.runs._spec", "assay.runs._plan"}
+    found = _targets(src, "assay.runs._x", False, modules)
+    assert {"assay.runs._spec", "assay.runs._plan"} <= found

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from assay.errors import ModelConfigError
 from assay.models._cache import cache_key
 from assay.models._config import Decoding, ModelConfig
 from assay.models._hf import LocalModelFiles, LocalOptions, SerialGate, library_versions
-from assay.models._ray_pool import RayBatchPool, ray_placement
+from assay.models._ray_options import actor_threads
+from assay.models._ray_pool import Placement, RayBatchPool, ray_placement
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, RawResponse
 
@@ -67,8 +69,6 @@ class LocalCausalTransport:
         self._remote: dict[str, Any] | None = None  # the actors' loaded_identity()
         placement = ray_placement()
         if placement is not None:
-            from assay.models._ray_workers import causal_pool
-
             self.generator = causal_pool(config, placement)
             self.max_concurrency = placement.options.actors
 
@@ -299,3 +299,33 @@ def _stop_on_strings(tokenizer: Any, stops: list[str], prompt_len: int) -> Any:
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
     return StopOnStrings()
+
+
+CausalCall = Callable[[Any], Any]  # a ChatRequest -> its RawResponse; None -> loaded_identity()
+
+
+@dataclass(frozen=True)
+class CausalModelRecipe:
+    """A local causal LM (hf/) as configured here; the actor generates each request with
+    the in-process `generate` (same weights, same decoding settings)."""
+
+    config: ModelConfig
+    threads: int
+
+    def __call__(self) -> CausalCall:
+        import torch
+
+        torch.set_num_threads(self.threads)
+        transport = LocalCausalTransport(self.config)  # an actor builds it in-process
+        transport.preflight()
+
+        def run(request: Any) -> Any:
+            return transport.loaded_identity() if request is None else transport.generate(request)
+
+        return run
+
+
+def causal_pool(config: ModelConfig, placement: Placement) -> RayBatchPool:
+    """The actors that generate a causal LM's requests (started on first use)."""
+    recipe = CausalModelRecipe(config, threads=actor_threads(placement.options))
+    return placement.pool(recipe, config.model)

@@ -45,3 +45,8 @@ class ExecutorOptions(BaseModel):
             if given:
                 raise ValueError(f'{", ".join(given)} only apply to kind = "ray"')
         return self
+
+
+def actor_threads(options: ExecutorOptions) -> int:
+    """Torch threads in an actor: as many as the CPUs it reserves, at least one."""
+    return max(1, int(options.num_cpus))

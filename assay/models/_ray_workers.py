@@ -5,22 +5,26 @@ settings, loads the model there, and scores chunks with the very function the in
 path calls, so the same rows give the same floats, given the same number of torch threads:
 float32 sums are split differently across threads, which can move a score by one bit in
 its last place. An actor uses as many threads as the CPUs it reserves (at least one).
+
+The causal LM's recipe lives in `assay.models._local_causal`, beside the transport it
+rebuilds (so that module need not import this one); it is re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from assay.models._config import ModelConfig
-from assay.models._local_causal import LocalCausalTransport
+from assay.models._local_causal import CausalCall as CausalCall
+from assay.models._local_causal import CausalModelRecipe as CausalModelRecipe
+from assay.models._local_causal import causal_pool as causal_pool
 from assay.models._local_nli import LocalNLITransport
-from assay.models._ray_options import ExecutorOptions
-from assay.models._ray_pool import Placement, RayBatchPool
+from assay.models._ray_options import ExecutorOptions, actor_threads
+from assay.models._ray_pool import RayBatchPool
 
 PairChunk = Sequence[tuple[str, str]]
-CausalCall = Callable[[Any], Any]  # a ChatRequest -> its RawResponse; None -> loaded_identity()
 
 
 @dataclass(frozen=True)
@@ -69,35 +73,3 @@ def run_pair_model_on_ray(transport: LocalNLITransport, options: ExecutorOptions
     pool = RayBatchPool(options, recipe, name=transport.config.model)
     transport.batch_runner = pool
     return pool
-
-
-def actor_threads(options: ExecutorOptions) -> int:
-    """Torch threads in an actor: as many as the CPUs it reserves, at least one."""
-    return max(1, int(options.num_cpus))
-
-
-@dataclass(frozen=True)
-class CausalModelRecipe:
-    """A local causal LM (hf/) as configured here; the actor generates each request with
-    the in-process `generate` (same weights, same decoding settings)."""
-
-    config: ModelConfig
-    threads: int
-
-    def __call__(self) -> CausalCall:
-        import torch
-
-        torch.set_num_threads(self.threads)
-        transport = LocalCausalTransport(self.config)  # an actor builds it in-process
-        transport.preflight()
-
-        def run(request: Any) -> Any:
-            return transport.loaded_identity() if request is None else transport.generate(request)
-
-        return run
-
-
-def causal_pool(config: ModelConfig, placement: Placement) -> RayBatchPool:
-    """The actors that generate a causal LM's requests (started on first use)."""
-    recipe = CausalModelRecipe(config, threads=actor_threads(placement.options))
-    return placement.pool(recipe, config.model)

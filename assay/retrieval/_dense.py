@@ -4,14 +4,15 @@ search.
 sentence-transformers, torch and transformers (the optional `local` extra) are imported
 only when a `TransformersEmbedder` is built, never when this module loads. One built
 inside a run with `[executor] kind = "ray"` loads its model in Ray actors instead
-(`assay.retrieval._dense_ray`) and sends each `embed` list there whole, so the vectors
+(`EmbedderRecipe`, `embedder_pool` below) and sends each `embed` list there whole, so the vectors
 are those of this process.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,7 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.errors import ModelConfigError
-from assay.models._ray_pool import RayBatchPool, ray_placement
+from assay.models._ray_options import actor_threads
+from assay.models._ray_pool import Placement, RayBatchPool, ray_placement
 from assay.retrieval._corpus import Corpus, Hit, check_k, make_hits, top_k
 from assay.retrieval._normalise import describe_normalization
 
@@ -138,8 +140,6 @@ class TransformersEmbedder:
             self._model.eval()
             info = self.model_info(pooling)
         else:
-            from assay.retrieval._dense_ray import embedder_pool
-
             self.runner = embedder_pool(self, pooling, placement)
             info = self.runner.call(None)
         self.pooling, self.dim, self.model_type = info["pooling"], info["dim"], info["model_type"]
@@ -276,3 +276,49 @@ class DenseRetriever:
 
     def __repr__(self) -> str:
         return f"DenseRetriever(embedder={type(self.embedder).__name__}, corpus={self._corpus!r})"
+
+
+@dataclass(frozen=True)
+class EmbedderRecipe:
+    """A `TransformersEmbedder` as configured here, rebuilt in an actor: `None` asks for
+    its `model_info`, a list of texts for their embeddings."""
+
+    model_dir: str
+    pooling: str
+    batch_size: int
+    max_length: int
+    device: str
+    threads: int
+
+    def __call__(self) -> Callable[[list[str] | None], Any]:
+        import torch
+
+        torch.set_num_threads(self.threads)
+        embedder = TransformersEmbedder(
+            self.model_dir,
+            pooling=self.pooling,
+            batch_size=self.batch_size,
+            max_length=self.max_length,
+            device=self.device,
+        )
+
+        def run(texts: list[str] | None) -> Any:
+            return embedder.model_info(self.pooling) if texts is None else embedder.embed(texts)
+
+        return run
+
+
+def embedder_pool(
+    embedder: TransformersEmbedder, pooling: str, placement: Placement
+) -> RayBatchPool:
+    """The actors that embed for `embedder` (started by its first call), shared with every
+    embedder of the same model and settings in the run."""
+    recipe = EmbedderRecipe(
+        str(embedder.model_dir),
+        pooling,
+        embedder.batch_size,
+        embedder.max_length,
+        embedder.device,
+        threads=actor_threads(placement.options),
+    )
+    return placement.pool(recipe, f"dense:{embedder.model_dir}")

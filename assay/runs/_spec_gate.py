@@ -8,17 +8,15 @@ retriever may be the run's own (the corpus of its `retrieval` verifier).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from assay.errors import SpecError
 from assay.inputs import PathText
-from assay.runs._spec_blocks import Strict
-
-if TYPE_CHECKING:
-    from assay.runs._spec import RunSpec
+from assay.runs._spec_blocks import Strict, VerifierSpec
 
 RERANKER_PREFIX = "hf-ce/"
 BASELINE_RERANKER = "baseline:overlap"
@@ -122,7 +120,23 @@ class GateRetrieval:
     dense_model: str | None
 
 
-def gate_retrieval(spec: RunSpec, where: str | None) -> GateRetrieval | None:
+class _Factuality(Protocol):
+    @property
+    def verifiers(self) -> Sequence[VerifierSpec]: ...
+
+
+class GatedRun(Protocol):
+    """What `gate_retrieval` reads of a `RunSpec` (a protocol, so this module need not
+    import `assay.runs._spec`, which imports it)."""
+
+    @property
+    def gate(self) -> GateSpec | None: ...
+
+    @property
+    def factuality(self) -> _Factuality | None: ...
+
+
+def gate_retrieval(spec: GatedRun, where: str | None) -> GateRetrieval | None:
     """The gate's corpus and retriever: its own `corpus`, else the corpus (and dense
     model) of the run's first `retrieval` verifier. Errors name the spec field."""
     gate = spec.gate

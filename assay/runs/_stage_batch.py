@@ -16,12 +16,12 @@ import json
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from assay.core.judging import Judgment
+from assay.core.judging import Judge, JudgeItem, Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.errors import RunError
@@ -38,7 +38,6 @@ from assay.runs._store import write_json_atomic, write_manifest
 
 if TYPE_CHECKING:
     from assay.judges import LLMJudge
-    from assay.runs._stage_judge import JudgeStage
 
 BATCH_DIR = "batches"
 MAX_POLL_FACTOR = 20  # polls back off to at most this many times `batch_poll_s`
@@ -69,12 +68,29 @@ class Group:
 Emit = Callable[[JudgmentRecord], None]
 
 
+class BatchedStage(Protocol):
+    """What batching needs of `assay.runs._stage_judge.JudgeStage` (a protocol, so this
+    module need not import the stage that calls it)."""
+
+    @property
+    def judges(self) -> Sequence[Judge]: ...
+
+    @property
+    def by_id(self) -> Mapping[str, Judge]: ...
+
+    def item(self, work: JudgeWork) -> JudgeItem: ...
+
+    def where(self, work: JudgeWork) -> str: ...
+
+    def _record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord: ...
+
+
 def is_batch_judge(judge: Any) -> bool:
     return getattr(judge, "mode", "online") == "batch"
 
 
 async def run_batches(
-    stage: JudgeStage,
+    stage: BatchedStage,
     todo: Iterable[JudgeWork],
     run_dir: Path,
     ctx: StageContext,
@@ -105,7 +121,7 @@ class BatchRunner:
     """Submits, polls and collects the batches of one judge stage session."""
 
     def __init__(
-        self, stage: JudgeStage, run_dir: Path, emit: Emit, *, say: Callable[[str], None]
+        self, stage: BatchedStage, run_dir: Path, emit: Emit, *, say: Callable[[str], None]
     ) -> None:
         self.stage = stage
         self.say = say  # progress lines on stderr (quiet when the run shows no progress)
