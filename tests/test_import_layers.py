@@ -148,20 +148,8 @@ def module_graph() -> dict[str, set[str]]:
     return graph
 
 
-# Imports that still close a cycle, each with its reason: the graph minus these edges
-# must have no cycle, and an entry whose import is gone fails the test (drop it then).
-ALLOWED_EDGES: dict[tuple[str, str], str] = {}
-
-
 def test_no_cycle_between_modules_of_a_package() -> None:
-    graph = module_graph()
-    stale = [edge for edge in ALLOWED_EDGES if edge[1] not in graph.get(edge[0], set())]
-    assert not stale, f"allow-listed imports now gone, drop them: {stale}"
-    cut = {
-        node: targets - {t for s, t in ALLOWED_EDGES if s == node}
-        for node, targets in graph.items()
-    }
-    cycle = find_cycle(cut)
+    cycle = find_cycle(module_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
