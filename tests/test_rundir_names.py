@@ -14,9 +14,8 @@ PACKAGE = Path(assay.__file__).parent
 # Dataset importers read files of other tools' formats that happen to share names
 # (WiCE's claims.jsonl, ExpertQA's answers.jsonl): not run directories.
 NOT_RUN_DIRS = ("datasets",)
-# In flight elsewhere (the batch-stage refactor of issue 19 holds this file): remove the
-# entry when `_stage_batch` names the manifest by `MANIFEST_FILE`.
-PENDING = {("runs/_stage_batch.py", "manifest.json")}
+# Exceptions to the rule, each with its reason (none today).
+PENDING: set[tuple[str, str]] = set()
 
 
 def _names() -> set[str]:
@@ -64,8 +63,9 @@ def test_run_dir_file_names_are_spelled_only_in_core_rundir() -> None:
 # Packages that read other files than run directories (datasets, provider responses,
 # model output text, the fake servers) may parse JSON lines of their own.
 OWN_FORMATS = ("datasets/", "models/", "parsing/", "testing/", "core/rundir.py")
-# A dataset file read by the policies (not a run directory); and, in flight elsewhere,
-# the batch stage reading back its uploaded request file.
+# A dataset file read by the policies (not a run directory); and the batch stage reading
+# back the request file it uploaded, which must be read whole (a torn line is an error
+# there, not a line to skip: every id in it was sent).
 OTHER_FILES = {("policies/_load_run.py", "read_dataset_rows"), ("runs/_stage_batch.py", "_ids_of")}
 _LINES = {"splitlines", "readlines", "open"}
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from assay.core.judging import Judge, JudgeItem, Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import MANIFEST_FILE
 from assay.errors import RunError
 from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
 from assay.models._model import failed_result
@@ -364,7 +365,7 @@ class BatchRunner:
             judge = group.judges.get(entry.get("id"))
             if judge is not None:
                 entry["batches"] = judge.batch_jobs
-        write_manifest(self.run_dir / "manifest.json", manifest)
+        write_manifest(self.run_dir / MANIFEST_FILE, manifest)
 
 
 def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
