@@ -22,7 +22,7 @@ decomposer = { kind = "sentence" }
 verifiers = [{ kind = "overlap", threshold = 0.7 }]
 """
 
-POLICY = """
+CERT_POLICY = """
 [[policies]]
 name = "cert"
 kind = "claim_selective"
@@ -34,12 +34,18 @@ conflict = "0.55"
 condition_limited = "0.30"
 limitation = "0.50"
 
-[[policies]]
+"""
+"""The claim_selective policy alone (what a writer lock test applies)."""
+
+POLICY = (
+    CERT_POLICY
+    + """[[policies]]
 name = "render"
 kind = "fail_closed"
 tau_entail = "0.85"
 tau_contradict = "0.70"
 """
+)
 
 DETERMINISTIC = (
     "claims.jsonl",

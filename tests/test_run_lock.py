@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from _policies_cli_helpers import CERT_POLICY
 from test_interrupt import GOOD, demo_spec
 
 from assay.core.records import JudgmentRecord
@@ -28,18 +29,6 @@ from assay.testing import FakeOpenAIServer, reply
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO_JUDGMENTS = 120
 LOCK = ".assay.lock"
-CERT = """
-[[policies]]
-name = "cert"
-kind = "claim_selective"
-selector = "threshold"
-verifier = "baseline:overlap"
-[policies.thresholds]
-support = "0.35"
-conflict = "0.55"
-condition_limited = "0.30"
-limitation = "0.50"
-"""
 HOLD = """
 import sys, time
 from assay.core.rundir_lock import WriterLock
@@ -157,7 +146,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, _, err = invoke(["run", str(spec), "--output-dir", str(root / "run")])
     assert code == 0, err
     cert = root / "cert.toml"
-    cert.write_text(CERT, encoding="utf-8")
+    cert.write_text(CERT_POLICY, encoding="utf-8")
     code, _, err = invoke(["policies", "apply", str(root / "run"), "--policy", str(cert)])
     assert code == 0, err
     return root / "run"
@@ -293,7 +282,7 @@ def test_applying_a_policy_again_never_deletes_the_applied_folder_first(
     run = tmp_path / "run"
     shutil.copytree(demo_run, run)
     policy = tmp_path / "p.toml"
-    policy.write_text(CERT, encoding="utf-8")
+    policy.write_text(CERT_POLICY, encoding="utf-8")
     assay.apply_policies(run, policy)
     removed: list[Path] = []
     real = shutil.rmtree
