@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.policies._canonical import write_canonical_jsonl
+from assay.policies.engine._canonical import write_canonical_jsonl
 from assay.policies.fail_closed import (
     FailClosedPolicy,
     FCChunk,

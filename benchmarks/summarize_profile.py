@@ -24,8 +24,8 @@ def _fn(qualname_tail: str, file: str) -> str:
 # (bucket, regex on a frame "func (file:line)"). Each sample goes to the innermost frame
 # that matches a rule (asyncio machinery only when nothing else encloses it).
 BUCKETS: list[tuple[str, str]] = [
-    ("runner: JudgmentRecord build (_record)", _fn("_record", "assay/runs/_stage_judge.py")),
-    ("runner: judgments.jsonl write (dump+flush)", _fn("write", "assay/runs/_store.py")),
+    ("runner: JudgmentRecord build (_record)", _fn("_record", "assay/runs/stages/_judge.py")),
+    ("runner: judgments.jsonl write (dump+flush)", _fn("write", "assay/runs/store/_store.py")),
     (
         "runner: manifest (environment/judge_stats/json)",
         r"^(run_manifest|session_manifest|judges_section|judge_stats) |^write_json_atomic ",

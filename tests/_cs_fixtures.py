@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.policies._cs_inputs import ClaimInput, ResponseInput
+from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
 
 Triple = tuple[float, float, float]
 

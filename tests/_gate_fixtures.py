@@ -10,7 +10,7 @@ from scipy.special import logit
 
 from assay.core.outcomes import Status
 from assay.core.records import GateCandidate, GateRecord, GateReranker, GateRetriever
-from assay.policies._gate_config import GateQuestion
+from assay.policies.evidence_gate._config import GateQuestion
 
 DATASET = "g2"
 

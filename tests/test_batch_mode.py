@@ -259,7 +259,7 @@ def test_a_run_stopped_in_batch_mode_can_resume_online(tmp_path: Path) -> None:
 def test_requests_beyond_one_batch_s_limit_go_in_several(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("assay.runs._stage_batch.MAX_BATCH_REQUESTS", 5)
+    monkeypatch.setattr("assay.runs.stages._batch.MAX_BATCH_REQUESTS", 5)
     with FakeOpenAIServer() as server:
         records = _run(_spec(tmp_path, server.base_url), tmp_path / "run", tmp_path / "cache")
         assert server.batches.created == 4 and server.stats.total == 0

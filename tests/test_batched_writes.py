@@ -19,7 +19,7 @@ from test_interrupt import GOOD, demo_spec
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import iter_jsonl
 from assay.runs import Runner, RunOptions, load_spec, read_json
-from assay.runs._store import RecordLog, RecordWriter
+from assay.runs.store._store import RecordLog, RecordWriter
 from assay.testing import FakeOpenAIServer, reply
 
 TIMING = {"latency_s", "recorded_at"}

@@ -24,7 +24,7 @@ from _policies_cli_helpers import assay, write_text
 from test_interrupt_cpu import WITHIN_S, heavy_spec, signal_and_time, wait_until
 
 from assay._limits import MAX_GRID_POINTS
-from assay.policies._bootstrap import RatioCounts, bootstrap_intervals, resample_weights
+from assay.policies.engine._bootstrap import RatioCounts, bootstrap_intervals, resample_weights
 
 pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file
 
@@ -154,7 +154,7 @@ def test_apply_workers_stop_at_their_next_chunk_when_the_main_thread_is_interrup
     (each deciding a policy that would take 30 s) stop at their next chunk, and the
     policies not started never start."""
     from assay._interrupts import check_cancelled
-    from assay.policies._session import _in_threads
+    from assay.policies.jobs._session import _in_threads
 
     started: list[int] = []
 

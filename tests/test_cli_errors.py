@@ -377,7 +377,7 @@ def _latin1_inputs(tmp_path: Path) -> dict[str, list[str | Path]]:
 
 @pytest.mark.parametrize("case", ["dataset", "spec", "render-data", "render-data-is-dir"])
 def test_unreadable_inputs_are_one_line_errors(tmp_path: Path, case: str) -> None:
-    """BUG (assay/datasets/_load.py `load_pairs`, assay/runs/_spec.py `load_spec`,
+    """BUG (assay/datasets/_load.py `load_pairs`, assay/runs/spec/_spec.py `load_spec`,
     assay/cli.py `prompts_render`): a non-UTF-8 dataset, spec or --data file raises
     UnicodeDecodeError (and a directory passed as --data raises IsADirectoryError), which
     `main()` does not catch, so the user gets a traceback instead of one `error:` line."""

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from assay.core.building import EndpointOverrides
-from assay.runs._components import decoding_for, model_config_for
-from assay.runs._spec import ModelDefaults
+from assay.runs.assemble._components import decoding_for, model_config_for
+from assay.runs.spec._spec import ModelDefaults
 from tests._cli import invoke
 
 # a valid value different from the default, for every [defaults] key

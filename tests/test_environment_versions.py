@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from assay.runs._environment import TRACKED_PACKAGES, package_versions
+from assay.runs.store._environment import TRACKED_PACKAGES, package_versions
 
 
 def _installed(name: str) -> str | None:

@@ -14,8 +14,8 @@ import pytest
 from _cli import invoke
 
 from assay.errors import SpecError
-from assay.runs._spec import validate_spec
-from assay.runs._spec_gate import gate_retrieval
+from assay.runs.spec._gate import gate_retrieval
+from assay.runs.spec._spec import validate_spec
 
 FACTUALITY: dict[str, Any] = {
     "datasets": [{"path": "answers.jsonl"}],

@@ -332,7 +332,7 @@ def test_a_hybrid_gate_ranks_as_the_fused_retriever(workdir: Path) -> None:
 
 
 def test_the_dry_run_lists_the_gate(workdir: Path, first: Path) -> None:
-    from assay.runs._dryrun import plan_run
+    from assay.runs.plan._dryrun import plan_run
 
     def gate_row(out: str) -> Any:
         options = RunOptions(output_dir=str(workdir / out), cache_dir=str(workdir / "cache"))
@@ -358,9 +358,9 @@ def test_s_initial_leaves_out_ranks_beyond_k1_initial(workdir: Path) -> None:
     from assay.core.answers import Passage
     from assay.models import ModelResult
     from assay.retrieval import Hit
-    from assay.runs._gate_rerankers import CrossEncoderPairs
-    from assay.runs._gate_scorer import GateQuestion, GateScorer
-    from assay.runs._spec_gate import gate_retrieval
+    from assay.runs.spec._gate import gate_retrieval
+    from assay.runs.stages._gate_rerankers import CrossEncoderPairs
+    from assay.runs.stages._gate_scorer import GateQuestion, GateScorer
 
     loaded = load_spec(workdir / "gate.toml")
     assert loaded.spec.gate is not None

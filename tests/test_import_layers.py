@@ -4,7 +4,7 @@ A unit is a first-level subpackage (``assay.runs``) or top-level module
 (``assay.cli``). Every ``import``/``from ... import`` anywhere in a file counts, at
 module level or inside a function, because a function-local import only hides a cycle.
 
-Inside each package the same holds between its modules (``assay.runs._spec`` must not
+Inside each package the same holds between its modules (``assay.runs.spec._spec`` must not
 import, at any depth, a module that imports it back). ``if TYPE_CHECKING:`` imports count
 too: a type-only import is still a dependency that closes the cycle. The package's own
 ``__init__`` belongs to it, but the implicit import of a parent package when a submodule
@@ -157,9 +157,9 @@ def test_type_only_and_from_package_imports_count(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from assay.runs._spec import RunSpec\n"
+        "if TYPE_CHECKING:\n    from assay.runs.spec._spec import RunSpec\n"
         "from . import _plan\n"
     )
-    modules = {"assay.runs._spec", "assay.runs._plan"}
+    modules = {"assay.runs.spec._spec", "assay.runs.plan._plan"}
     found = _targets(src, "assay.runs._x", False, modules)
-    assert {"assay.runs._spec", "assay.runs._plan"} <= found
+    assert {"assay.runs.spec._spec", "assay.runs.plan._plan"} <= found

@@ -16,7 +16,7 @@ from assay.judges import JudgeItem, Judgment, LLMJudge, Status
 from assay.models import ChatRequest, ModelConfig, ResponseCache, RetryPolicy, make_client
 from assay.prompts import Prompt, PromptRegistry, load_prompt_file
 from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
-from assay.runs._reparse import reparse_run
+from assay.runs.rebuild._reparse import reparse_run
 from assay.testing import FakeOpenAIServer, http_error, refusal, reply, tool_call
 from assay.testing._behaviors import _message_text
 

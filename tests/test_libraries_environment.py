@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
-from assay.runs._environment import environment
+from assay.runs.store._environment import environment
 
 
 def test_environment_records_field_libraries(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import pytest
 
 from assay.core.registry import TRANSPORTS
 from assay.models import LOCAL_PROVIDERS, is_local
-from assay.runs._estimate import Estimator
-from assay.runs._targets import Target
+from assay.runs.plan._estimate import Estimator
+from assay.runs.spec._targets import Target
 
 
 def test_every_local_provider_is_a_registered_transport_and_local_modules_are_listed() -> None:

@@ -35,7 +35,7 @@ from assay.policies import (
     best_support,
     policy,
 )
-from assay.policies._custom_guard import default_outcome, guard_claim
+from assay.policies.custom._guard import default_outcome, guard_claim
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "policies.toml"
 ACTION = {"answer_full": "full", "answer_partial": "partial", "conflict": "conflict"}
@@ -303,7 +303,7 @@ def test_a_failing_decide_is_one_line_and_writes_nothing(run_dir: Path, tmp_path
 
 
 def test_list_and_report_show_the_user_kind(run_dir: Path, policy_file: Path) -> None:
-    from assay.policies._report_data import policy_reports
+    from assay.policies.report._data import policy_reports
 
     code, out, _ = assay("policies", "list")
     assert code == 0
@@ -412,8 +412,8 @@ def test_write_policy_for_gate_and_fail_closed_marks_in_sample(
 
 
 def test_untuned_configs_hash_as_before_the_tuned_block() -> None:
-    from assay.policies._fc_config import load_config
-    from assay.policies._gate_config import EvidenceGateConfig
+    from assay.policies.evidence_gate._config import EvidenceGateConfig
+    from assay.policies.fail_closed._config import load_config
 
     fc = load_config({"name": "r"})
     gate = EvidenceGateConfig.parse({"name": "g"})
@@ -454,7 +454,7 @@ def test_tune_sweep_and_compare_of_a_user_kind_are_one_line(
 
 
 def test_the_policy_sees_only_pairs_inside_the_evidence_pool_and_gate_evidence() -> None:
-    from assay.policies._custom_guard import within_evidence
+    from assay.policies.custom._guard import within_evidence
 
     def pair(pid: str) -> dict[str, Any]:
         return {"passage_id": pid, "s_support": 0.9, "relation_source": "nli"}

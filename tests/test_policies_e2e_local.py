@@ -134,7 +134,7 @@ def test_certificates_and_manifests_name_what_produced_the_scores(
     model's sha256; a chained fail_closed certificate names its question's gate retriever
     hash, as does its audit record; each policy manifest names the verifier's and the
     reranker's sha256, and no absolute path."""
-    from assay.policies._fc_certificate import certificate_verifies
+    from assay.policies.fail_closed._certificate import certificate_verifies
 
     run_dir, _ = applied
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from _policies_cli_helpers import RUN_SPEC, assay, lines, make_run
 
-from assay.policies._fc_certificate import certificate_verifies
-from assay.policies._provenance import NO_RETRIEVAL, portable_model, verifier_provenance
+from assay.policies.engine._provenance import NO_RETRIEVAL, portable_model, verifier_provenance
+from assay.policies.fail_closed._certificate import certificate_verifies
 from assay.retrieval._identity import config_sha256
 from assay.testing import FakeOpenAIServer, reply
 

@@ -14,7 +14,7 @@ import pytest
 from _policies_cli_helpers import assay, lines, write_text
 from _policies_fixtures import make_gold_run, write_gates
 
-from assay.policies._cs_tuning import default_tuning_spec
+from assay.policies.claim_selective._tuning import default_tuning_spec
 
 pytest_plugins = ["_policies_fixtures"]  # base_run, run_dir, policy_file
 

@@ -11,13 +11,13 @@ from _cs_fixtures import claim, response, s1
 from assay.core.registry import POLICIES
 from assay.errors import DatasetError, SpecError
 from assay.policies import Policy, canonical_json
-from assay.policies._cs_config import ClaimSelectiveConfig, parse_config
-from assay.policies._cs_inputs import response_from_row
-from assay.policies._cs_metrics import evaluate
-from assay.policies._cs_policy import ClaimSelectivePolicy
-from assay.policies._cs_records import Decisions
-from assay.policies._cs_reference import binary_support_gate, express_all
-from assay.policies._cs_rule import claim_status, prepare_claim
+from assay.policies.claim_selective._config import ClaimSelectiveConfig, parse_config
+from assay.policies.claim_selective._inputs import response_from_row
+from assay.policies.claim_selective._metrics import evaluate
+from assay.policies.claim_selective._policy import ClaimSelectivePolicy
+from assay.policies.claim_selective._records import Decisions
+from assay.policies.claim_selective._reference import binary_support_gate, express_all
+from assay.policies.claim_selective._rule import claim_status, prepare_claim
 
 S1_EXPECTED = {
     ("R1", "c1"): ("certified", "certified"),

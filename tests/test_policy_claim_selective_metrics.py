@@ -12,8 +12,8 @@ from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 from assay.errors import DatasetError
-from assay.policies._cs_compare import paired_deltas, point_delta
-from assay.policies._cs_controls import (
+from assay.policies.claim_selective._compare import paired_deltas, point_delta
+from assay.policies.claim_selective._controls import (
     audit_agreement,
     majority_control,
     novel,
@@ -21,12 +21,12 @@ from assay.policies._cs_controls import (
     shuffle_intents,
     without_intents,
 )
-from assay.policies._cs_inputs import ResponseInput
-from assay.policies._cs_metrics import ClaimCounts, claim_metrics, evaluate
-from assay.policies._cs_policy import ClaimSelectivePolicy
-from assay.policies._cs_reference import express_all
-from assay.policies._cs_slices import slice_metrics, source_missing
-from assay.policies._numbers import Ratio
+from assay.policies.claim_selective._inputs import ResponseInput
+from assay.policies.claim_selective._metrics import ClaimCounts, claim_metrics, evaluate
+from assay.policies.claim_selective._policy import ClaimSelectivePolicy
+from assay.policies.claim_selective._reference import express_all
+from assay.policies.claim_selective._slices import slice_metrics, source_missing
+from assay.policies.engine._numbers import Ratio
 
 # id: (|P|, |P∩G|, |G|, n, correct actions or None), "PAU prec F1 uccr_gold coverage acc"
 F_ROWS: dict[str, tuple[tuple[int, int, int, int, int | None], tuple[str | None, ...]]] = {

@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.policies._cs_inputs import ResponseInput
-from assay.policies._cs_metrics import evaluate
-from assay.policies._cs_policy import ClaimSelectivePolicy
-from assay.policies._cs_records import Decisions
+from assay.policies.claim_selective._inputs import ResponseInput
+from assay.policies.claim_selective._metrics import evaluate
+from assay.policies.claim_selective._policy import ClaimSelectivePolicy
+from assay.policies.claim_selective._records import Decisions
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 THRESHOLD_VALUES = [0.0, 0.25, 0.3, 0.35, 0.4, 0.5, 0.55, 1.0]

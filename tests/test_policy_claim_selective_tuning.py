@@ -12,11 +12,11 @@ from _cs_fixtures import claim, response, s1
 
 from assay.errors import SpecError
 from assay.policies import TuningSpec
-from assay.policies._cs_config import parse_config, with_params
-from assay.policies._cs_inputs import ResponseInput
-from assay.policies._cs_metrics import evaluate
-from assay.policies._cs_policy import ClaimSelectivePolicy
-from assay.policies._cs_tuning import (
+from assay.policies.claim_selective._config import parse_config, with_params
+from assay.policies.claim_selective._inputs import ResponseInput
+from assay.policies.claim_selective._metrics import evaluate
+from assay.policies.claim_selective._policy import ClaimSelectivePolicy
+from assay.policies.claim_selective._tuning import (
     INFEASIBLE_EXIT_CODE,
     SWEEP_METRICS,
     default_tuning_spec,
@@ -25,7 +25,7 @@ from assay.policies._cs_tuning import (
     sweep_point,
     tune_policy,
 )
-from assay.policies._tuning import enumerate_grid
+from assay.policies.engine._tuning import enumerate_grid
 
 
 def s1_like() -> list[ResponseInput]:

@@ -13,18 +13,23 @@ from assay.core.outcomes import Status
 from assay.core.registry import POLICIES
 from assay.errors import SpecError
 from assay.policies import Policy, canonical_json
-from assay.policies._gate_compose import GATE_ABSTAINED, GATE_REFUSED, gate_chain, gate_chains
-from assay.policies._gate_config import (
+from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.policies.evidence_gate._compose import (
+    GATE_ABSTAINED,
+    GATE_REFUSED,
+    gate_chain,
+    gate_chains,
+)
+from assay.policies.evidence_gate._config import (
     EvidenceGateConfig,
     GateQuestion,
     SupportLevel,
     reranker_scores,
     support_from_claims,
 )
-from assay.policies._gate_decide import gate_record_sha256
-from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
-from assay.policies._gate_records import GateDecisionRecord
-from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.policies.evidence_gate._decide import gate_record_sha256
+from assay.policies.evidence_gate._policy import EvidenceGatePolicy, GateInputs
+from assay.policies.evidence_gate._records import GateDecisionRecord
 
 
 def _policy(**config: object) -> EvidenceGatePolicy:
@@ -303,7 +308,7 @@ def test_the_gate_is_a_policy() -> None:
 
 def test_the_chain_feeds_both_claim_level_kinds() -> None:
     """`as_link()` validates as claim_selective's GateLink and fail_closed's FCGate."""
-    from assay.policies._cs_inputs import GateLink
+    from assay.policies.claim_selective._inputs import GateLink
     from assay.policies.fail_closed import FCGate
 
     decided = {d.question_id: d for d in _policy().decide(GateInputs(questions=g2_questions()))}

@@ -16,26 +16,31 @@ from sklearn.metrics import (
     recall_score,
 )
 
-from assay.policies._bootstrap import paired_delta_interval
-from assay.policies._gate_aurc import aurc, aurc_optimal
-from assay.policies._gate_config import (
+from assay.policies.engine._bootstrap import paired_delta_interval
+from assay.policies.engine._tuning import enumerate_grid
+from assay.policies.engine._vocab import GateOutcome
+from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
+from assay.policies.evidence_gate._config import (
     EvidenceGateConfig,
     EvidenceLabel,
     GateQuestion,
     SupportLevel,
 )
-from assay.policies._gate_metrics import GateRow, gate_metrics, metric_counts, metric_values
-from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
-from assay.policies._gate_records import GateDecisionRecord
-from assay.policies._gate_tuning import (
+from assay.policies.evidence_gate._metrics import (
+    GateRow,
+    gate_metrics,
+    metric_counts,
+    metric_values,
+)
+from assay.policies.evidence_gate._policy import EvidenceGatePolicy, GateInputs
+from assay.policies.evidence_gate._records import GateDecisionRecord
+from assay.policies.evidence_gate._tuning import (
     default_tuning_spec,
     risk_coverage_curve,
     sweep_gate,
     tune_gate,
     tuned_config,
 )
-from assay.policies._tuning import enumerate_grid
-from assay.policies._vocab import GateOutcome
 
 PASS, ABSTAIN, REFUSE = GateOutcome.PASS, GateOutcome.ABSTAIN, GateOutcome.REFUSE
 HAS, NO = EvidenceLabel.HAS_EVIDENCE, EvidenceLabel.NO_EVIDENCE

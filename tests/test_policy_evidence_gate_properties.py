@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from assay.core.outcomes import Status
 from assay.policies import canonical_json
-from assay.policies._gate_aurc import aurc, aurc_optimal
-from assay.policies._gate_config import EvidenceGateConfig, GateQuestion
-from assay.policies._gate_metrics import gate_metrics
-from assay.policies._gate_policy import EvidenceGatePolicy, GateInputs
-from assay.policies._gate_records import GateDecisionRecord
-from assay.policies._vocab import GateOutcome
+from assay.policies.engine._vocab import GateOutcome
+from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
+from assay.policies.evidence_gate._config import EvidenceGateConfig, GateQuestion
+from assay.policies.evidence_gate._metrics import gate_metrics
+from assay.policies.evidence_gate._policy import EvidenceGatePolicy, GateInputs
+from assay.policies.evidence_gate._records import GateDecisionRecord
 
 GRID = ["0.05", "0.10", "0.15", "0.20", "0.25", "0.30", "0.35", "0.40"]
 FEW = settings(max_examples=60, deadline=None)

@@ -12,7 +12,7 @@ from typing import Any
 from _fc_corpus import CORPUS, SUPPORTED_DESIGNS, corpus_text, load
 from _fc_fixtures import chunk
 
-from assay.policies._canonical import write_canonical_jsonl
+from assay.policies.engine._canonical import write_canonical_jsonl
 from assay.policies.fail_closed import (
     Decision,
     FailClosedPolicy,

@@ -19,7 +19,7 @@ from assay.core.answers import AnswerItem, GoldClaim, Passage
 from assay.core.records import AnswerRecord, ClaimRecord
 from assay.datasets import load_answers
 from assay.errors import DatasetError
-from assay.policies._cs_inputs import ClaimInput
+from assay.policies.claim_selective._inputs import ClaimInput
 from assay.runs import Runner, RunOptions, load_spec
 
 FULL_ROW: dict[str, Any] = {

@@ -14,7 +14,7 @@ from assay.core.records import JudgmentRecord
 from assay.core.rundir import latest_records
 from assay.errors import SpecError
 from assay.runs import Runner, RunOptions, load_spec
-from assay.runs._parquet import write_parquet
+from assay.runs.store._parquet import write_parquet
 
 SPEC = """
 name = "pq"

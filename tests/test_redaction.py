@@ -463,7 +463,7 @@ def test_secret_values_finds_credentials_to_register() -> None:
 def test_write_manifest_redacts_what_an_older_manifest_carried(tmp_path: Path) -> None:
     """reparse/recompute/import rewrite manifests; a credential an older version wrote
     must not be carried forward, and earlier redactions stay listed."""
-    from assay.runs._store import write_manifest
+    from assay.runs.store._store import write_manifest
 
     leaked = {
         "spec": {"judges": [{"api_base": "https://u:hunter2secret@h.example/v1?key=qq9secret"}]},

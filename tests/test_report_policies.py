@@ -18,7 +18,7 @@ import pytest
 from _policies_cli_helpers import assay, lines
 from _report_policies_run import HOSTILE, POLICIES, applied_run
 
-from assay.policies._report_data import policy_reports
+from assay.policies.report._data import policy_reports
 from assay.report._policies_html import curve_chart
 
 pytest_plugins = ["_policies_fixtures"]  # run_dir (a copy of base_run below)

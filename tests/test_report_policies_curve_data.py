@@ -14,7 +14,7 @@ import pytest
 from _policies_cli_helpers import assay, lines, write_text
 from test_policies_safe_outputs import POLICIES, ROWS, _row
 
-from assay.policies._report_data import MixRow, policy_reports
+from assay.policies.report._data import MixRow, policy_reports
 from assay.report._policies_html import mix_chart, policies_section
 
 pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file (base_run, policies_text below)

@@ -13,7 +13,7 @@ import pytest
 
 from assay.errors import RunError
 from assay.runs import Runner, RunOptions, load_spec, read_json
-from assay.runs._reparse import recompute_run, reparse_run_checked
+from assay.runs.rebuild._reparse import recompute_run, reparse_run_checked
 
 SPEC = """# a comment
 name = "{name}"
@@ -156,7 +156,7 @@ def test_names_inside_the_spec_still_count(tmp_path: Path) -> None:
 
 
 def test_request_settings_of_an_endpoint_block_may_change(tmp_path: Path) -> None:
-    from assay.runs._resume import normalised_spec, spec_changes
+    from assay.runs.store._resume import normalised_spec, spec_changes
 
     def spec(**judge: object) -> dict[str, object]:
         block = {"models": ["openai/m"], "prompts": ["generic-support@1"], **judge}

@@ -66,7 +66,10 @@ OWN_FORMATS = ("datasets/", "models/", "parsing/", "testing/", "core/rundir.py")
 # A dataset file read by the policies (not a run directory); and the batch stage reading
 # back the request file it uploaded, which must be read whole (a torn line is an error
 # there, not a line to skip: every id in it was sent).
-OTHER_FILES = {("policies/_load_run.py", "read_dataset_rows"), ("runs/_stage_batch.py", "_ids_of")}
+OTHER_FILES = {
+    ("policies/engine/_run_inputs.py", "read_dataset_rows"),
+    ("runs/stages/_batch.py", "_ids_of"),
+}
 _LINES = {"splitlines", "readlines", "open"}
 
 

@@ -14,7 +14,7 @@ from assay.core.outcomes import Status
 from assay.core.verification import ClaimToVerify, Verdict, VerdictLabel
 from assay.errors import SpecError
 from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
-from assay.runs._plan import Plan, redo_statuses
+from assay.runs.plan._plan import Plan, redo_statuses
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs_v0_1"
 SPEC = """

@@ -210,7 +210,7 @@ def test_reparse_uses_raw_outputs_without_calls(
     rec["status"], rec["label"], rec["score"] = "parse_error", None, None
     lines[0] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from assay.runs._reparse import reparse_run
+    from assay.runs.rebuild._reparse import reparse_run
 
     changes = reparse_run(out)
     assert changes.get("parse_error->ok", 0) == (

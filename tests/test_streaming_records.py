@@ -18,10 +18,10 @@ from assay.core.records import ItemJudgmentRecord, JudgmentRecord
 from assay.core.rundir import latest, latest_records
 from assay.metrics import force_metrics
 from assay.runs import Runner, RunOptions, load_spec, read_json
-from assay.runs._counters import counters_of
-from assay.runs._manifest import judges_section
-from assay.runs._metrics import compute_metrics
-from assay.runs._store import TallyLog
+from assay.runs.rebuild._metrics import compute_metrics
+from assay.runs.store._counters import counters_of
+from assay.runs.store._manifest import judges_section
+from assay.runs.store._store import TallyLog
 from assay.testing import FakeOpenAIServer, reply
 
 LABELS = ["fully_supported", "partially_supported", "not_supported"]

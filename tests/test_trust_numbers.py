@@ -15,9 +15,9 @@ from assay.core.records import JudgmentRecord, SentenceRecord, VerificationRecor
 from assay.errors import SpecError
 from assay.metrics import factuality_scores, force_metrics, force_metrics_frame
 from assay.runs import Runner, RunOptions, load_spec, read_json
-from assay.runs._build import ClientPool
-from assay.runs._factuality import FactualityStage
-from assay.runs._metrics import compute_metrics
+from assay.runs.assemble._build import ClientPool
+from assay.runs.rebuild._metrics import compute_metrics
+from assay.runs.stages._factuality import FactualityStage
 
 EXPERTQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "expertqa"
 
@@ -376,7 +376,7 @@ def medscore_folder(folder: Path) -> Path:
 
 def test_medscore_output_alone_keeps_zero_claim_responses(tmp_path: Path) -> None:
     from assay.metrics import response_table
-    from assay.runs._imported import import_medscore_run
+    from assay.runs.rebuild._imported import import_medscore_run
 
     folder = medscore_folder(tmp_path / "ms")
     outputs = [json.loads(x) for x in (folder / "output.jsonl").read_text().splitlines()]

@@ -23,7 +23,7 @@ from assay.core.records import ClaimRecord, VerificationRecord
 from assay.core.verification import ScoredPair, SentenceSpan, SetScore
 from assay.decomposers import split_sentences
 from assay.judges._baseline_text import content_tokens
-from assay.policies._canonical import write_canonical_jsonl
+from assay.policies.engine._canonical import write_canonical_jsonl
 from assay.retrieval import (
     BM25Retriever,
     Corpus,
@@ -32,7 +32,7 @@ from assay.retrieval import (
     normalise_scores,
     reciprocal_rank_fusion,
 )
-from assay.runs._stage_verify import claim_inputs
+from assay.runs.stages._verify import claim_inputs
 from assay.verifiers import ClaimToVerify, OverlapVerifier
 from assay.verifiers._pairs import LEXICAL_LABELS, lexical_probabilities
 from assay.verifiers._relations import claim_tokens, cue, describe_relations, lexical_triple

@@ -31,7 +31,7 @@ from assay.core.rundir import (
     iter_jsonl,
 )
 from assay.runs import JUDGMENTS_FILE
-from assay.runs._rundir import read_run_manifest, read_run_metrics
+from assay.runs.store._rundir import read_run_manifest, read_run_metrics
 
 if TYPE_CHECKING:
     import pandas as pd

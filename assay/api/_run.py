@@ -24,7 +24,7 @@ from assay.core.verification import Verifier
 from assay.errors import AssayError, first_problem
 from assay.redaction import scrub_text
 from assay.runs import Runner, RunOptions
-from assay.runs._rundir import refuse_if_written
+from assay.runs.store._rundir import refuse_if_written
 
 P = ParamSpec("P")
 R = TypeVar("R")

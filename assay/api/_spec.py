@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.errors import SpecError
 from assay.runs import LoadedSpec, RunSpec, load_spec
-from assay.runs._spec import check_prompt_dirs, validate_spec
+from assay.runs.spec._spec import check_prompt_dirs, validate_spec
 
 PYTHON_SPEC = "<python spec>"  # stands for the file in error messages and the manifest
 

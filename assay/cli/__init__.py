@@ -103,7 +103,7 @@ def report(
     always goes to a file (default RUN_DIR/report.html). Formats come from the registry
     (`assay list`), so a plugin's format works here too."""
     from assay.report import RunReport, emit_report, resolve_format
-    from assay.runs._rundir import read_run_manifest, read_run_metrics
+    from assay.runs.store._rundir import read_run_manifest, read_run_metrics
 
     fmt = resolve_format(format)  # a typo is reported before the run directory is read
     manifest = redact(read_run_manifest(run_dir))  # a manifest written before redaction
@@ -159,7 +159,7 @@ def recompute(
 ) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE
-    from assay.runs._reparse import recompute_run
+    from assay.runs.rebuild._reparse import recompute_run
 
     problems = recompute_run(run_dir)
     _console().print(f"recomputed {run_dir / METRICS_FILE}")
@@ -170,8 +170,8 @@ def recompute(
 def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
     """Metrics over fewer records than planned are labelled so, and the command fails."""
     from assay.core.rundir import METRICS_FILE
-    from assay.runs._audit import resume_hint
-    from assay.runs._rundir import read_run_manifest
+    from assay.runs.store._audit import resume_hint
+    from assay.runs.store._rundir import read_run_manifest
 
     if not problems:
         return
@@ -192,7 +192,7 @@ def import_medscore(
 ) -> None:
     """Import MedScore's released per-claim files as a run and score them under assay's
     rules (unparsable verdicts unscored, not supported) — no model is called."""
-    from assay.runs._imported import import_medscore_run
+    from assay.runs.rebuild._imported import import_medscore_run
 
     import_medscore_run(source, output_dir, dataset=dataset)
     _console().print(f"imported {source} → {output_dir}")
@@ -204,7 +204,7 @@ def reparse(
     run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A finished run directory.")],
 ) -> None:
     """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""
-    from assay.runs._reparse import reparse_run_checked
+    from assay.runs.rebuild._reparse import reparse_run_checked
 
     changes, problems = reparse_run_checked(run_dir)
     summary = ", ".join(f"{k}: {v}" for k, v in changes.items()) or "no status changed"
@@ -323,7 +323,7 @@ def validate(
 
 
 def _validate_spec(spec: str, ping: bool) -> None:
-    from assay.runs._ping import check_spec, ping_targets
+    from assay.runs.plan._ping import check_spec, ping_targets
 
     runner, lines = check_spec(spec)
     for line in [*lines, f"{spec}: spec ok"]:

@@ -86,7 +86,7 @@ def apply(
 ) -> None:
     """Decide every claim and response of RUN_DIR under each policy and write
     policies/<name>/ (records, metrics.json, manifest.json)."""
-    from assay.policies._session import apply_policies
+    from assay.policies.jobs._session import apply_policies
 
     if slice_ not in (None, "source-missing"):
         raise SpecError(f"use source-missing; got {slice_!r}", field="--slice")
@@ -129,9 +129,9 @@ def tune(
 ) -> None:
     """Select thresholds of policy NAME on RUN_DIR's records with the kind's default
     tuning; write policies/<name>/tune/ (candidates.jsonl, result.json)."""
-    from assay.policies._apply_write import policy_dir
-    from assay.policies._canonical import check_target
-    from assay.policies._tune_run import load_grid, tune_run, write_tune
+    from assay.policies.engine._canonical import check_target
+    from assay.policies.jobs._tune import load_grid, tune_run, write_tune
+    from assay.policies.jobs._write import policy_dir
 
     if write_policy_to is not None:
         inputs = [("--policy", policy), *([("--grid", grid)] if grid is not None else [])]
@@ -148,7 +148,7 @@ def tune(
     for param, value in sorted(tuned.selected.items()):
         print(f"{param} = {value}")
     if write_policy_to is not None:
-        from assay.policies._tune_write import write_tuned_policy
+        from assay.policies.jobs._tune_write import write_tuned_policy
 
         write_tuned_policy(write_policy_to, spec, tuned.selected_config or {})
         print(f"wrote {write_policy_to}", file=sys.stderr)
@@ -163,7 +163,7 @@ def list_kinds() -> None:
     """Policy kinds with their versions."""
     from assay._table import print_table
     from assay.core.registry import POLICIES
-    from assay.policies import _kinds  # noqa: F401  (registers the built-in kinds)
+    from assay.policies.jobs import _kinds  # noqa: F401  (registers the built-in kinds)
 
     rows = [
         (e.name, str(getattr(POLICIES.get(e.name), "version", "")), e.description)
@@ -175,7 +175,7 @@ def list_kinds() -> None:
 def _file_bytes(run_dir: Path, name: str, what: str) -> bytes:
     """An applied policy's file; one that its kind never writes says so (applying it
     again would not help)."""
-    from assay.policies._apply_write import MANIFEST, policy_dir
+    from assay.policies.jobs._write import MANIFEST, policy_dir
 
     folder = policy_dir(run_dir, name)
     source = folder / EXPORTS[what]
@@ -190,9 +190,9 @@ def _file_bytes(run_dir: Path, name: str, what: str) -> bytes:
 
 
 def _audit_bytes(run_dir: Path, name: str) -> bytes:
-    from assay.policies._apply_write import MANIFEST, policy_dir
-    from assay.policies._canonical import canonical_json
-    from assay.policies._export import audit_records
+    from assay.policies.engine._canonical import canonical_json
+    from assay.policies.jobs._export import audit_records
+    from assay.policies.jobs._write import MANIFEST, policy_dir
 
     if not (policy_dir(run_dir, name) / MANIFEST).is_file():
         raise RunError(
@@ -213,7 +213,7 @@ def export(
 ) -> None:
     """Print (or write) certificates or the gate log of an applied policy byte for byte,
     or the audit objects of a fail_closed policy (rebuilt from its manifest)."""
-    from assay.policies._canonical import check_target, write_bytes_atomic
+    from assay.policies.engine._canonical import check_target, write_bytes_atomic
 
     if what not in (*EXPORTS, "audit"):
         raise SpecError(f"use one of certificates, audit, gate-log; got {what!r}", field="--what")

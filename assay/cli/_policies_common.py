@@ -16,7 +16,7 @@ from assay.cli._paths import cli_path
 from assay.core.rundir import MANIFEST_FILE
 
 if TYPE_CHECKING:
-    from assay.policies._session import Loaded
+    from assay.policies.jobs._session import Loaded
 
 RunDir = Annotated[Path, typer.Argument(parser=cli_path, help="A finished run directory.")]
 AppliedRunDir = Annotated[
@@ -47,7 +47,7 @@ def interval(ci: Any) -> str:
 
 
 def check_run_dir(run_dir: Path) -> None:
-    from assay.policies._session import check_run_dir as check
+    from assay.policies.jobs._session import check_run_dir as check
 
     check(run_dir)
 
@@ -77,7 +77,7 @@ def writes_run_dir(command: str) -> Callable[[F], F]:
 def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | None) -> Loaded:
     """Load the policy file, pick the policies, read the run (`policies._session`;
     imported here on first use so the CLI starts without the policies layer)."""
-    from assay.policies._session import load_policies as load
+    from assay.policies.jobs._session import load_policies as load
 
     return load(run_dir, policy, name, split)
 

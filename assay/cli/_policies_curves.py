@@ -55,8 +55,8 @@ def sweep(
     --param); writes policies/<name>/sweep.jsonl (evidence_gate: also
     sweep_summary.json with aurc, aurc_opt, e_aurc)."""
     from assay._table import print_table
-    from assay.policies._apply_write import policy_dir
-    from assay.policies._sweep_run import SweepSettings, resolve, sweep_run, write_sweep
+    from assay.policies.jobs._sweep import SweepSettings, resolve, sweep_run, write_sweep
+    from assay.policies.jobs._write import policy_dir
 
     loaded = load_policies(run_dir, policy, name, split)
     spec, chain = loaded.picks[0]
@@ -96,8 +96,8 @@ def compare(
     (questions, for evidence_gate), with bootstrap intervals; writes
     policies/<a>/compare/<b>.json."""
     from assay._table import print_table
-    from assay.policies._canonical import write_canonical_json
-    from assay.policies._compare_run import compare_path, compare_policies, metric_list
+    from assay.policies.engine._canonical import write_canonical_json
+    from assay.policies.jobs._compare import compare_path, compare_policies, metric_list
 
     chosen = None if metrics is None else metric_list(metrics)
     check_run_dir(run_dir)
@@ -125,7 +125,7 @@ def compare(
 
 def _built_in(kind: str | None, name: str, what: str, field: str) -> None:
     """Sweeps and comparisons know the built-in kinds' metrics only (one line)."""
-    from assay.policies._spec import BUILDERS
+    from assay.policies.jobs._spec import BUILDERS
 
     if kind is not None and kind not in BUILDERS:
         kinds = ", ".join(sorted(BUILDERS))
@@ -135,7 +135,7 @@ def _built_in(kind: str | None, name: str, what: str, field: str) -> None:
 def _applied_kind(run_dir: Path, name: str) -> str | None:
     """The kind an applied policy's manifest names (None: unreadable, compare says why)."""
     from assay.core.rundir import MANIFEST_FILE, read_json
-    from assay.policies._apply_write import policy_dir
+    from assay.policies.jobs._write import policy_dir
 
     try:
         kind = read_json(policy_dir(run_dir, name) / MANIFEST_FILE)["policy"]["kind"]

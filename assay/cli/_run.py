@@ -46,8 +46,8 @@ def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> 
     from assay.runs import load_spec
 
     if dry_run:
-        from assay.runs._dryrun import plan_run
-        from assay.runs._plan_output import print_plan
+        from assay.runs.plan._dryrun import plan_run
+        from assay.runs.plan._output import print_plan
 
         print_plan(plan_run(load_spec(spec), options), fmt)
         return
@@ -61,8 +61,8 @@ def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> 
 def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     """Run the spec; Ctrl-C or SIGTERM prints what was saved and how to resume."""
     from assay.runs import Runner, load_spec
-    from assay.runs._resume import RunInterrupted, resume_command
-    from assay.runs._rundir import refuse_if_written
+    from assay.runs.store._resume import RunInterrupted, resume_command
+    from assay.runs.store._rundir import refuse_if_written
 
     loaded = load_spec(spec)
     refuse_if_written(loaded, options)  # before datasets and models are loaded

@@ -124,7 +124,7 @@ class LoadedRun:
 
 def load_run(run_dir: str | Path) -> LoadedRun:
     """Read `run_dir` (errors name the directory or the file and line)."""
-    from assay.runs._rundir import read_run_manifest
+    from assay.runs.store._rundir import read_run_manifest
 
     path = Path(run_dir)
     manifest = read_run_manifest(path)

@@ -151,7 +151,7 @@ def read_sentence(r: SentenceRecord | Mapping[str, Any]) -> SentenceEntry:
 
 def _unsplit(row: Mapping[str, Any]) -> bool:
     """Given claims that could not be mapped to sentences are written as one record for
-    the whole answer, with no span (see assay.runs._factuality)."""
+    the whole answer, with no span (see assay.runs.stages._factuality)."""
     return row.get("decomposer_id") == GIVEN_DECOMPOSER and _missing_span(row.get("span"))
 
 

@@ -7,16 +7,8 @@ Shared pieces: `_numbers` (thresholds as decimal strings, exact ratios, Wilson),
 `_tuning` (the grid-search engine), `_bootstrap` (response-resampled intervals).
 """
 
-from assay.policies import _kinds as _kinds  # registers the built-in kinds
-from assay.policies._bootstrap import (
-    Interval,
-    RatioCounts,
-    bootstrap_intervals,
-    paired_delta_interval,
-)
-from assay.policies._canonical import canonical_json, canonical_sha256
-from assay.policies._cs_inputs import ClaimInput, ResponseInput
-from assay.policies._custom import (
+from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
+from assay.policies.custom._define import (
     ClaimPolicy,
     ClaimPolicyDecisions,
     ClaimPolicyInputs,
@@ -26,7 +18,14 @@ from assay.policies._custom import (
     policy,
     verification_ok,
 )
-from assay.policies._numbers import (
+from assay.policies.engine._bootstrap import (
+    Interval,
+    RatioCounts,
+    bootstrap_intervals,
+    paired_delta_interval,
+)
+from assay.policies.engine._canonical import canonical_json, canonical_sha256
+from assay.policies.engine._numbers import (
     Ratio,
     decimal_grid,
     decimal_text,
@@ -35,9 +34,8 @@ from assay.policies._numbers import (
     threshold,
     wilson,
 )
-from assay.policies._protocol import Policy
-from assay.policies._session import AppliedPolicy, apply_policies
-from assay.policies._tuning import (
+from assay.policies.engine._protocol import Policy
+from assay.policies.engine._tuning import (
     Constraint,
     Objective,
     TieBreak,
@@ -45,7 +43,9 @@ from assay.policies._tuning import (
     TuningSpec,
     tune,
 )
-from assay.policies._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.policies.jobs import _kinds as _kinds  # registers the built-in kinds
+from assay.policies.jobs._session import AppliedPolicy, apply_policies
 
 __all__ = [
     "AppliedPolicy",

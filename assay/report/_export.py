@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from assay.policies._report_data import PolicyReport
+from assay.policies.report._data import PolicyReport
 from assay.report._views import POOLED
 from assay.report._views_items import n_of, rater_records
 from assay.report._views_policies import policy_records

@@ -23,7 +23,7 @@ from assay.compare import ComparisonReport, compare_runs
 from assay.core.registry import REPORT_FORMATS
 from assay.core.rundir import DIGESTS_KEY, JUDGMENTS_FILE, latest_records
 from assay.errors import AssayError
-from assay.policies._report_data import PolicyReport, policy_reports
+from assay.policies.report._data import PolicyReport, policy_reports
 from assay.report import _compare_formats as compare_formats
 from assay.report._compare_formats import CompareFormat
 from assay.report._compare_html import comparison_section

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from assay.policies._report_curves import Curve, CurvePoint
-from assay.policies._report_data import MixRow, PolicyReport
+from assay.policies.report._curves import Curve, CurvePoint
+from assay.policies.report._data import MixRow, PolicyReport
 from assay.report._charts import Segment
 from assay.report._templates import environment
 from assay.report._values import text_width

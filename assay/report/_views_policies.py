@@ -2,7 +2,7 @@
 
 One overview table (identity, thresholds, refusals, warnings), then per policy its
 metrics (4 decimals, never cut, with counts, interval and null reason) and its outcome
-mix. Every value is copied from `policies/<name>/`; see assay.policies._report_data.
+mix. Every value is copied from `policies/<name>/`; see assay.policies.report._data.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from assay._table import Grid
-from assay.policies._report_data import MetricRow, PolicyReport
+from assay.policies.report._data import MetricRow, PolicyReport
 from assay.report._values import DASH
 
 SECTION = "policies"

@@ -9,8 +9,8 @@ from assay.core.rundir import (
     latest_records,
     read_json,
 )
-from assay.runs._runner import Runner, RunOptions, RunOutcome, run_spec
-from assay.runs._spec import (
+from assay.runs.execute._runner import Runner, RunOptions, RunOutcome, run_spec
+from assay.runs.spec._spec import (
     BaselineSpec,
     DatasetSpec,
     FailurePolicy,

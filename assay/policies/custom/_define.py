@@ -1,0 +1,199 @@
+"""The contract of a user-written claim-level policy (spec §5.4): a class registered with
+`@policy("name", version=N)` in `POLICIES`, configured by a pydantic `Config` built from
+the `[[policies]]` block, whose pure `decide(inputs)` maps typed read-only views of a
+run to a `ClaimDecision` per claim (and optionally a response outcome).
+
+Everything else — the fail-closed guard, the default outcome rule, canonical records,
+common metrics, manifest, `after =` chaining — is the framework's (`_custom_apply`), so a
+user policy cannot assert a claim whose verification failed, whatever it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from assay.core.outcomes import Status
+from assay.core.registry import POLICIES
+from assay.errors import SpecError, first_problem
+from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
+from assay.policies.engine._canonical import canonical_sha256
+from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
+from assay.policies.jobs._builders import BUILDERS
+
+
+class PolicyConfig(BaseModel):
+    """The keys every user policy block has; a policy's `Config` adds its own. Unknown
+    keys are errors (a typo must not silently keep a default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    verifier: str | None = Field(default=None, description="None: the run's only verifier.")
+    after: str | None = Field(default=None, description="An evidence_gate policy (§5.9).")
+
+
+class ClaimPolicyInputs(BaseModel):
+    """What a claim-level policy reads: every response of the run (or split) with its
+    claims, each claim's verification (status, scored pairs) and gold fields, and the
+    gate's decision when chained. Frozen: a policy cannot change what it reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str | None = None
+    verifier_id: str
+    responses: tuple[ResponseInput, ...]
+
+    def __iter__(self) -> Iterator[ResponseInput]:  # type: ignore[override]
+        return iter(self.responses)
+
+
+class ClaimVerdict(BaseModel):
+    """A policy's decision on one claim, with the reason it gives."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: ClaimDecision
+    reason: str = Field(min_length=1)
+
+
+class ClaimPolicyDecisions(BaseModel):
+    """`claims[(dataset, answer_id, claim_id)]`; `outcomes[(dataset, answer_id)]` is
+    optional per response (absent: the default rule of `default_outcome`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: dict[tuple[str, str, str], ClaimVerdict]
+    outcomes: dict[tuple[str, str], ResponseOutcome] = Field(default_factory=dict)
+
+
+def verification_ok(claim: ClaimInput) -> bool:
+    """A claim may be expressed only on a verification that ended ok (fail closed)."""
+    return claim.verification is not None and claim.verification.status == Status.OK
+
+
+def best_support(claim: ClaimInput) -> float | None:
+    """The highest valid support score of the claim's scored pairs (None: none)."""
+    pairs = claim.verification.pairs if claim.verification is not None else []
+    found = [p.s_support for p in pairs if p.s_support is not None and 0 <= p.s_support <= 1]
+    return max(found, default=None)
+
+
+C = TypeVar("C", bound=PolicyConfig)
+
+
+class ClaimPolicy(Generic[C]):
+    """Base of a user claim-level policy: subclass `ClaimPolicy[MyConfig]` (the config
+    class: `PolicyConfig` plus the block's own keys) and implement `decide_claim` (one
+    claim at a time, only claims whose verification ended ok) or `decide` (all inputs at
+    once). Stores no results on itself."""
+
+    kind: ClassVar[str] = ""
+    version: ClassVar[int] = 0
+    Config: ClassVar[type[PolicyConfig]] = PolicyConfig
+    config: C
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """`ClaimPolicy[MyConfig]` sets `Config = MyConfig` (the block's model)."""
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            args = get_args(base)
+            if get_origin(base) is ClaimPolicy and args and isinstance(args[0], type):
+                cls.Config = args[0]
+
+    def __init__(
+        self, config: PolicyConfig | Mapping[str, Any], *, file: str | Path | None = None
+    ) -> None:
+        if isinstance(config, PolicyConfig):
+            config = config.model_dump()
+        self.config = self._parse(config, file)
+
+    @classmethod
+    def _parse(cls, block: Mapping[str, Any], file: str | Path | None) -> C:
+        fields = {k: v for k, v in block.items() if k != "kind"}
+        try:
+            return cls.Config.model_validate(fields)  # type: ignore[return-value]
+        except ValidationError as exc:
+            problem = first_problem(exc)
+            raise SpecError(problem.message, file=file, field=problem.field) from None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def describe(self) -> dict[str, Any]:
+        """The resolved configuration, every default written out."""
+        return self.config.model_dump(mode="json")
+
+    @property
+    def sha256(self) -> str:
+        return canonical_sha256(
+            {"kind": self.kind, "version": self.version, "config": self.describe()}
+        )
+
+    def decide(self, inputs: ClaimPolicyInputs) -> ClaimPolicyDecisions:
+        """`decide_claim` for every claim whose verification ended ok (the framework
+        withholds the others whatever this returns)."""
+        claims = {
+            (r.dataset, r.answer_id, c.claim_id): self.decide_claim(c, r)
+            for r in inputs
+            for c in r.claims
+            if verification_ok(c)
+        }
+        return ClaimPolicyDecisions(claims=claims)
+
+    def decide_claim(self, claim: ClaimInput, response: ResponseInput) -> ClaimVerdict:
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither decide nor decide_claim"
+        )
+
+
+P = TypeVar("P", bound=type[ClaimPolicy[Any]])
+
+
+def policy(name: str, *, version: int, description: str | None = None) -> Callable[[P], P]:
+    """Class decorator: register a `ClaimPolicy` subclass as policy kind `name`, so a
+    `[[policies]]` block with `kind = name` builds and applies it."""
+
+    def decorate(cls: P) -> P:
+        if not (isinstance(cls, type) and issubclass(cls, ClaimPolicy)):
+            raise TypeError(f"@policy({name!r}) decorates a ClaimPolicy subclass")
+        if not issubclass(cls.Config, PolicyConfig):
+            raise TypeError(f"{cls.__name__}.Config must subclass PolicyConfig")
+        if version < 1:
+            raise ValueError(f"@policy({name!r}): version must be >= 1")
+        if name in BUILDERS:
+            raise ValueError(f"@policy({name!r}): a built-in kind has that name")
+        cls.kind, cls.version = name, version
+        POLICIES.add(name, cls, description=description or _first_line(cls.__doc__))
+        return cls
+
+    return decorate
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or "").strip().split("\n", 1)[0].strip()
+
+
+def custom_kind(kind: str) -> type[ClaimPolicy[Any]] | None:
+    """The user policy class registered as `kind` (None: no such kind, or a built-in)."""
+    if kind not in POLICIES:
+        return None
+    found = POLICIES.get(kind)
+    return found if isinstance(found, type) and issubclass(found, ClaimPolicy) else None
+
+
+__all__ = [
+    "ClaimPolicy",
+    "ClaimPolicyDecisions",
+    "ClaimPolicyInputs",
+    "ClaimVerdict",
+    "PolicyConfig",
+    "best_support",
+    "custom_kind",
+    "policy",
+    "verification_ok",
+]

@@ -1,0 +1,250 @@
+"""The fail-closed policy's output records (§4.3, §4.6, §5.3), canonical-JSON ready:
+one `ClaimRecord` per claim (`claims.jsonl`), one `ResponseRecord` per answer
+(`responses.jsonl`), and the references the policy ignored (FC-4).
+
+The render state is a structured field set only by the policy; nothing here is ever
+derived from claim or evidence text (§4.6: the badge is never read from text).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
+from assay.policies.fail_closed._config import Mode
+from assay.policies.fail_closed._inputs import GoldAction, GoldClaim
+
+
+class RenderState(StrEnum):
+    """The CertiRAG design's claim states (the `native` status)."""
+
+    VERIFIED = "VERIFIED"
+    UNVERIFIED = "UNVERIFIED"
+    BLOCKED = "BLOCKED"
+
+
+COMMON_DECISION = {
+    RenderState.VERIFIED: ClaimDecision.ASSERT,
+    RenderState.BLOCKED: ClaimDecision.DISPUTE,
+    RenderState.UNVERIFIED: ClaimDecision.WITHHOLD,
+}
+
+
+class Reason(StrEnum):
+    """Why a claim has its state (§4.3, FC-1, FC-6, T-U2, §5.9)."""
+
+    ENTAILED = "entailed"
+    CONTRADICTION = "contradiction"
+    BELOW_TAU_ENTAIL = "below_tau_entail"
+    ENTAIL_NOT_TOP_LABEL = "entail_not_top_label"
+    NO_EVIDENCE = "no_evidence"
+    CAP_EXCEEDED = "cap_exceeded"
+    VERIFICATION_NOT_OK = "verification_not_ok"
+    MISSING_VERIFICATION = "missing_verification"
+    INVALID_SCORE = "invalid_score"
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-1: no pair has a p_entail at all
+    UNSUPPORTED_BY_DESIGN = "unsupported_by_design"
+    NON_ATOMIC = "non_atomic"
+    GATE_ABSTAINED = "gate_abstained"
+    GATE_REFUSED = "gate_refused"
+
+
+FC1_REASONS = frozenset(
+    {
+        Reason.VERIFICATION_NOT_OK,
+        Reason.MISSING_VERIFICATION,
+        Reason.INVALID_SCORE,
+        Reason.NO_ENTAILMENT_SCORES,
+    }
+)
+"""Reasons of FC-1: the inputs failed. Such a claim is never counted as caught or
+correct (FC-8), and a response made only of them is refused (FC-2)."""
+
+INPUT_FAILED = FC1_REASONS | {Reason.GATE_REFUSED}
+
+
+class ResponseReason(StrEnum):
+    ALL_VERIFIED = "all_verified"
+    PARTIALLY_VERIFIED = "partially_verified"
+    NO_VERIFIED_CLAIM = "no_verified_claim"
+    NO_CLAIMS = "no_claims"
+    ALL_VERIFICATIONS_FAILED = "all_verifications_failed"
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-2, every claim for that reason
+    GATE_ABSTAINED = "gate_abstained"
+    GATE_REFUSED = "gate_refused"
+
+
+NATIVE_OUTCOME = {
+    ResponseOutcome.ANSWER_FULL: "all_verified",
+    ResponseOutcome.ANSWER_PARTIAL: "partially_verified",
+    ResponseOutcome.ABSTAIN: "empty_strict_rendering",
+    ResponseOutcome.REFUSE: "inputs_failed",
+}
+GOLD_OUTCOME = {
+    "full": ResponseOutcome.ANSWER_FULL,
+    "partial": ResponseOutcome.ANSWER_PARTIAL,
+    "conflict": ResponseOutcome.CONFLICT,
+    "abstain": ResponseOutcome.ABSTAIN,
+}
+
+
+class Triple(BaseModel):
+    """A unit's scores: one span's, or a set score's."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    p_entail: float
+    p_contradict: float
+    p_neutral: float
+
+
+class EvidenceSpan(BaseModel):
+    """One span of a claim's minimal sufficient evidence, with its own scores. `text` is
+    the span as retrieved (None when the run recorded no retrieval set)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str | None
+    chunk_id: str | None
+    span_id: str
+    page: int | str | None
+    start: int | None
+    end: int | None
+    text: str | None
+    text_sha256: str | None
+    p_entail: float
+    p_contradict: float
+
+
+class ClaimRecord(BaseModel):
+    """One claim's decision (`claims.jsonl`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: str
+    answer_id: str
+    question_id: str | None
+    claim_id: str
+    claim_index: int = Field(description="Position in the claim IR, from 0.")
+    policy_id: str
+    policy_kind: Literal["fail_closed"] = "fail_closed"
+    policy_version: int
+    policy_sha256: str
+    tau_entail: str
+    tau_contradict: str
+    verification_status: str | None
+    native: RenderState
+    decision: ClaimDecision
+    reason: Reason
+    max_entail: float | None
+    max_contradict: float | None
+    mse: list[str] = Field(description="Span ids of the minimal sufficient evidence.")
+    mse_score: Triple | None
+    evidence: list[EvidenceSpan] = Field(description="The MSE spans of a VERIFIED claim.")
+    contradicting: list[str] = Field(description="Spans with p_contradict >= tau_contradict.")
+    spans_scored: list[str] = Field(description="Span ids counted after FC-4 and the caps.")
+    n_pairs_recorded: int
+    n_pairs_scored: int = Field(description="Spans kept by the caps plus set scores used.")
+    truncated: bool = Field(description="A cap dropped some of this claim's pairs.")
+    atomicity_flags: list[str]
+    unsupported_by_design: bool
+    gold: GoldClaim | None
+    correct: bool | None = Field(
+        description="VERIFIED iff gold supported; False when the inputs failed (FC-8)."
+    )
+
+
+class Rendered(BaseModel):
+    """What a rendering shows, by claim id (§4.6). `empty`: no VERIFIED claim, so the
+    strict rendering is empty."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode
+    shown: list[str]
+    collapsed: list[str]
+    hidden: list[str]
+    empty: bool
+
+
+class NotVerified(BaseModel):
+    """An entry of the collapsed "not verified" list."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    claim_id: str
+    reason: Reason
+
+
+class ResponseRecord(BaseModel):
+    """One answer's outcome and rendering (`responses.jsonl`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: str
+    answer_id: str
+    question_id: str | None
+    policy_id: str
+    policy_kind: Literal["fail_closed"] = "fail_closed"
+    policy_version: int
+    policy_sha256: str
+    native: str
+    outcome: ResponseOutcome
+    reason: ResponseReason
+    n_claims: int
+    n_verified: int
+    n_unverified: int
+    n_blocked: int
+    n_pairs_used: int
+    rendered: Rendered
+    not_verified: list[NotVerified]
+    gate: Literal["pass", "abstain", "refuse"] | None
+    gold_action: GoldAction | None
+    action_correct: bool | None
+
+
+class ReferenceNote(BaseModel):
+    """Evidence a record named that the policy ignored (FC-4): an unscored id in
+    `evidence_candidates`, a pair or set score naming a span outside the retrieval set,
+    or a pair outside a preceding gate's evidence set."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer_id: str
+    claim_id: str
+    reference: str
+    source: Literal["evidence_candidates", "pair", "set_score"]
+    code: Literal["unscored_reference", "outside_gate_evidence"]
+
+
+class Decision(BaseModel):
+    """Everything `decide` returns for one answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    response: ResponseRecord
+    claims: list[ClaimRecord]
+    references: list[ReferenceNote]
+
+
+__all__ = [
+    "COMMON_DECISION",
+    "FC1_REASONS",
+    "GOLD_OUTCOME",
+    "INPUT_FAILED",
+    "NATIVE_OUTCOME",
+    "ClaimRecord",
+    "Decision",
+    "EvidenceSpan",
+    "NotVerified",
+    "Reason",
+    "ReferenceNote",
+    "RenderState",
+    "Rendered",
+    "ResponseReason",
+    "ResponseRecord",
+    "Triple",
+]
