@@ -161,5 +161,5 @@ def test_type_only_and_from_package_imports_count(tmp_path: Path) -> None:
         "from . import _plan\n"
     )
     modules = {"assay.runs.spec._spec", "assay.runs.plan._plan"}
-    found = _targets(src, "assay.runs._x", False, modules)
+    found = _targets(src, "assay.runs.plan._x", False, modules)
     assert {"assay.runs.spec._spec", "assay.runs.plan._plan"} <= found
