@@ -24,7 +24,7 @@ from _policies_cli_helpers import assay, write_text
 from test_interrupt_cpu import WITHIN_S, heavy_spec, signal_and_time, wait_until
 
 from assay._limits import MAX_GRID_POINTS
-from assay.policies.engine._bootstrap import RatioCounts, bootstrap_intervals, resample_weights
+from assay.metrics._ratio_bootstrap import RatioCounts, bootstrap_intervals, resample_weights
 
 pytest_plugins = ["_policies_fixtures"]  # run_dir, policy_file
 

@@ -100,11 +100,12 @@ def test_bootstrap_cis_do_not_depend_on_the_chunk_size(monkeypatch: pytest.Monke
     import numpy as np
 
     import assay.metrics._bootstrap as bs
+    import assay.metrics._resampling as rs
 
     sample = np.random.default_rng(2).random((5000, 2))
     found = set()
     for cells in (1 << 24, 1 << 20, 65_536, 12_345):
-        monkeypatch.setattr(bs, "_MAX_CELLS", cells)
+        monkeypatch.setattr(rs, "_MAX_CELLS", cells)
         lo, hi = bs.bootstrap_mean_cis(sample, n_boot=400, seed=[1, 2, 3])
         found.add((*lo.tolist(), *hi.tolist()))
     assert len(found) == 1

@@ -371,9 +371,10 @@ def test_bootstrap_ci_seeding_and_validation() -> None:
 def test_chunked_resampling_matches_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     # force many small chunks: still deterministic and in range
     import assay.metrics._bootstrap as bs
+    import assay.metrics._resampling as rs
 
     x = np.random.default_rng(2).random(500)
-    monkeypatch.setattr(bs, "_MAX_CELLS", 1000)
+    monkeypatch.setattr(rs, "_MAX_CELLS", 1000)
     lo, hi = bs.bootstrap_ci(x, n_boot=300, seed=0)
     assert (lo, hi) == bs.bootstrap_ci(x, n_boot=300, seed=0)
     assert lo < x.mean() < hi

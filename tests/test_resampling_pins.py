@@ -18,13 +18,15 @@ import pytest
 from assay.metrics import bootstrap_ci, item_bootstrap_ci, ratio_ci
 from assay.metrics._bootstrap import bootstrap_mean_cis
 from assay.metrics._item_bootstrap import item_bootstrap_cis
-from assay.metrics._paired import shared_bootstrap_means
-from assay.metrics._paired_draws import _draw_counts
-from assay.metrics._pooling import BootSettings
 from assay.metrics._rank_correlation import spearman_ci
-from assay.metrics._resampling import index_chunks, percentile_interval
+from assay.metrics._ratio_bootstrap import resample_weights
+from assay.metrics._resampling import (
+    draw_counts,
+    index_chunks,
+    percentile_interval,
+    resampled_means,
+)
 from assay.policies import RatioCounts, bootstrap_intervals, paired_delta_interval
-from assay.policies.engine._bootstrap import resample_weights
 
 Pinned = object
 
@@ -120,7 +122,7 @@ def _items(seed: int, confidence: float) -> Pinned:
 def _spearman(seed: int) -> Pinned:
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 3, 25).astype(float)
-    y = x + rng.integers(0, 2, 25)
+    y = x + rng.integers(0, 2, 25).astype(float)
     return _hex(spearman_ci(x, y, 700, seed, 0.9))
 
 
@@ -133,7 +135,7 @@ def _percentiles() -> Pinned:
 
 def _draws() -> Pinned:
     idx = np.vstack([i for _, i in index_chunks(3000, 500, 4)])
-    return _hex([idx, _draw_counts(idx[:37], 3000), resample_weights(50, 30, 3)])
+    return _hex([idx, draw_counts(idx[:37], 3000, by_item=True), resample_weights(50, 30, 3)])
 
 
 CASES: dict[str, Callable[[], Pinned]] = {
@@ -149,9 +151,7 @@ CASES: dict[str, Callable[[], Pinned]] = {
         bootstrap_mean_cis(_sample(3000, 2, 2), n_boot=500, seed=[1, 2, 3], confidence=0.68)
     ),
     "mean-ci": lambda: _hex(bootstrap_ci(_sample(33, 2, 3)[:, 1], n_boot=999, seed=2)),
-    "shared-means": lambda: _hex(
-        shared_bootstrap_means(_sample(400, 3, 4), BootSettings(300, 6, 0.95))
-    ),
+    "shared-means": lambda: _hex(resampled_means(_sample(400, 3, 4), 300, 6)),
     "ratio-95": lambda: _ratio(0, 0.95),
     "ratio-68": lambda: _ratio(11, 0.68),
     "items-95": lambda: _items(3, 0.95),

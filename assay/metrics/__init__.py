@@ -5,7 +5,9 @@ and per-dataset rows, bootstrap settings), `_metric_rows` (fields every row shar
 ForceBench: `_force_pairs` (pair table), `_force_metrics` (MVR, FS); factuality:
 `_claim_records`, `_claim_universe` (claims every verifier is scored on),
 `_response_scores` (F(r)), `_factuality_scores` (macro/micro), `_gold_agreement`,
-`_gold_correlation`; statistics: `_bootstrap`, `_resampling`, `_rank_correlation`,
+`_gold_correlation`; statistics: `_resampling` (the one bootstrap: draws, percentile
+intervals), `_bootstrap` (means), `_ratio_bootstrap` (ratios of sums, the policies' pooled
+metrics), `_rank_correlation`,
 `_agreement`; comparisons: `_paired` (judges on the same items), `_paired_stats`,
 `_paired_draws`, `_paired_metrics` (any per-item statistic, every judge and pair on one
 draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
@@ -39,7 +41,7 @@ from assay.metrics._paired import (
 from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
 from assay.metrics._rank_correlation import average_ranks, spearman
 from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
-from assay.metrics._resampling import ratio_ci
+from assay.metrics._ratio_bootstrap import ratio_ci
 from assay.metrics._response_scores import length_penalized, response_table
 from assay.metrics._score_agreement import ScoreAgreement, agreement_with_gold_scores
 from assay.metrics._self_consistency import SelfConsistency, self_consistency

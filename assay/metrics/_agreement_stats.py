@@ -19,8 +19,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.metrics._bootstrap import Seed
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_cis
+from assay.metrics._resampling import Seed
 
 Column: TypeAlias = Sequence[Any] | NDArray[Any] | pd.Series
 """One value an item: a list, numpy array or pandas Series; None / NaN = missing."""

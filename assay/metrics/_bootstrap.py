@@ -1,32 +1,24 @@
 """Seeded, vectorised percentile bootstrap for sample means.
 
 This is the estimator of `scipy.stats.bootstrap(..., method="percentile")` with the same
-draws: for the same `numpy.random.Generator` both take `integers(0, n, (n_boot, n))` row
-indices, and their CIs agree to ~1e-16 (tests/test_libraries_stats.py). It stays our
-code so recorded CIs stay bit-identical and the ratio bootstrap can replay the same draws.
+draws (`_resampling.index_chunks`, `integers(0, n, (n_boot, n))` row indices for the same
+`numpy.random.Generator`), and their CIs agree to ~1e-16 (tests/test_libraries_stats.py).
+It stays our code so recorded CIs stay bit-identical and the other bootstraps can replay
+the same draws.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-Seed = int | Sequence[int] | np.random.SeedSequence | np.random.Generator
-"""Anything `numpy.random.default_rng` accepts."""
-
-# Upper bound on resampling indices drawn at once (int64: 8 MiB, and as much again for the
-# values taken); larger jobs are chunked. The draws, and so the CIs, are the same whatever
-# the bound (tests/test_force_pairs_columns.py), so it only sets a run's peak memory.
-_MAX_CELLS = 1 << 20
+from assay.metrics._resampling import Seed, check_settings, percentile_interval, resampled_means
 
 
-def _check_settings(n_boot: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+def _bounds(means: NDArray[np.float64], confidence: float) -> tuple[float, float]:
+    interval = percentile_interval(means, confidence)
+    assert interval is not None  # the means of finite values are finite
+    return interval
 
 
 def bootstrap_mean_cis(
@@ -46,7 +38,7 @@ def bootstrap_mean_cis(
     collapses exactly to its mean. The result depends only on the data, `n_boot`,
     `confidence` and `seed`.
     """
-    _check_settings(n_boot, confidence)
+    check_settings(n_boot, confidence)
     x = np.asarray(columns, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, np.newaxis]
@@ -63,21 +55,10 @@ def bootstrap_mean_cis(
     if constant.all():
         return point.copy(), point.copy()
 
-    rng = np.random.default_rng(seed)
-    cols = [np.ascontiguousarray(x[:, j]) for j in range(k)]
-    means = np.empty((n_boot, k), dtype=np.float64)
-    chunk = max(1, _MAX_CELLS // n)
-    for start in range(0, n_boot, chunk):
-        stop = min(n_boot, start + chunk)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        for j in range(k):
-            means[start:stop, j] = np.take(cols[j], idx).sum(axis=1)
-    means /= n
-
-    alpha = (1.0 - confidence) / 2.0
-    bounds: NDArray[np.float64] = np.quantile(means, [alpha, 1.0 - alpha], axis=0)
-    lo: NDArray[np.float64] = np.where(constant, point, bounds[0])
-    hi: NDArray[np.float64] = np.where(constant, point, bounds[1])
+    means = resampled_means(x, n_boot, seed)
+    bounds = np.array([_bounds(means[:, j], confidence) for j in range(k)])
+    lo: NDArray[np.float64] = np.where(constant, point, bounds[:, 0])
+    hi: NDArray[np.float64] = np.where(constant, point, bounds[:, 1])
     return lo, hi
 
 

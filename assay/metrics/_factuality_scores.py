@@ -29,7 +29,7 @@ from assay.metrics._pooling import (
     pooled_and_per_dataset,
     stream_seed,
 )
-from assay.metrics._resampling import ratio_ci
+from assay.metrics._ratio_bootstrap import ratio_ci
 from assay.metrics._response_scores import (
     FACTSCORE_GAMMA,
     LengthPenalty,

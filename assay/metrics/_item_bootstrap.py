@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.metrics._bootstrap import Seed
-from assay.metrics._resampling import index_chunks, percentile_interval
+from assay.metrics._resampling import Seed, check_settings, index_chunks, percentile_interval
 
 Interval = tuple[float, float]
 ItemStatistic = Callable[..., float | None]
@@ -37,13 +36,6 @@ def _columns(columns: tuple[ArrayLike, ...]) -> list[NDArray[Any]]:
     return arrays
 
 
-def _check(n_boot: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-
-
 def _as_float(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
@@ -62,7 +54,7 @@ def item_bootstrap_ci(
     statistic is undefined (None / NaN) are left out of the percentiles. None when
     `n_boot == 0`, there are no items, or no resample gives a defined value.
     """
-    _check(n_boot, confidence)
+    check_settings(n_boot, confidence, allow_zero=True)
     arrays = _columns(columns)
     n = len(arrays[0])
     if n_boot == 0 or n == 0:
@@ -90,7 +82,7 @@ def item_bootstrap_cis(
     for every categorical statistic). Same draws as `item_bootstrap_ci` with `batched`.
     An empty dict when `n_boot == 0` or there are no items.
     """
-    _check(n_boot, confidence)
+    check_settings(n_boot, confidence, allow_zero=True)
     arrays = _columns(columns)
     n = len(arrays[0])
     if n_boot == 0 or n == 0:

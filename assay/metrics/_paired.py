@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._metric_rows import BootstrapFields, RowsReport
 from assay.metrics._pooling import BootSettings
-from assay.metrics._resampling import index_chunks, percentile_interval
+from assay.metrics._resampling import percentile_interval, resampled_means
 
 PairedTest = Literal["mcnemar-exact", "paired-bootstrap"]
 
@@ -110,19 +110,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return [float(p) for p in adjusted]
 
 
-def shared_bootstrap_means(sample: NDArray[np.float64], boot: BootSettings) -> NDArray[np.float64]:
-    """`(n_boot, k)` resampled column means, every column on the same row draws."""
-    n, k = sample.shape
-    columns = [np.ascontiguousarray(sample[:, j]) for j in range(k)]
-    means = np.empty((boot.n_boot, k), dtype=np.float64)
-    for start, idx in index_chunks(n, boot.n_boot, boot.seed):
-        stop = start + idx.shape[0]
-        for j, column in enumerate(columns):
-            means[start:stop, j] = np.take(column, idx).sum(axis=1)
-    means /= n
-    return means
-
-
 def _compare_group(
     metric: str,
     sample: pd.DataFrame,
@@ -133,7 +120,7 @@ def _compare_group(
     """Comparisons of pairs that share one item set (`sample` has no NaN); `p_holm` is
     left unadjusted (the report adjusts across all of them)."""
     values = sample.to_numpy(dtype=np.float64)
-    means = shared_bootstrap_means(values, boot)
+    means = resampled_means(values, boot.n_boot, boot.seed)
     point = values.mean(axis=0)
     col = {name: j for j, name in enumerate(sample.columns)}
     rows: list[PairedComparison] = []

@@ -20,19 +20,11 @@ from scipy import sparse
 
 from assay.metrics._paired_stats import EXACT, Floats, Mask, PairedStatistic, SumStatistic
 from assay.metrics._pooling import BootSettings
-from assay.metrics._resampling import index_chunks
+from assay.metrics._resampling import draw_counts, index_chunks
 
 _Key = TypeVar("_Key", bound=Hashable)
 MAX_CLASSES = 256
 """More mask classes than this: each (part, mask) gets its own masked features."""
-
-
-def _draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """`(n, b)`: how often each item was drawn in each resample of the chunk (items
-    along the rows, as the sparse product wants them)."""
-    b = idx.shape[0]
-    cells = idx * b + np.arange(b, dtype=np.int64)[:, np.newaxis]
-    return np.bincount(cells.ravel(), minlength=n * b).reshape(n, b)
 
 
 Cell: TypeAlias = tuple[PairedStatistic, Mask]
@@ -170,6 +162,6 @@ def resample_statistics(
     points = {k: float(v[0]) for k, v in whole.items()}
     values = {k: np.empty(boot.n_boot, dtype=np.float64) for k in cells}
     for start, idx in index_chunks(n, boot.n_boot, boot.seed):
-        for key, chunk in _evaluate(cells, layout, idx, _draw_counts(idx, n)).items():
+        for key, chunk in _evaluate(cells, layout, idx, draw_counts(idx, n, by_item=True)).items():
             values[key][start : start + len(idx)] = chunk
     return points, values

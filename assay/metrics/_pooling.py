@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.metrics._bootstrap import bootstrap_mean_cis
+from assay.metrics._resampling import check_settings
 
 POOLED = "all"
 """`dataset` of rows computed over every dataset of the run together."""
@@ -40,12 +41,7 @@ class BootSettings:
         seed, n_boot = self.seed, self.n_boot
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
-            raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(
-                f"confidence must be strictly between 0 and 1, got {self.confidence!r}"
-            )
+        check_settings(n_boot, self.confidence, allow_zero=True)
 
 
 def stream_seed(

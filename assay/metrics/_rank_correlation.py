@@ -7,8 +7,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.metrics._bootstrap import Seed
-from assay.metrics._resampling import index_chunks, percentile_interval
+from assay.metrics._resampling import Seed, index_chunks, percentile_interval
 
 
 def _average_ranks(a: NDArray[np.float64]) -> NDArray[np.float64]:

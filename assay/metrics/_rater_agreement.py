@@ -20,8 +20,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._agreement_stats import agreement_with_gold
-from assay.metrics._bootstrap import Seed
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
+from assay.metrics._resampling import Seed
 
 Level = Literal["nominal", "ordinal", "interval"]
 Ratings: TypeAlias = pd.DataFrame | NDArray[Any] | Sequence[Sequence[Any]]

@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._agreement_stats import Column
-from assay.metrics._bootstrap import Seed
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
+from assay.metrics._resampling import Seed
 
 NUMERIC_STATISTICS = ("pearson", "spearman", "kendall_tau", "mae")
 
