@@ -163,3 +163,57 @@ def test_type_only_and_from_package_imports_count(tmp_path: Path) -> None:
     modules = {"assay.runs.spec._spec", "assay.runs.plan._plan"}
     found = _targets(src, "assay.runs.plan._x", False, modules)
     assert {"assay.runs.spec._spec", "assay.runs.plan._plan"} <= found
+
+
+def subpackage_graph(package: str) -> dict[str, set[str]]:
+    """Edges between the direct sub-packages (and modules) of `package`, every import
+    of every file under each counted; `from package import x` counts as `x`."""
+    modules = _modules()
+    prefix = package + "."
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, (path, is_package) in modules.items():
+        if not name.startswith(prefix):
+            continue
+        source = name[len(prefix) :].split(".")[0]
+        graph[source]
+        for target in _targets(path, name, is_package, modules):
+            if target.startswith(prefix):
+                dest = target[len(prefix) :].split(".")[0]
+                if dest != source:
+                    graph[source].add(dest)
+    return graph
+
+
+def test_no_cycle_between_any_two_modules() -> None:
+    """The whole tree's module graph, across sub-packages too (`runs.stages._judge` and
+    `runs.store._manifest` are in different packages, yet must not close a cycle)."""
+    modules = _modules()
+    graph = {
+        name: {t for t in _targets(path, name, is_package, modules) if t in modules and t != name}
+        for name, (path, is_package) in modules.items()
+    }
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# Inside policies/: the engine imports no kind; a kind imports only the engine (user kinds
+# also read claim_selective's claim-level inputs); jobs and report reach kinds only through
+# the POLICIES registry (docs/architecture.md).
+POLICIES_ALLOWED = {
+    "engine": set(),
+    "claim_selective": {"engine"},
+    "evidence_gate": {"engine"},
+    "fail_closed": {"engine"},
+    "custom": {"engine", "claim_selective"},
+    "jobs": {"engine"},
+    "report": {"engine", "jobs"},
+}
+
+
+def test_policies_subpackages_import_only_what_their_layer_allows() -> None:
+    graph = subpackage_graph("assay.policies")
+    assert set(graph) == set(POLICIES_ALLOWED), "a policies sub-package is not in the table"
+    wrong = {
+        s: sorted(t - POLICIES_ALLOWED[s]) for s, t in graph.items() if t - POLICIES_ALLOWED[s]
+    }
+    assert not wrong, f"policies sub-packages import across their layer: {wrong}"

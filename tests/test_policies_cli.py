@@ -212,7 +212,6 @@ def test_export_prints_the_certificates_byte_for_byte(
 
 def test_list_shows_every_kind_with_its_version() -> None:
     from assay.core.registry import POLICIES
-    from assay.policies.jobs import _kinds  # noqa: F401
 
     code, out, _ = _assay("policies", "list")
     assert code == 0

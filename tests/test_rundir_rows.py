@@ -19,9 +19,9 @@ from assay.core.rundir import (
     iter_rows,
 )
 from assay.errors import RunError
+from assay.policies.fail_closed._samples import _by_answer
 from assay.policies.report._curves import RunCache, _sweep_points
 from assay.policies.report._data import _mix, policy_report
-from assay.policies.report._samples import _by_answer
 from assay.runs.rebuild._metrics import read_answers
 
 TORN = '{"outcome": "fa'  # the last line of a file whose writer was killed mid-write

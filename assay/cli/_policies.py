@@ -163,7 +163,6 @@ def list_kinds() -> None:
     """Policy kinds with their versions."""
     from assay._table import print_table
     from assay.core.registry import POLICIES
-    from assay.policies.jobs import _kinds  # noqa: F401  (registers the built-in kinds)
 
     rows = [
         (e.name, str(getattr(POLICIES.get(e.name), "version", "")), e.description)

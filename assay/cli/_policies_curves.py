@@ -63,7 +63,7 @@ def sweep(
     settings = SweepSettings(
         param=param, start=start, stop=stop, step=step, ties=tuple(tie) if tie else None
     )
-    _built_in(spec.kind, spec.name, "sweeps", "--name")
+    _offered(spec.kind, spec.name, "sweeps", "--name")
     resolve(spec.kind, settings)  # a bad option fails before any work
     result = sweep_run(spec, spec.build(), loaded.run, chain, settings)
     names = result.shown
@@ -101,7 +101,7 @@ def compare(
 
     chosen = None if metrics is None else metric_list(metrics)
     check_run_dir(run_dir)
-    _built_in(_applied_kind(run_dir, a), a, "comparisons", "--a")
+    _offered(_applied_kind(run_dir, a), a, "comparisons", "--a")
     result = compare_policies(
         run_dir, a, b, metrics=chosen, resamples=resamples, random_state=random_state
     )
@@ -123,12 +123,17 @@ def compare(
     print(f"wrote {target}", file=sys.stderr)
 
 
-def _built_in(kind: str | None, name: str, what: str, field: str) -> None:
-    """Sweeps and comparisons know the built-in kinds' metrics only (one line)."""
-    from assay.policies.jobs._spec import BUILDERS
+_OFFERED_BY = {"sweeps": "sweep_ranges", "comparisons": "compares"}
 
-    if kind is not None and kind not in BUILDERS:
-        kinds = ", ".join(sorted(BUILDERS))
+
+def _offered(kind: str | None, name: str, what: str, field: str) -> None:
+    """Sweeps and comparisons are for kinds that offer them (one line otherwise)."""
+    from assay.policies.engine._kind import kind_class, kinds_with
+
+    attribute = _OFFERED_BY[what]
+    found = kind_class(kind) if kind is not None else None
+    if kind is not None and not getattr(found, attribute, None):
+        kinds = ", ".join(kinds_with(attribute))
         raise SpecError(f"{what} are built for {kinds}; {name!r} is a {kind}", field=field)
 
 

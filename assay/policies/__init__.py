@@ -2,11 +2,18 @@
 (claim-selective certification, an evidence gate, fail-closed rendering), with their
 metrics, tuning and certificates. Nothing here calls a model.
 
-Shared pieces: `_numbers` (thresholds as decimal strings, exact ratios, Wilson),
-`_canonical` (canonical JSON and hashes), `_vocab` (the common decision vocabulary),
-`_tuning` (the grid-search engine), `_bootstrap` (response-resampled intervals).
+Each kind is a sub-package (`claim_selective`, `evidence_gate`, `fail_closed`) whose
+policy class derives `engine.PolicyKind` and registers in `POLICIES`; user kinds
+(`custom`, `@policy`) take the same route. `engine` holds what kinds share (exact
+numbers, canonical JSON, the decision vocabulary, grid search, resampled intervals, the
+run's records as policies read them); `jobs` (apply, tune, sweep, compare, export) and
+`report` reach a kind only through the registry.
 """
 
+# Each kind's sub-package registers its class in POLICIES when imported.
+from assay.policies import claim_selective as claim_selective
+from assay.policies import evidence_gate as evidence_gate
+from assay.policies import fail_closed as fail_closed
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
 from assay.policies.custom._define import (
     ClaimPolicy,
@@ -44,7 +51,6 @@ from assay.policies.engine._tuning import (
     tune,
 )
 from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
-from assay.policies.jobs import _kinds as _kinds  # registers the built-in kinds
 from assay.policies.jobs._session import AppliedPolicy, apply_policies
 
 __all__ = [

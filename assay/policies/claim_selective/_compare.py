@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from assay.errors import DatasetError
 from assay.policies.claim_selective._config import CertificateStandard
 from assay.policies.claim_selective._metrics import (
@@ -21,29 +19,7 @@ from assay.policies.claim_selective._metrics import (
 )
 from assay.policies.claim_selective._records import Decisions
 from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, paired_delta_interval
-from assay.policies.engine._numbers import Ratio
-
-
-class MetricDelta(BaseModel):
-    """`a - b` for one metric; `delta` is None when either side is null."""
-
-    model_config = ConfigDict(frozen=True)
-
-    metric: str
-    a: Ratio
-    b: Ratio
-    delta: float | None
-    ci: tuple[float, float] | None = None
-    ci_method: str | None = None
-    n_resamples_valid: int | None = None
-
-
-def point_delta(a: Ratio, b: Ratio) -> float | None:
-    """The exact difference of two ratios (fractions), as a float."""
-    fa, fb = a.fraction, b.fraction
-    if fa is None or fb is None:
-        return None
-    return float(fa - fb)
+from assay.policies.engine._results import MetricDelta, point_delta
 
 
 def _series(per_response: Sequence[ClaimCounts], metric: str) -> RatioCounts:

@@ -4,17 +4,23 @@ conflict / abstain (refuse when every verification failed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from assay.core.registry import POLICIES
+from assay.policies.claim_selective import _jobs
 from assay.policies.claim_selective._config import ClaimSelectiveConfig, parse_config
 from assay.policies.claim_selective._decide import decide
 from assay.policies.claim_selective._inputs import ResponseInput
 from assay.policies.claim_selective._metrics import ClaimSelectiveMetrics, evaluate
 from assay.policies.claim_selective._records import Decisions, PolicyStamp
+from assay.policies.engine._apply_common import Chain, Outputs, Settings
 from assay.policies.engine._canonical import canonical_sha256
+from assay.policies.engine._kind import Links, PolicyKind
+from assay.policies.engine._results import Axes, MetricDelta, Resolved, SweepResult, TuneRun
+from assay.policies.engine._run_inputs import RunInputs
+from assay.policies.engine._tuning import TuningSpec
 
 KIND = "claim_selective"
 
@@ -24,11 +30,21 @@ KIND = "claim_selective"
     description="claim statuses and a response action from pooled support/conflict/limitation "
     "scores (claim-selective certification)",
 )
-class ClaimSelectivePolicy:
+class ClaimSelectivePolicy(PolicyKind):
     """A claim-selective policy from its resolved configuration; stores no results."""
 
     kind: ClassVar[str] = KIND
     version: ClassVar[int] = 1  # bump whenever decision semantics change
+    empty_note = "no responses to evaluate: every metric is null but the UCCR variants (0.0)"
+    sweep_ranges = _jobs.RANGES
+    takes_ties = True
+    tuned_keys = ("thresholds", "families", "tuned")
+    curve_axes = Axes(
+        x="critical_coverage", y="critical_risk", x_label="critical coverage",
+        y_label="critical risk",
+    )  # fmt: skip
+    compares = True
+    config: ClaimSelectiveConfig
 
     def __init__(
         self,
@@ -82,6 +98,51 @@ class ClaimSelectivePolicy:
             random_state=random_state,
             confidence=confidence,
         )
+
+    # -- over a run directory (the `PolicyKind` hooks) ------------------------------------
+    @classmethod
+    def from_block(cls, block: Mapping[str, Any], file: str) -> Self:
+        return cls(block, file=file)
+
+    def apply(self, run: RunInputs, settings: Settings, chain: Chain | None, file: str) -> Outputs:
+        return _jobs.apply(self, run, settings, chain, file)
+
+    def tune(
+        self, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
+    ) -> TuneRun:
+        return _jobs.tune(self, run, chain, grid, file)
+
+    @classmethod
+    def sweep_base(cls, param: str) -> str:
+        return _jobs.sweep_base(param)
+
+    @classmethod
+    def default_ties(cls, param: str) -> tuple[str, ...]:
+        return (_jobs.DEFAULT_TIE,) if param == "support" else ()
+
+    def sweep(
+        self, run: RunInputs, chain: Chain | None, resolved: Resolved, file: str
+    ) -> SweepResult:
+        return _jobs.sweep_points(self, run, chain, resolved, file)
+
+    def default_curve(
+        self, run: RunInputs, inputs: dict[str, Any], links: Links | None
+    ) -> list[dict[str, Any]]:
+        return _jobs.default_curve(self, run, inputs, links)
+
+    def paired_deltas(
+        self,
+        other: Self,
+        run: RunInputs,
+        sides: Sequence[tuple[dict[str, Any], Links | None]],
+        metrics: Sequence[str] | None,
+        bootstrap: dict[str, int],
+    ) -> list[MetricDelta]:
+        return _jobs.deltas(self, other, run, sides, metrics, bootstrap)
+
+    @classmethod
+    def report_thresholds(cls, config: Mapping[str, Any]) -> dict[str, str]:
+        return _jobs.report_thresholds(dict(config))
 
 
 __all__ = ["KIND", "ClaimSelectivePolicy"]

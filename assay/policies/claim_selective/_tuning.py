@@ -32,6 +32,7 @@ from assay.policies.claim_selective._metrics import (
 )
 from assay.policies.claim_selective._records import EXPRESSED_STATUSES
 from assay.policies.engine._numbers import Ratio, decimal_grid
+from assay.policies.engine._tune_record import tuning_provenance
 from assay.policies.engine._tuning import (
     Constraint,
     Objective,
@@ -113,20 +114,6 @@ class TuneOutcome(BaseModel):
     message: str | None
 
 
-def _provenance(spec: TuningSpec, result: TuneResult, split: str | None) -> dict[str, Any]:
-    return {
-        "split": split,
-        "grid_sha256": result.grid_sha256,
-        "where": list(spec.where),
-        "constraints": [str(c) for c in spec.constraints],
-        "objectives": [f"{o.direction} {o.metric}" for o in spec.objectives],
-        "tie_break": [f"{t.param} {t.order}" for t in spec.tie_break],
-        "candidates": len(result.candidates),
-        "feasible": result.n_feasible,
-        "selected": result.selected,
-    }
-
-
 def tune_policy(
     config: ClaimSelectiveConfig,
     responses: Iterable[ResponseInput],
@@ -144,7 +131,7 @@ def tune_policy(
         line = f"tuning infeasible: {result.best_infeasible or 'no candidate'}"
         return TuneOutcome(result=result, selected_config=None, exit_code=3, message=line)
     chosen = with_params(config, result.selected)
-    selected = chosen.model_copy(update={"tuned": _provenance(spec, result, split)})
+    selected = chosen.model_copy(update={"tuned": tuning_provenance(spec, result, split)})
     return TuneOutcome(
         result=result, selected_config=selected.model_dump(mode="json"), exit_code=0, message=None
     )

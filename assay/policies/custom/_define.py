@@ -10,82 +10,33 @@ user policy cannot assert a claim whose verification failed, whatever it returns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, Self, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from assay.core.outcomes import Status
 from assay.core.registry import POLICIES
 from assay.errors import SpecError, first_problem
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
+from assay.policies.custom import _apply
+from assay.policies.custom._types import (
+    ClaimPolicyDecisions,
+    ClaimPolicyInputs,
+    ClaimVerdict,
+    PolicyConfig,
+    best_support,
+    verification_ok,
+)
+from assay.policies.engine._apply_common import Chain, Outputs, Settings
 from assay.policies.engine._canonical import canonical_sha256
-from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
-from assay.policies.jobs._builders import BUILDERS
-
-
-class PolicyConfig(BaseModel):
-    """The keys every user policy block has; a policy's `Config` adds its own. Unknown
-    keys are errors (a typo must not silently keep a default)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    verifier: str | None = Field(default=None, description="None: the run's only verifier.")
-    after: str | None = Field(default=None, description="An evidence_gate policy (§5.9).")
-
-
-class ClaimPolicyInputs(BaseModel):
-    """What a claim-level policy reads: every response of the run (or split) with its
-    claims, each claim's verification (status, scored pairs) and gold fields, and the
-    gate's decision when chained. Frozen: a policy cannot change what it reads."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str | None = None
-    verifier_id: str
-    responses: tuple[ResponseInput, ...]
-
-    def __iter__(self) -> Iterator[ResponseInput]:  # type: ignore[override]
-        return iter(self.responses)
-
-
-class ClaimVerdict(BaseModel):
-    """A policy's decision on one claim, with the reason it gives."""
-
-    model_config = ConfigDict(frozen=True)
-
-    decision: ClaimDecision
-    reason: str = Field(min_length=1)
-
-
-class ClaimPolicyDecisions(BaseModel):
-    """`claims[(dataset, answer_id, claim_id)]`; `outcomes[(dataset, answer_id)]` is
-    optional per response (absent: the default rule of `default_outcome`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    claims: dict[tuple[str, str, str], ClaimVerdict]
-    outcomes: dict[tuple[str, str], ResponseOutcome] = Field(default_factory=dict)
-
-
-def verification_ok(claim: ClaimInput) -> bool:
-    """A claim may be expressed only on a verification that ended ok (fail closed)."""
-    return claim.verification is not None and claim.verification.status == Status.OK
-
-
-def best_support(claim: ClaimInput) -> float | None:
-    """The highest valid support score of the claim's scored pairs (None: none)."""
-    pairs = claim.verification.pairs if claim.verification is not None else []
-    found = [p.s_support for p in pairs if p.s_support is not None and 0 <= p.s_support <= 1]
-    return max(found, default=None)
-
+from assay.policies.engine._kind import PolicyKind, kind_class
+from assay.policies.engine._run_inputs import RunInputs
 
 C = TypeVar("C", bound=PolicyConfig)
 
 
-class ClaimPolicy(Generic[C]):
+class ClaimPolicy(PolicyKind, Generic[C]):
     """Base of a user claim-level policy: subclass `ClaimPolicy[MyConfig]` (the config
     class: `PolicyConfig` plus the block's own keys) and implement `decide_claim` (one
     claim at a time, only claims whose verification ended ok) or `decide` (all inputs at
@@ -150,6 +101,14 @@ class ClaimPolicy(Generic[C]):
             f"{type(self).__name__} implements neither decide nor decide_claim"
         )
 
+    @classmethod
+    def from_block(cls, block: Mapping[str, Any], file: str) -> Self:
+        return cls(block, file=file)
+
+    def apply(self, run: RunInputs, settings: Settings, chain: Chain | None, file: str) -> Outputs:
+        """The framework's apply: the user's `decide`, guarded, recorded and measured."""
+        return _apply.apply_custom(self, run, settings, chain, file)
+
 
 P = TypeVar("P", bound=type[ClaimPolicy[Any]])
 
@@ -165,7 +124,7 @@ def policy(name: str, *, version: int, description: str | None = None) -> Callab
             raise TypeError(f"{cls.__name__}.Config must subclass PolicyConfig")
         if version < 1:
             raise ValueError(f"@policy({name!r}): version must be >= 1")
-        if name in BUILDERS:
+        if _built_in(name):
             raise ValueError(f"@policy({name!r}): a built-in kind has that name")
         cls.kind, cls.version = name, version
         POLICIES.add(name, cls, description=description or _first_line(cls.__doc__))
@@ -174,16 +133,20 @@ def policy(name: str, *, version: int, description: str | None = None) -> Callab
     return decorate
 
 
+def _built_in(name: str) -> bool:
+    """`name` is a kind registered by a class that is not a user `ClaimPolicy`."""
+    found = kind_class(name)
+    return found is not None and not issubclass(found, ClaimPolicy)
+
+
 def _first_line(doc: str | None) -> str:
     return (doc or "").strip().split("\n", 1)[0].strip()
 
 
 def custom_kind(kind: str) -> type[ClaimPolicy[Any]] | None:
     """The user policy class registered as `kind` (None: no such kind, or a built-in)."""
-    if kind not in POLICIES:
-        return None
-    found = POLICIES.get(kind)
-    return found if isinstance(found, type) and issubclass(found, ClaimPolicy) else None
+    found = kind_class(kind)
+    return found if found is not None and issubclass(found, ClaimPolicy) else None
 
 
 __all__ = [

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
 from assay.policies.claim_selective._rule import _filtered, evidence_filters
-from assay.policies.custom._define import ClaimPolicyDecisions, ClaimVerdict, verification_ok
+from assay.policies.custom._types import ClaimPolicyDecisions, ClaimVerdict, verification_ok
 from assay.policies.engine._vocab import EXPRESSED, ClaimDecision, GateOutcome, ResponseOutcome
 
 ANSWERS = frozenset({ResponseOutcome.ANSWER_FULL, ResponseOutcome.ANSWER_PARTIAL})

@@ -21,7 +21,6 @@ from assay.core.rundir import (
 )
 from assay.errors import SpecError
 from assay.policies.engine._run_inputs import RunInputs
-from assay.policies.jobs._spec import PolicySpec
 
 CLAIMS = CLAIMS_FILE
 
@@ -115,11 +114,21 @@ def _counts(
     }
 
 
-def _no_source_missing(spec: PolicySpec, settings: Settings) -> None:
+def _no_source_missing(policy: Any, settings: Settings) -> None:
     if settings.source_missing:
         raise SpecError(
-            f"--slice source-missing is claim_selective's; {spec.name!r} is a {spec.kind}",
+            f"--slice source-missing is claim_selective's; {policy.name!r} is a {policy.kind}",
             field="--slice",
+        )
+
+
+def no_slices(policy: Any, settings: Settings) -> None:
+    """`--by` and `--slice` are claim_selective's: refused for another kind."""
+    _no_source_missing(policy, settings)
+    if settings.by is not None:
+        raise SpecError(
+            f"--by slices claim_selective metrics; {policy.name!r} is a {policy.kind}",
+            field="--by",
         )
 
 

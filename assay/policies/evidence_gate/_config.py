@@ -228,18 +228,40 @@ class EvidenceGateConfig(Tuned):
         )
 
 
+class GateInputs(BaseModel):
+    """What the gate reads for one run: each question with its gate record and gold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str | None = None
+    questions: list[GateQuestion] = Field(default_factory=list)
+
+
+def ordered_questions(questions: Sequence[GateQuestion]) -> list[GateQuestion]:
+    """Questions by (dataset, question_id); a repeated key is a caller's bug (the run
+    reader resolves duplicates, last line wins, before this)."""
+    by_key: dict[tuple[str, str], GateQuestion] = {}
+    for question in questions:
+        if question.key in by_key:
+            raise ValueError(f"question {question.key} given twice")
+        by_key[question.key] = question
+    return [by_key[key] for key in sorted(by_key)]
+
+
 __all__ = [
     "KIND",
     "VERSION",
     "CitationQuality",
     "EvidenceGateConfig",
     "EvidenceLabel",
+    "GateInputs",
     "GateQuestion",
     "GateRule",
     "NativeDecision",
     "Normalization",
     "RefusalReason",
     "SupportLevel",
+    "ordered_questions",
     "reranker_scores",
     "parse_support",
     "support_from_claims",

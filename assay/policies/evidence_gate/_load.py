@@ -14,8 +14,7 @@ from typing import Any
 from assay.errors import SpecError
 from assay.policies.engine._run_inputs import RunInputs
 from assay.policies.evidence_gate._compose import gate_chains
-from assay.policies.evidence_gate._config import GateQuestion
-from assay.policies.evidence_gate._policy import GateInputs
+from assay.policies.evidence_gate._config import GateInputs, GateQuestion
 
 
 def resolve_gate(run: RunInputs, wanted: str | None, *, file: str) -> str:

@@ -10,46 +10,48 @@ the same records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Self
 
 from assay.core.registry import POLICIES
+from assay.policies.engine._apply_common import Chain, Outputs, Settings
 from assay.policies.engine._canonical import canonical_sha256
-from assay.policies.evidence_gate._config import KIND, VERSION, EvidenceGateConfig, GateQuestion
+from assay.policies.engine._kind import Links, PolicyKind
+from assay.policies.engine._results import Axes, MetricDelta, Resolved, SweepResult, TuneRun
+from assay.policies.engine._run_inputs import RunInputs
+from assay.policies.engine._tuning import TuningSpec
+from assay.policies.evidence_gate import _jobs
+from assay.policies.evidence_gate._config import (
+    KIND,
+    VERSION,
+    EvidenceGateConfig,
+    GateInputs,
+    ordered_questions,
+)
 from assay.policies.evidence_gate._decide import Identity, decide_question, pool_scores
+from assay.policies.evidence_gate._load import chain_links
 from assay.policies.evidence_gate._metrics import GateMetrics, gate_metrics
 from assay.policies.evidence_gate._records import GateDecisionRecord
 
 
-class GateInputs(BaseModel):
-    """What the gate reads for one run: each question with its gate record and gold."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    run_id: str | None = None
-    questions: list[GateQuestion] = Field(default_factory=list)
-
-
-def ordered_questions(questions: Sequence[GateQuestion]) -> list[GateQuestion]:
-    """Questions by (dataset, question_id); a repeated key is a caller's bug (the run
-    reader resolves duplicates, last line wins, before this)."""
-    by_key: dict[tuple[str, str], GateQuestion] = {}
-    for question in questions:
-        if question.key in by_key:
-            raise ValueError(f"question {question.key} given twice")
-        by_key[question.key] = question
-    return [by_key[key] for key in sorted(by_key)]
-
-
 @POLICIES.register(KIND, description="question-level answer/abstain gate on reranker scores")
-class EvidenceGatePolicy:
+class EvidenceGatePolicy(PolicyKind):
     """Pass a question when its best reranked passage reaches `tau` (reassessing on the
     expanded pool when it is admissible but short), abstain otherwise, refuse when its
     gate record is missing, failed or invalid."""
 
     kind = KIND
     version = VERSION
+    empty_note = "no questions to evaluate: every metric is null"
+    chainable = True
+    sweep_ranges = _jobs.RANGES
+    tuned_keys = ("tau", "tau_min", "tuned")
+    curve_axes = Axes(
+        x="coverage", y="selective_risk_label", x_label="coverage",
+        y_label="selective risk (label)",
+    )  # fmt: skip
+    compares = True
+    config: EvidenceGateConfig
+    REPORT_KEYS = ("tau", "tau_min", "alpha")
 
     def __init__(self, config: EvidenceGateConfig | Mapping[str, Any]) -> None:
         self.config = (
@@ -96,6 +98,52 @@ class EvidenceGatePolicy:
             random_state=random_state,
             confidence=confidence,
         )
+
+    # -- over a run directory (the `PolicyKind` hooks) ------------------------------------
+    @classmethod
+    def from_block(cls, block: Mapping[str, Any], file: str) -> Self:
+        return cls(EvidenceGateConfig.parse(block, file=file))
+
+    def apply(self, run: RunInputs, settings: Settings, chain: Chain | None, file: str) -> Outputs:
+        return _jobs.apply(self, run, settings, chain, file)
+
+    def records_read(self, run: RunInputs, chain: Chain | None) -> dict[str, str]:
+        return _jobs.records_read(run)
+
+    def tune(
+        self, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
+    ) -> TuneRun:
+        return _jobs.tune(self, run, chain, grid, file)
+
+    def sweep(
+        self, run: RunInputs, chain: Chain | None, resolved: Resolved, file: str
+    ) -> SweepResult:
+        return _jobs.sweep_points(self, run, resolved, file)
+
+    def default_curve(
+        self, run: RunInputs, inputs: dict[str, Any], links: Links | None
+    ) -> list[dict[str, Any]]:
+        return _jobs.default_curve(self, run, inputs)
+
+    def paired_deltas(
+        self,
+        other: Self,
+        run: RunInputs,
+        sides: Sequence[tuple[dict[str, Any], Links | None]],
+        metrics: Sequence[str] | None,
+        bootstrap: dict[str, int],
+    ) -> list[MetricDelta]:
+        return _jobs.deltas(self, other, run, sides, metrics, bootstrap)
+
+    def chain_links(self, run: RunInputs, gate_id: str) -> Links:
+        return chain_links(self, run, gate_id)
+
+    def chain(self, run: RunInputs, file: str) -> Chain:
+        return _jobs.chain(self, run, file)
+
+    @classmethod
+    def report_thresholds(cls, config: Mapping[str, Any]) -> dict[str, str]:
+        return {k: str(config[k]) for k in cls.REPORT_KEYS if config.get(k) is not None}
 
 
 __all__ = ["EvidenceGatePolicy", "GateInputs", "ordered_questions"]

@@ -18,10 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from assay.errors import SpecError
 from assay.policies.engine._numbers import Ratio, decimal_grid, decimal_text, threshold
 from assay.policies.engine._tuning import Objective, TieBreak, TuneResult, TuningSpec, tune
-from assay.policies.evidence_gate._config import EvidenceGateConfig, GateQuestion
+from assay.policies.evidence_gate._config import EvidenceGateConfig, GateQuestion, ordered_questions
 from assay.policies.evidence_gate._decide import PoolScores, apply_rule, pool_scores
 from assay.policies.evidence_gate._metrics import GateRow, metric_values
-from assay.policies.evidence_gate._policy import ordered_questions
 from assay.policies.evidence_gate._records import gate_confidence
 
 TUNABLE = ("tau", "tau_min")

@@ -82,7 +82,7 @@ from assay.policies.fail_closed._tuning import (
     tune_fail_closed,
 )
 
-CERTIFICATE_SCHEMA_PATH = Path(__file__).parent / "schemas" / "fail_closed_certificate.schema.json"
+CERTIFICATE_SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "fail_closed_certificate.schema.json"
 
 
 def schema_text() -> str:

@@ -21,6 +21,8 @@ from assay._interrupts import cancellable
 from assay.core.rundir import MANIFEST_FILE
 from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError, SpecError
+from assay.policies.engine._apply_common import Chain, Outputs, Settings
+from assay.policies.engine._kind import chainable_kinds
 from assay.policies.engine._run_inputs import (
     SPLITS,
     RunInputs,
@@ -28,16 +30,8 @@ from assay.policies.engine._run_inputs import (
     restrict_to_split,
     split_of,
 )
-from assay.policies.jobs._apply import Chain, Outputs, Settings, chain_of, runner_of
-from assay.policies.jobs._spec import PolicySpec, load_policy_file, select
+from assay.policies.engine._spec import PolicySpec, load_policy_file, select
 from assay.policies.jobs._write import write_policy
-
-_EMPTY = {
-    "claim_selective": "no responses to evaluate: every metric is null but the UCCR variants (0.0)",
-    "fail_closed": "no responses to evaluate: every metric is null",
-    "evidence_gate": "no questions to evaluate: every metric is null",
-}
-
 
 Pick = tuple[PolicySpec, Chain | None]
 """A policy to decide, and the gate chain it reads (None: no `after`)."""
@@ -72,12 +66,13 @@ def check_run_dir(run_dir: Path) -> None:
 
 def gates_for(specs: list[PolicySpec], chosen: list[PolicySpec]) -> dict[str, PolicySpec]:
     """The file's gate policies; a chosen policy's `after` must name one (§5.9)."""
-    gates = {s.name: s for s in specs if s.kind == "evidence_gate"}
+    gates = {s.name: s for s in specs if s.kind in chainable_kinds()}
     for spec in chosen:
         after = spec.block.get("after")
         if after is not None and after not in gates:
+            kinds = " or ".join(chainable_kinds())
             raise SpecError(
-                f"{after!r} is not an evidence_gate policy of this file",
+                f"{after!r} is not an {kinds} policy of this file",
                 file=spec.file,
                 field="after",
             )
@@ -116,6 +111,13 @@ def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | No
     return Loaded(run=run, picks=picks)
 
 
+def chain_of(gate_spec: PolicySpec, run: RunInputs) -> Chain:
+    """The gate decisions a chained policy reads, from the named gate policy (§5.9)."""
+    gate = gate_spec.build()
+    chain: Chain = gate.chain(run, gate_spec.file)
+    return chain
+
+
 def mark_in_sample(policy: Any, outputs: Outputs, split: str | None) -> Outputs:
     """Metrics of a policy applied to the split it was tuned on say so (§5.5)."""
     if split is None:
@@ -139,9 +141,9 @@ def decide_all(
     def decide(pick: tuple[PolicySpec, Chain | None]) -> tuple[Any, Outputs]:
         spec, chain = pick
         pol = spec.build()
-        outputs = runner_of(spec.kind)(spec, pol, loaded.run, settings, chain)
+        outputs = pol.apply(loaded.run, settings, chain, spec.file)
         if outputs.counts["responses"] == 0:
-            outputs.warnings.append(_EMPTY.get(pol.kind, "no responses to evaluate"))
+            outputs.warnings.append(pol.empty_note)
         return pol, mark_in_sample(pol, outputs, split)
 
     if workers <= 1 or len(loaded.picks) <= 1:
@@ -217,6 +219,7 @@ def _applied(pol: Any, outputs: Outputs, folder: Path) -> AppliedPolicy:
 __all__ = [
     "AppliedPolicy",
     "Loaded",
+    "chain_of",
     "apply_policies",
     "check_run_dir",
     "decide_all",

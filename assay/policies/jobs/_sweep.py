@@ -1,8 +1,8 @@
 """`assay policies sweep` over a run directory: one point (params + metrics) per value
 of the moving threshold, for every kind (§2.8.3, §3.6, §4.8).
 
-The threshold that moves and its default range depend on the kind, so the CLI passes
-None for what the user left out and `resolve` fills it in here. An evidence_gate sweep
+The threshold that moves and its default range are the kind's (`sweep_ranges`), so the
+CLI passes None for what the user left out and `resolve` fills it in here. An evidence_gate sweep
 also has a summary the points cannot carry: the areas under its risk-coverage curve
 (C-5 names `aurc`, `aurc_opt`, `e_aurc`), independent of `tau` and `tau_min`; it goes to
 `sweep_summary.json` beside `sweep.jsonl`.
@@ -14,78 +14,20 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from assay._limits import MAX_GRID_POINTS
-from assay.core.rundir import ANSWERS_FILE, GATES_FILE, SWEEP_FILE, SWEEP_SUMMARY_FILE
+from assay.core.rundir import SWEEP_FILE, SWEEP_SUMMARY_FILE
 from assay.errors import SpecError
+from assay.policies.engine._apply_common import Chain
 from assay.policies.engine._canonical import canonical_sha256
+from assay.policies.engine._kind import PolicyKind, kind_class, kinds_with
 from assay.policies.engine._numbers import decimal_grid, threshold
+from assay.policies.engine._results import Resolved, SweepResult, SweepSettings
 from assay.policies.engine._run_inputs import RunInputs
-from assay.policies.jobs._apply import Chain, _consumed
-from assay.policies.jobs._spec import PolicySpec
+from assay.policies.engine._spec import PolicySpec
 from assay.policies.jobs._write import policy_sha256
 
 SWEEP = SWEEP_FILE
 SUMMARY = SWEEP_SUMMARY_FILE
-CS_DEFAULT_TIE = "condition_limited=support-0.10"
-
-# kind -> moving threshold -> (from, to, step); the first threshold is the default.
-RANGES: dict[str, dict[str, tuple[str, str, str]]] = {
-    "claim_selective": {
-        "support": ("0.10", "0.90", "0.05"),
-        "conflict": ("0.10", "0.90", "0.05"),
-        "condition_limited": ("0.10", "0.90", "0.05"),
-        "limitation": ("0.10", "0.90", "0.05"),
-    },
-    "fail_closed": {
-        "tau_entail": ("0.50", "0.99", "0.01"),
-        "tau_contradict": ("0.50", "0.99", "0.01"),
-    },
-    "evidence_gate": {
-        "tau": ("0.00", "1.00", "0.01"),
-        "tau_min": ("0.00", "1.00", "0.01"),
-    },
-}
-THRESHOLDS = tuple(RANGES["claim_selective"])
-CURVE_METRICS = ("coverage", "selective_risk_label", "selective_risk_support")  # §3.6
-AURC_KEYS = ("aurc", "aurc_opt", "e_aurc", "aurc_support", "aurc_opt_support", "e_aurc_support")
-
-
-class SweepSettings(BaseModel):
-    """What the user asked for; None means the kind's default (see `resolve`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    param: str | None = None
-    start: str | None = None
-    stop: str | None = None
-    step: str | None = None
-    ties: tuple[str, ...] | None = None
-
-
-class Resolved(BaseModel):
-    """The sweep actually run: every setting written out."""
-
-    model_config = ConfigDict(frozen=True)
-
-    param: str
-    start: str
-    stop: str
-    step: str
-    values: list[str]
-    ties: tuple[str, ...]
-
-
-class SweepResult(BaseModel):
-    """sweep.jsonl's points, and sweep_summary.json's content (evidence_gate only)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    param: str
-    points: list[dict[str, Any]]
-    shown: list[str] = Field(description="The metrics the CLI's table shows.")
-    summary: dict[str, Any] | None = None
 
 
 def _step(step: str) -> Decimal:
@@ -138,154 +80,36 @@ def _check_points(points: int, step: str) -> None:
         )
 
 
-def _base(kind: str, param: str) -> str:
-    """The threshold a parameter names: an intent-aware claim_selective policy also takes
-    `<family>.support` (one family; `with_params` checks the family)."""
-    return param.rpartition(".")[2] if kind == "claim_selective" else param
+def _kind(kind: str) -> type[PolicyKind]:
+    """The registered class of a kind that sweeps (`sweep_ranges`), else one line."""
+    found = kind_class(kind)
+    if found is None or not found.sweep_ranges:
+        kinds = ", ".join(kinds_with("sweep_ranges"))
+        raise SpecError(f"sweeps are built for {kinds}; this is a {kind}", field="--param")
+    return found
 
 
 def resolve(kind: str, settings: SweepSettings) -> Resolved:
     """The kind's defaults where the user gave none; a --param or --tie the kind does
     not have is one line naming the option and what is allowed."""
-    ranges = RANGES[kind]
+    found = _kind(kind)
+    ranges = found.sweep_ranges
     param = settings.param or next(iter(ranges))
-    if _base(kind, param) not in ranges:
+    if found.sweep_base(param) not in ranges:
         allowed = ", ".join(ranges)
         raise SpecError(f"a {kind} policy sweeps {allowed}; got {param!r}", field="--param")
-    default = ranges[_base(kind, param)]
+    default = ranges[found.sweep_base(param)]
     start = (default[0] if settings.start is None else settings.start).strip()
     stop = (default[1] if settings.stop is None else settings.stop).strip()
     step = (default[2] if settings.step is None else settings.step).strip()
     values = _grid(param, start, stop, step, settings)
     ties: tuple[str, ...] = settings.ties or ()
-    if kind != "claim_selective" and ties:
-        raise SpecError(f"ties are claim_selective's; this is a {kind}", field="--tie")
-    if kind == "claim_selective" and settings.ties is None and param == "support":
-        ties = (CS_DEFAULT_TIE,)
+    if not found.takes_ties and ties:
+        takers = " and ".join(kinds_with("takes_ties"))
+        raise SpecError(f"ties are {takers}'s; this is a {kind}", field="--tie")
+    if settings.ties is None:
+        ties = found.default_ties(param)
     return Resolved(param=param, start=start, stop=stop, step=step, values=values, ties=ties)
-
-
-def _check_ties(resolved: Resolved) -> None:
-    from assay.policies.claim_selective._tuning import parse_tie
-
-    for text in resolved.ties:
-        target, source, _ = parse_tie(text)
-        if source != resolved.param or _base("claim_selective", target) not in THRESHOLDS:
-            raise SpecError(
-                f"{text!r}: a tie moves a threshold with --param {resolved.param}", field="--tie"
-            )
-
-
-def _sweep_claim_selective(
-    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
-) -> SweepResult:
-    from assay.policies.claim_selective._load import cs_inputs
-    from assay.policies.claim_selective._tuning import SWEEP_METRICS, sweep
-
-    _check_ties(resolved)
-    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    inputs = cs_inputs(run, verifier, chain.links if chain else None)
-    points = sweep(
-        policy.config,
-        inputs,
-        param=resolved.param,
-        start=resolved.start,
-        stop=resolved.stop,
-        step=resolved.step,
-        ties=resolved.ties,
-    )
-    dumped = [p.model_dump(mode="json") for p in points]
-    shown = list(dumped[0]["metrics"]) if dumped else list(SWEEP_METRICS)
-    return SweepResult(param=resolved.param, points=dumped, shown=shown)
-
-
-def _sweep_fail_closed(
-    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
-) -> SweepResult:
-    from assay.policies.fail_closed._load import fc_inputs
-    from assay.policies.fail_closed._tuning import SWEEP_METRICS, evaluate
-
-    verifier = run.resolve_verifier(policy.config.verifier, file=spec.file)
-    responses = fc_inputs(run, verifier, chain.links if chain else None)
-    config = policy.config
-    points = []
-    for value in resolved.values:
-        moved = config.with_thresholds(**{resolved.param: value})
-        metrics = evaluate(config, responses, {resolved.param: value})
-        points.append(
-            {
-                "params": {"tau_entail": moved.tau_entail, "tau_contradict": moved.tau_contradict},
-                "metrics": {m: r.model_dump(mode="json") for m, r in metrics.items()},
-            }
-        )
-    return SweepResult(param=resolved.param, points=points, shown=list(SWEEP_METRICS))
-
-
-def _check_gate_range(config: Any, resolved: Resolved) -> None:
-    """A gate point needs tau > tau_min: a range where the other threshold leaves no
-    such point is refused before any work (it would write an empty curve)."""
-    tau, tau_min = Decimal(config.tau), Decimal(config.tau_min)
-    if resolved.param == "tau":
-        if any(Decimal(v) > tau_min for v in resolved.values):
-            return
-        fixed, other, side, field = "tau_min", config.tau_min, "at or below", "--to"
-    else:
-        if any(tau > Decimal(v) for v in resolved.values):
-            return
-        fixed, other, side, field = "tau", config.tau, "at or above", "--from"
-    raise SpecError(
-        f"every value from {resolved.start} to {resolved.stop} is {side} the policy's "
-        f"{fixed} {other}, and a gate needs tau > tau_min: no point to sweep",
-        field=field,
-    )
-
-
-def _sweep_gate(
-    spec: PolicySpec, policy: Any, run: RunInputs, chain: Chain | None, resolved: Resolved
-) -> SweepResult:
-    from assay.policies.evidence_gate._load import gate_inputs, resolve_gate
-    from assay.policies.evidence_gate._tuning import Prepared, sweep_gate
-
-    _check_gate_range(policy.config, resolved)
-    gate_id = resolve_gate(run, policy.config.gate, file=spec.file)
-    questions = gate_inputs(run, gate_id).questions
-    curve = sweep_gate(questions, policy.config, param=resolved.param, values=resolved.values)
-    points = [
-        {
-            "params": {"tau": p.tau, "tau_min": p.tau_min},
-            "metrics": p.model_dump(
-                mode="json",
-                include=set(CURVE_METRICS),
-            ),
-        }
-        for p in curve
-    ]
-    values = Prepared(questions, policy.config).metrics(policy.config.tau, policy.config.tau_min)
-    summary = {
-        "policy": spec.name,
-        "kind": spec.kind,
-        "gate_id": gate_id,
-        "param": resolved.param,
-        "n_points": len(points),
-        **{key: values[key].model_dump(mode="json") for key in AURC_KEYS},
-    }
-    shown = list(CURVE_METRICS)
-    return SweepResult(param=resolved.param, points=points, shown=shown, summary=summary)
-
-
-SWEEPERS = {
-    "claim_selective": _sweep_claim_selective,
-    "fail_closed": _sweep_fail_closed,
-    "evidence_gate": _sweep_gate,
-}
-
-
-def consumed_by(kind: str, run: RunInputs, chain: Chain | None) -> dict[str, str]:
-    """The records a sweep reads, hashed as `apply` records them in its manifest
-    (`inputs.records_sha256`): a report compares the two."""
-    if kind == "evidence_gate":
-        return _consumed(run, None, (ANSWERS_FILE, GATES_FILE))
-    return _consumed(run, chain)
 
 
 def sweep_run(
@@ -296,11 +120,11 @@ def sweep_run(
     `policy_sha256` and the hash of the records it was computed on, so a report never
     plots it against a point of other answers, configuration or records unsaid."""
     resolved = resolve(spec.kind, settings)
-    result = SWEEPERS[spec.kind](spec, policy, run, chain, resolved)
+    result: SweepResult = policy.sweep(run, chain, resolved, spec.file)
     data = {
         "split": run.split,
         "policy_sha256": policy_sha256(policy),
-        "inputs_sha256": canonical_sha256(consumed_by(spec.kind, run, chain)),
+        "inputs_sha256": canonical_sha256(policy.records_read(run, chain)),
     }
     return result.model_copy(update={"points": [{**p, **data} for p in result.points]})
 
@@ -321,4 +145,4 @@ def write_sweep(folder: Path, result: SweepResult) -> list[Path]:
     return written
 
 
-__all__ = ["RANGES", "SweepResult", "SweepSettings", "resolve", "sweep_run", "write_sweep"]
+__all__ = ["SweepResult", "SweepSettings", "resolve", "sweep_run", "write_sweep"]

@@ -13,14 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.policies.engine._canonical import write_bytes_atomic
+from assay.policies.engine._spec import PolicySpec
 from assay.policies.engine._tuned import Tuned
-from assay.policies.jobs._spec import PolicySpec
-
-TUNED_KEYS = {
-    "claim_selective": ("thresholds", "families", "tuned"),
-    "fail_closed": ("tau_entail", "tau_contradict", "tuned"),
-    "evidence_gate": ("tau", "tau_min", "tuned"),
-}
 
 
 def _drop_none(value: Any) -> Any:
@@ -60,10 +54,16 @@ def _table(header: str, block: dict[str, Any], lines: list[str]) -> None:
         _table(f"[{prefix}.{_key(key)}]", value, lines)
 
 
+def _tuned_keys(spec: PolicySpec) -> tuple[str, ...]:
+    """The config keys the kind's tuning sets (its `tuned_keys`)."""
+    found = spec.kind_class()
+    return found.tuned_keys if found is not None else ()
+
+
 def tuned_block(spec: PolicySpec, selected_config: dict[str, Any]) -> dict[str, Any]:
     """The policy's block as written, with the selected thresholds and provenance."""
     block = dict(spec.block)
-    for key in TUNED_KEYS[spec.kind]:
+    for key in _tuned_keys(spec):
         if selected_config.get(key) is not None:
             block[key] = selected_config[key]
     cleaned: dict[str, Any] = _drop_none(block)
@@ -78,4 +78,4 @@ def write_tuned_policy(path: Path, spec: PolicySpec, selected_config: dict[str, 
     write_bytes_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
-__all__ = ["TUNED_KEYS", "Tuned", "tuned_block", "write_tuned_policy"]
+__all__ = ["Tuned", "tuned_block", "write_tuned_policy"]

@@ -15,13 +15,13 @@ from typing import Any
 from assay._version import __version__
 from assay.core.rundir import MANIFEST_FILE, METRICS_FILE, RUN_INFO_FILE
 from assay.core.rundir import POLICIES_DIR as RUNDIR_POLICIES
+from assay.policies.engine._apply_common import Outputs, Settings
 from assay.policies.engine._canonical import (
     canonical_json,
     write_canonical_json,
     write_canonical_jsonl,
 )
 from assay.policies.engine._run_inputs import RunInputs
-from assay.policies.jobs._apply import Outputs, Settings
 
 SCHEMA_VERSION = 1
 POLICIES_DIR = RUNDIR_POLICIES

@@ -10,7 +10,6 @@ against 1 − VCP.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,37 +18,13 @@ from pydantic import BaseModel, ConfigDict
 from assay.core.rundir import MANIFEST_FILE, SWEEP_FILE, iter_rows
 from assay.errors import AssayError
 from assay.policies.engine._canonical import canonical_sha256
+from assay.policies.engine._kind import kind_class
+from assay.policies.engine._results import Axes
 from assay.policies.engine._run_inputs import RunInputs, read_run, restrict_to_split
 
 Dump = dict[str, Any]
 
 
-class Axes(BaseModel):
-    """Which metric of a curve point is coverage (x) and which is risk (y)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    x: str
-    y: str
-    x_label: str
-    y_label: str
-    y_complement: bool = False  # y = 1 − metric (fail_closed: 1 − VCP)
-
-
-AXES = {
-    "claim_selective": Axes(
-        x="critical_coverage", y="critical_risk", x_label="critical coverage",
-        y_label="critical risk",
-    ),
-    "evidence_gate": Axes(
-        x="coverage", y="selective_risk_label", x_label="coverage",
-        y_label="selective risk (label)",
-    ),
-    "fail_closed": Axes(
-        x="vc", y="vcp", x_label="verified coverage (VC)", y_label="1 − VCP",
-        y_complement=True,
-    ),
-}  # fmt: skip
 SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")  # C-5: evidence_gate's curve summary
 ALL_ANSWERS = "all answers"
 UNRECORDED = "unrecorded answers"
@@ -116,45 +91,18 @@ def to_point(axes: Axes, point: Dump) -> CurvePoint | None:
     return CurvePoint(label=_label(point), coverage=x, risk=1.0 - y if axes.y_complement else y)
 
 
-def _cs_sweep(policy: Any, run: RunInputs, verifier: str, links: Any) -> list[Any]:
-    from assay.policies.claim_selective._load import cs_inputs
-    from assay.policies.claim_selective._tuning import sweep
-
-    return sweep(policy.config, cs_inputs(run, verifier, links))
-
-
-def _fc_sweep(policy: Any, run: RunInputs, verifier: str, links: Any) -> list[Any]:
-    from assay.policies.fail_closed._load import fc_inputs
-    from assay.policies.fail_closed._tuning import sweep_tau_entail
-
-    return sweep_tau_entail(policy.config, fc_inputs(run, verifier, links))
-
-
-SWEEPS: dict[str, Callable[[Any, RunInputs, str, Any], list[Any]]] = {
-    "claim_selective": _cs_sweep,
-    "fail_closed": _fc_sweep,
-}
-
-
 def computed_sweep(manifest: Dump, run: RunInputs, file: Path) -> list[Dump]:
     """The kind's default sweep of the policy the manifest describes, on `run`."""
-    from assay.policies.evidence_gate._load import chain_links, gate_inputs
-    from assay.policies.evidence_gate._tuning import risk_coverage_curve
-    from assay.policies.jobs._export import _check_inputs, _rebuilt
+    from assay.policies.jobs._export import _check_inputs, rebuilt
 
     section, inputs = manifest["policy"], manifest["inputs"]
-    kind = str(section["kind"])
     _check_inputs(run, inputs["records_sha256"], file)
-    policy = _rebuilt(section, kind, file)
-    if kind == "evidence_gate":
-        questions = gate_inputs(run, inputs["gate_id"]).questions
-        return [p.model_dump(mode="json") for p in risk_coverage_curve(questions, policy.config)]
+    policy = rebuilt(section, file)
     links = None
     if inputs.get("gate_policy"):
-        gate = _rebuilt(inputs["gate_policy"], "evidence_gate", file)
-        links = chain_links(gate, run, inputs["gate_id"])
-    points = SWEEPS[kind](policy, run, inputs["verifier_ids"][0], links)
-    return [p.model_dump(mode="json") for p in points]
+        links = rebuilt(inputs["gate_policy"], file).chain_links(run, inputs["gate_id"])
+    points: list[Dump] = policy.default_curve(run, inputs, links)
+    return points
 
 
 def _sweep_points(folder: Path, manifest: Dump, cache: RunCache) -> tuple[list[Dump], str]:
@@ -212,7 +160,8 @@ def curve_of(
 ) -> tuple[Curve | None, str | None]:
     """(curve, None), or (None, why there is none): no defined point, changed inputs…"""
     kind = str((manifest.get("policy") or {}).get("kind"))
-    axes = AXES.get(kind)
+    found = kind_class(kind)
+    axes = found.curve_axes if found is not None else None
     if axes is None:
         return None, f"no risk–coverage curve for kind {kind!r}"
     try:
@@ -242,7 +191,6 @@ def curve_of(
 
 
 __all__ = [
-    "AXES",
     "Axes",
     "Curve",
     "CurvePoint",

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from assay.core.rundir import CLAIMS_FILE, GATE_DECISIONS_FILE, RESPONSES_FILE, iter_rows
 from assay.errors import AssayError
+from assay.policies.engine._kind import kind_class
+from assay.policies.engine._results import Sample
 from assay.policies.jobs._write import MANIFEST, METRICS, POLICIES_DIR
 from assay.policies.report._curves import Curve, RunCache, curve_of
-from assay.policies.report._samples import Sample, samples_of
 
 STAGING_PREFIX = "."  # `.<name>.partial`: a policy being written, not an applied one
 _MIX_FILES = (
@@ -126,13 +127,16 @@ def _stale_outputs(folder: Path, outputs: dict[str, str]) -> list[str]:
 
 
 def _thresholds(kind: str, config: dict[str, Any]) -> dict[str, str]:
-    """The values a reader compares policies by: thresholds, selector/mode, alpha."""
-    if kind == "claim_selective":
-        out = {"selector": str(config.get("selector"))}
-        return out | {k: str(v) for k, v in (config.get("thresholds") or {}).items()}
-    keys = ("tau_entail", "tau_contradict", "mode") if kind == "fail_closed" else ()
-    keys = keys or ("tau", "tau_min", "alpha")
-    return {k: str(config[k]) for k in keys if config.get(k) is not None}
+    """The values a reader compares policies by (thresholds, selector/mode, alpha), as
+    the kind names them; none for a kind not registered in this process."""
+    found = kind_class(kind)
+    return found.report_thresholds(config) if found is not None else {}
+
+
+def _samples(folder: Path, manifest: dict[str, Any], cache: RunCache) -> list[Any]:
+    """The kind's sample renderings of the applied policy ([] for most kinds)."""
+    found = kind_class(str((manifest.get("policy") or {}).get("kind")))
+    return found.sample_renderings(folder, cache) if found is not None else []
 
 
 def _reads(inputs: dict[str, Any]) -> str | None:
@@ -186,7 +190,7 @@ def policy_report(
         return PolicyReport(**_identity(name, manifest), warnings=warnings)
     curve, note = curve_of(run_dir, folder, manifest, metrics, cache) if charts else (None, None)
     try:
-        samples = samples_of(folder, manifest, cache) if charts and not stale else []
+        samples = _samples(folder, manifest, cache) if charts and not stale else []
     except (AssayError, OSError, ValueError) as exc:
         samples, warnings = [], [*warnings, f"no sample renderings ({exc})"]
     return PolicyReport(

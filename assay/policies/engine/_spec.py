@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.errors import SpecError
 from assay.inputs import read_text
-from assay.policies.jobs._builders import BUILDERS as BUILDERS
-from assay.policies.jobs._builders import Builder as Builder
+from assay.policies.engine._kind import PolicyKind, kind_class, known_kinds
 
 
 class PolicySpec(BaseModel):
@@ -34,28 +33,20 @@ class PolicySpec(BaseModel):
     file: str
 
     def build(self) -> Any:
-        """The kind's policy object (a `Policy`): a built-in kind's, or a user kind's
-        (`@policy`, its `Config` validating the block)."""
-        if self.kind in BUILDERS:
-            return BUILDERS[self.kind](self.block, self.file)
-        from assay.policies.custom._define import custom_kind
-
-        found = custom_kind(self.kind)
+        """The policy the block describes, built by the class registered as its kind in
+        `POLICIES` (built-in or a user's `@policy`); the kind's parser validates it."""
+        found = kind_class(self.kind)
         if found is None:
             raise SpecError(
                 f"policy kind {self.kind!r} is not registered here: import the module that "
                 "defines it, or install its plugin",
                 file=self.file,
             )
-        return found(self.block, file=self.file)
+        return found.from_block(self.block, self.file)
 
-
-def known_kinds() -> list[str]:
-    """The built-in kinds and every user kind registered (`@policy`, plugins)."""
-    from assay.core.registry import POLICIES
-    from assay.policies.custom._define import custom_kind
-
-    return sorted({*BUILDERS, *(k for k in POLICIES if custom_kind(k) is not None)})
+    def kind_class(self) -> type[PolicyKind] | None:
+        """The class registered as this block's kind (None: not registered here)."""
+        return kind_class(self.kind)
 
 
 def _spec_of(block: object, index: int, file: str) -> PolicySpec:
@@ -127,7 +118,6 @@ def by_name(specs: Sequence[PolicySpec]) -> dict[str, PolicySpec]:
 
 
 __all__ = [
-    "BUILDERS",
     "PolicySpec",
     "by_name",
     "known_kinds",

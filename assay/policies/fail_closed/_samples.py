@@ -9,66 +9,46 @@ is data: renderers must escape it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Protocol
 
 from assay.core.rundir import CLAIMS_FILE, iter_jsonl
+from assay.policies.engine._results import Sample, SampleClaim
+from assay.policies.engine._run_inputs import RunInputs
 from assay.policies.fail_closed._config import Mode
-from assay.policies.fail_closed._records import ClaimRecord, RenderState
+from assay.policies.fail_closed._records import FailClosedClaimRecord, RenderState
 from assay.policies.fail_closed._render import render
-
-if TYPE_CHECKING:
-    from assay.policies.report._curves import RunCache
 
 N_SAMPLES = 3
 
 
-class SampleClaim(BaseModel):
-    """One claim of a sample answer: its text, state and place in each mode."""
+class RunReader(Protocol):
+    """The run's records, read once for every policy of a report."""
 
-    model_config = ConfigDict(frozen=True)
-
-    claim_id: str
-    text: str
-    state: str  # VERIFIED | UNVERIFIED | BLOCKED
-    reason: str
-    strict: str  # shown | hidden
-    mixed: str  # shown | collapsed | hidden
+    def run(self, split: str | None = None) -> RunInputs: ...
 
 
-class Sample(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    dataset: str
-    answer_id: str
-    claims: list[SampleClaim]
-
-
-def _place(claim_id: str, mode: Mode, claims: list[ClaimRecord]) -> str:
+def _place(claim_id: str, mode: Mode, claims: list[FailClosedClaimRecord]) -> str:
     view = render(mode, claims)
     if claim_id in view.shown:
         return "shown"
     return "collapsed" if claim_id in view.collapsed else "hidden"
 
 
-def _by_answer(folder: Path) -> dict[tuple[str, str], list[ClaimRecord]]:
-    grouped: dict[tuple[str, str], list[ClaimRecord]] = {}
-    for claim in iter_jsonl(folder / CLAIMS_FILE, ClaimRecord):
+def _by_answer(folder: Path) -> dict[tuple[str, str], list[FailClosedClaimRecord]]:
+    grouped: dict[tuple[str, str], list[FailClosedClaimRecord]] = {}
+    for claim in iter_jsonl(folder / CLAIMS_FILE, FailClosedClaimRecord):
         grouped.setdefault((claim.dataset, claim.answer_id), []).append(claim)
     return grouped
 
 
-def _priority(claims: list[ClaimRecord]) -> int:
+def _priority(claims: list[FailClosedClaimRecord]) -> int:
     """Answers mixing VERIFIED with other claims first: they show what the modes do."""
     verified = sum(c.native is RenderState.VERIFIED for c in claims)
     return 0 if 0 < verified < len(claims) else 1 if verified else 2
 
 
-def samples_of(folder: Path, manifest: dict[str, Any], cache: RunCache) -> list[Sample]:
-    """Up to N_SAMPLES answers of a fail_closed policy; [] for the other kinds."""
-    if (manifest.get("policy") or {}).get("kind") != "fail_closed":
-        return []
+def samples_of(folder: Path, cache: RunReader) -> list[Sample]:
+    """Up to N_SAMPLES answers of the fail_closed policy applied in `folder`."""
     grouped = _by_answer(folder)
     chosen = sorted(grouped, key=lambda k: (_priority(grouped[k]), k))[:N_SAMPLES]
     texts = {

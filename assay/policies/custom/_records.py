@@ -1,0 +1,133 @@
+"""The records a user policy kind writes (`claims.jsonl`, `responses.jsonl`).
+
+The framework writes them, not the user's code, so they hold the decision-record
+contract of `assay.core.decisions` and the guard's own fields only. Keys, values and
+key order are those the user-kind path has always written; the policy kind is written
+under the key `kind`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.answer_fields import GoldAction, GoldStatus, Split
+from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
+from assay.core.outcomes import Status
+from assay.policies.custom._guard import GuardedClaim, GuardedResponse
+from assay.policies.engine._apply_common import CLAIMS, RESPONSES
+from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
+
+
+class CustomClaimRecord(BaseModel):
+    """One line of a user kind's `claims.jsonl`; `overridden` is what the policy said
+    when the guard withheld the claim instead."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy_id: str
+    policy_kind: str = Field(serialization_alias="kind")
+    policy_version: int
+    policy_sha256: str
+    dataset: str
+    answer_id: str
+    claim_id: str
+    decision: ClaimDecision
+    reason: str
+    overridden: ClaimDecision | None
+    verification_status: Status | None
+    critical: bool
+    gold_status: GoldStatus | None
+
+
+class CustomResponseRecord(BaseModel):
+    """One line of a user kind's `responses.jsonl`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy_id: str
+    policy_kind: str = Field(serialization_alias="kind")
+    policy_version: int
+    policy_sha256: str
+    dataset: str
+    answer_id: str
+    outcome: ResponseOutcome
+    reason: str
+    gold_action: GoldAction | None
+    split: Split | None
+    n_claims: int
+
+
+CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (
+    CustomClaimRecord,
+    CustomResponseRecord,
+)
+"""A user kind's claim and response records, as the core contract they follow (mypy checks)."""
+
+
+class Stamping(Protocol):
+    """What a record is stamped with: a user policy's name, kind, version and config hash
+    (a `ClaimPolicy`; named by its shape so this module need not import the class)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+
+
+def _stamp(policy: Stamping) -> dict[str, Any]:
+    return {
+        "policy_id": policy.name,
+        "policy_kind": policy.kind,
+        "policy_version": policy.version,
+        "policy_sha256": policy.sha256,
+    }
+
+
+def _claim(stamp: dict[str, Any], g: GuardedResponse, c: GuardedClaim) -> CustomClaimRecord:
+    v = c.claim.verification
+    return CustomClaimRecord(
+        **stamp,
+        dataset=g.response.dataset,
+        answer_id=g.response.answer_id,
+        claim_id=c.claim.claim_id,
+        decision=c.decision,
+        reason=c.reason,
+        overridden=c.overridden,
+        verification_status=v.status if v is not None else None,
+        critical=c.claim.critical,
+        gold_status=c.claim.gold_status,
+    )
+
+
+def _response(stamp: dict[str, Any], g: GuardedResponse) -> CustomResponseRecord:
+    r = g.response
+    return CustomResponseRecord(
+        **stamp,
+        dataset=r.dataset,
+        answer_id=r.answer_id,
+        outcome=g.outcome,
+        reason=g.reason,
+        gold_action=r.gold_action,
+        split=r.split,
+        n_claims=len(g.claims),
+    )
+
+
+def records(policy: Stamping, guarded: list[GuardedResponse]) -> dict[str, list[dict[str, Any]]]:
+    """claims.jsonl and responses.jsonl rows, in (dataset, answer_id, claim) order."""
+    stamp = _stamp(policy)
+    claims = [_claim(stamp, g, c) for g in guarded for c in g.claims]
+    responses = [_response(stamp, g) for g in guarded]
+    return {
+        CLAIMS: [c.model_dump(mode="json", by_alias=True) for c in claims],
+        RESPONSES: [r.model_dump(mode="json", by_alias=True) for r in responses],
+    }
+
+
+__all__ = ["CONTRACT", "CustomClaimRecord", "CustomResponseRecord", "Stamping", "records"]
