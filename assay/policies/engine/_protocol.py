@@ -1,13 +1,12 @@
-"""What every policy kind is: a pure, versioned decision function with a description.
+"""What every policy is as a decision function: pure, versioned, described.
 
 A policy object is built from its resolved configuration (every default written out),
 `describe()` returns that configuration (what the policy manifest records and hashes),
 and `decide(inputs)` maps recorded inputs to decisions without calling a model or
-storing anything on itself. Kinds are registered in `assay.core.registry.POLICIES`
-(`@POLICIES.register("claim_selective")` on the class or factory; plugins through the
-`assay.plugins` entry-point group). A user's claim-level kind subclasses
-`ClaimPolicy[Config]` and registers with `@policy(kind, version=N)` (`_custom`): the
-framework then guards, records and measures its decisions (`_custom_apply`).
+storing anything on itself. What the jobs do with a policy over a run directory (apply,
+tune, sweep, compare, report) are the hooks of `PolicyKind` (`engine/_kind.py`), the base
+class every registered kind derives — the built-in ones (`@POLICIES.register(kind)`) and
+a user's claim-level kind (`ClaimPolicy[Config]` with `@policy(kind, version=N)`).
 """
 
 from __future__ import annotations
