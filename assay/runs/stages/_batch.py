@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from assay.core.judging import Judge, JudgeItem, Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
-from assay.core.rundir import MANIFEST_FILE
-from assay.errors import RunError
+from assay.errors import AssayError, RunError
 from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
 from assay.models._model import failed_result
 from assay.models._transport import TransportError
@@ -34,8 +33,8 @@ from assay.redaction import redact_url
 from assay.runs.execute._executor import StageContext
 from assay.runs.plan._plan import JudgeWork
 from assay.runs.stages._batch_state import STATE_FILE, BatchJob, load_state
-from assay.runs.store._rundir import read_run_manifest
-from assay.runs.store._store import write_json_atomic, write_manifest
+from assay.runs.store._manifest import set_judge_batches
+from assay.runs.store._store import write_json_atomic
 
 if TYPE_CHECKING:
     from assay.judges import LLMJudge
@@ -70,8 +69,8 @@ Emit = Callable[[JudgmentRecord], None]
 
 
 class BatchedStage(Protocol):
-    """What batching needs of `assay.runs.stages._judge.JudgeStage` (a protocol, so this
-    module need not import the stage that calls it)."""
+    """What batching needs of `assay.runs.stages._judge.JudgeStage`: its judges, what
+    each work item shows a judge, and its public `record`."""
 
     @property
     def judges(self) -> Sequence[Judge]: ...
@@ -83,39 +82,45 @@ class BatchedStage(Protocol):
 
     def where(self, work: JudgeWork) -> str: ...
 
-    def _record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord: ...
+    def record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord: ...
 
 
 def is_batch_judge(judge: Any) -> bool:
     return getattr(judge, "mode", "online") == "batch"
 
 
-async def run_batches(
-    stage: BatchedStage,
-    todo: Iterable[JudgeWork],
-    run_dir: Path,
-    ctx: StageContext,
-    emit: Emit,
-    handle: Callable[[JudgeWork], Awaitable[None]],
-) -> Iterable[JudgeWork]:
-    """Judge the batch judges' cache misses through batches while `handle` judges the
-    rest online (cache hits, online judges); returns the work still to send online:
-    what no batch answered, and repeats of a batched request (cache hits by then)."""
-    batch_judges = [j for j in stage.judges if is_batch_judge(j)]
-    if not batch_judges:
-        return todo  # read as it is run: nothing to hold
-    runner = BatchRunner(stage, run_dir, emit, say=_say if ctx.progress.enabled else _quiet)
-    runner.attach_jobs(batch_judges)
-    online, later, groups = runner.split(list(todo))
-    try:
-        async with asyncio.TaskGroup() as tasks:  # a failure on either side stops the other
-            tasks.create_task(ctx.run(online, handle))
-            batches = [tasks.create_task(runner.run_group(g)) for g in groups.values()]
-    except BaseExceptionGroup as failed:  # the first failure, as the runner knows it
-        raise failed.exceptions[0] from None
-    for batch in batches:
-        later += batch.result()
-    return later
+class ProviderBatches:
+    """How the judge stage executes with provider batches (`_judge.JudgeExecution`):
+    `mode = "batch"` judges send their cache misses as batches, the rest goes online."""
+
+    async def execute(
+        self,
+        stage: BatchedStage,
+        todo: Iterable[JudgeWork],
+        run_dir: Path,
+        ctx: StageContext,
+        emit: Emit,
+        handle: Callable[[JudgeWork], Awaitable[None]],
+    ) -> Iterable[JudgeWork]:
+        """Judge the batch judges' cache misses through batches while `handle` judges
+        the rest online (cache hits, online judges); returns the work still to send
+        online: what no batch answered, and repeats of a batched request (cache hits
+        by then)."""
+        batch_judges = [j for j in stage.judges if is_batch_judge(j)]
+        if not batch_judges:
+            return todo  # read as it is run: nothing to hold
+        runner = BatchRunner(stage, run_dir, emit, say=_say if ctx.progress.enabled else _quiet)
+        runner.attach_jobs(batch_judges)
+        online, later, groups = runner.split(list(todo))
+        try:
+            async with asyncio.TaskGroup() as tasks:  # a failure on either side stops the other
+                tasks.create_task(ctx.run(online, handle))
+                batches = [tasks.create_task(runner.run_group(g)) for g in groups.values()]
+        except BaseExceptionGroup as failed:  # the first failure, as the runner knows it
+            raise failed.exceptions[0] from None
+        for batch in batches:
+            later += batch.result()
+        return later
 
 
 class BatchRunner:
@@ -342,7 +347,7 @@ class BatchRunner:
             result: ModelResult[Any] = failed_result(exc, time.perf_counter() - latency_s)
             client.accounting.add(result)
             judgment = Judgment(status=Status.API_ERROR, error=result.error, **base)
-            self.emit(self.stage._record(pending.work, judgment))
+            self.emit(self.stage.record(pending.work, judgment))
             return False
         if judge.use_cache or judge.refresh_cache:
             client.cached.write(pending.key, raw)
@@ -350,7 +355,7 @@ class BatchRunner:
         judgment = judge.judgment_from_raw(
             **raw.parse_inputs(), model_returned=raw.model_returned, **base
         )
-        self.emit(self.stage._record(pending.work, judgment))
+        self.emit(self.stage.record(pending.work, judgment))
         return True
 
     def _save(self, group: Group) -> None:
@@ -358,14 +363,12 @@ class BatchRunner:
         write_json_atomic(self.state_path, self.state.model_dump(mode="json"))
         self.attach_jobs(list(group.judges.values()))
         try:
-            manifest = read_run_manifest(self.run_dir)
-        except Exception:
+            set_judge_batches(self.run_dir, {j.id: j.batch_jobs for j in group.judges.values()})
+        except AssayError:
+            # The runner writes the manifest before the judge stage starts, so this is a
+            # manifest removed or damaged since: the session's last manifest carries every
+            # judge's batches again (`describe()`), and resuming reads batches.json.
             return
-        for entry in manifest.get("judges") or []:
-            judge = group.judges.get(entry.get("id"))
-            if judge is not None:
-                entry["batches"] = judge.batch_jobs
-        write_manifest(self.run_dir / MANIFEST_FILE, manifest)
 
 
 def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:

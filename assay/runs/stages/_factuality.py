@@ -21,7 +21,7 @@ from typing import Any
 from assay.core.answer_fields import response_fields_of
 from assay.core.answers import AnswerItem
 from assay.core.decomposition import Decomposer, Sentence
-from assay.core.manifest import FactualitySection
+from assay.core.manifest import FactualitySection, Manifest
 from assay.core.outcomes import Status
 from assay.core.records import AnswerRecord, ClaimRecord, SentenceRecord, VerificationRecord
 from assay.core.rundir import (
@@ -33,6 +33,7 @@ from assay.core.rundir import (
 )
 from assay.core.verification import ClaimToVerify, Verifier
 from assay.errors import SpecError
+from assay.runs.assemble._build import factuality_clients_to_check
 from assay.runs.assemble._components import (
     ClientPool,
     ComponentContext,
@@ -44,8 +45,10 @@ from assay.runs.execute._executor import StageContext
 from assay.runs.execute._failure_policy import NOT_OK, FailureBudget, StageTally, first_error, tally
 from assay.runs.spec._spec import FactualitySpec, FailurePolicy, LoadedSpec
 from assay.runs.stages._decompose import DecomposeStage, claim_records
+from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.stages._verify import VerifyStage, claim_inputs
-from assay.runs.store._manifest import factuality_section
+from assay.runs.store._manifest import FACTUALITY_OUTPUTS, factuality_section
+from assay.runs.store._resume import check_same_data, check_same_versions
 from assay.runs.store._store import RecordLog, write_jsonl_atomic
 
 
@@ -54,6 +57,9 @@ class FactualityStage:
 
     A `decomposer` passed in replaces the spec's; `verifiers` passed in follow the
     spec's. After `run`, `sentences`, `claims` and `verifications` hold the records."""
+
+    name = "factuality"
+    written = 0  # its records are not counted in a session's `written` (judgments are)
 
     def __init__(
         self,
@@ -70,6 +76,7 @@ class FactualityStage:
 
         self.loaded = loaded
         self.spec = spec
+        self.pool = pool
         base = Path(loaded.base_dir)
         self.datasets = []
         for i, d in enumerate(spec.datasets):
@@ -219,6 +226,53 @@ class FactualityStage:
         verify_ctx = replace(ctx, on_record=budget.count)
         await _closing(verifications, self.verify_stage.run(self.claims, verifications, verify_ctx))
 
+    # ---- the stage protocol (`_protocol.Stage`) ---------------------------------------
+    def manifest_datasets(self) -> list[Any]:
+        return []  # its answers are listed in its own section
+
+    def check_resumable(self, manifest: Manifest, where: Path) -> None:
+        """Same answers, and no verifier whose code version changed."""
+        check_same_data(manifest, self.datasets)
+        check_same_versions(manifest, self.verifiers, where)
+
+    def outputs(self) -> dict[str, str]:
+        return dict(FACTUALITY_OUTPUTS)
+
+    def load(self, run_dir: Path, redo: set[Status]) -> None:
+        """Nothing before it runs: its sentences and verdicts are read by `run`."""
+
+    def preflight(self, existing: Manifest | None) -> ToCheck:
+        old = existing.dump() if existing is not None else None
+        return ToCheck(clients=tuple(factuality_clients_to_check(self, old)))
+
+    def todo(self) -> int:
+        return 0  # its work is known once decomposed: a session's `todo` counts judgments
+
+    async def execute(self, run: StageRun) -> None:
+        await self.run(run.run_dir, replace(run.ctx, workers=stage_budget(self.pool)), run.policy)
+
+    def close(self) -> None:
+        """Nothing open: `run` closes each log however it ends."""
+
+    def judged(self) -> Judged | None:
+        return None
+
+    def add_to_manifest(self, manifest: Manifest) -> None:
+        manifest.factuality = self.manifest_section()
+
+    def outcome(self) -> dict[str, Any]:
+        """How many verdicts were planned and recorded (None before the claims are known)."""
+        claims, verified = self.claims, self.verifications
+        return {
+            "verifications_planned": (
+                self.planned_verifications(len(claims)) if claims is not None else None
+            ),
+            "verifications_recorded": len(verified) if verified is not None else None,
+        }
+
+    def metrics_options(self) -> dict[str, Any]:
+        return {"length_penalty": self.spec.length_penalty}
+
     def _answer_rows(self) -> list[AnswerRecord]:
         """The response universe (and gold factuality) so metrics rebuild from the run dir."""
         return [
@@ -241,3 +295,8 @@ async def _closing(log: RecordLog[Any], work: Awaitable[None]) -> None:
         await work
     finally:
         log.close()
+
+
+def stage_budget(pool: ClientPool) -> int:
+    """Workers for a factuality stage: enough for every client's concurrency slots."""
+    return min(max(pool.total_concurrency(), 4), 1024)

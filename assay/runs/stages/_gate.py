@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assay.core.manifest import GateSection
+from assay.core.manifest import GateSection, Manifest
 from assay.core.outcomes import Status
 from assay.core.records import GateRecord
 from assay.core.rundir import GATES_FILE, latest
 from assay.datasets import AnswersDataset
 from assay.errors import DatasetError
 from assay.runs.execute._executor import StageContext
-from assay.runs.execute._failure_policy import StageTally, first_error, tally
+from assay.runs.execute._failure_policy import FailureBudget, StageTally, first_error, tally
 from assay.runs.stages._gate_scorer import GateQuestion, GateScorer
+from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.store._store import RecordLog
 
 CHUNK = 64
@@ -62,6 +64,8 @@ def gate_stats(records: Sequence[GateRecord]) -> dict[str, Any]:
 
 class GateStage:
     """Plans, runs and summarises the gate of one run."""
+
+    name = "gate"
 
     def __init__(self, scorer: GateScorer, datasets: Sequence[AnswersDataset]) -> None:
         self.scorer = scorer
@@ -141,3 +145,42 @@ class GateStage:
         finally:
             self.written = log.written
             log.close()
+
+    # ---- the stage protocol (`_protocol.Stage`) ---------------------------------------
+    def manifest_datasets(self) -> list[AnswersDataset]:
+        return []  # the factuality stage's answers: listed in its own section
+
+    def check_resumable(self, manifest: Manifest, where: Path) -> None:
+        del manifest, where  # its questions are the answers the factuality stage checks
+
+    def outputs(self) -> dict[str, str]:
+        return {"gates": GATES_FILE}
+
+    def preflight(self, existing: Manifest | None) -> ToCheck:
+        del existing
+        return ToCheck(clients=(self.client_to_check(),))
+
+    async def execute(self, run: StageRun) -> None:
+        """Score in one worker (the scorer batches across questions), stopping once
+        the gate's own failures pass the policy's limit."""
+        kept = [r.status for r in self.records.values()]
+        budget = FailureBudget(run.policy, self.planned(), kept, run.ctx.abort)
+        await self.run(run.run_dir, replace(run.ctx, workers=1, on_record=budget.count))
+
+    def close(self) -> None:
+        """Nothing open: `run` closes its log however it ends."""
+
+    def judged(self) -> Judged | None:
+        return None
+
+    def add_to_manifest(self, manifest: Manifest) -> None:
+        manifest.gate = self.manifest_section()
+
+    def tallies(self, failing: set[Status]) -> list[StageTally]:
+        return [self.tally(failing)]
+
+    def outcome(self) -> dict[str, Any]:
+        return {}
+
+    def metrics_options(self) -> dict[str, Any]:
+        return {}

@@ -9,12 +9,15 @@ and raters, so agreement metrics rebuild from the run directory alone.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from assay.core.judging import PAIRWISE, SINGLE, Judge, Judgment, judge_task, judge_variables
+from assay.core.manifest import Manifest
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
@@ -27,10 +30,13 @@ from assay.runs.assemble._items_gold import (
 )
 from assay.runs.assemble._items_variables import check_item_variables, needed_variables
 from assay.runs.execute._executor import StageContext
+from assay.runs.execute._failure_policy import FailureBudget, StageTally, counter_tally
 from assay.runs.plan._plan import ItemWork
 from assay.runs.stages._judge import worker_budget
+from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.store._counters import JudgeCounters
 from assay.runs.store._manifest import identity_fields
+from assay.runs.store._resume import check_same_data
 from assay.runs.store._store import TallyLog, write_jsonl_atomic
 
 Order = Literal["ab", "ba"]
@@ -62,6 +68,8 @@ def preference_of(label: str | None, order: Order | None) -> Preference | None:
 
 class ItemsStage:
     """Plans, runs and summarises the judging of a run's items datasets."""
+
+    name = "items"
 
     def __init__(
         self, datasets: Sequence[ItemsDataset], judges: Sequence[Judge], spec_path: str
@@ -247,6 +255,49 @@ class ItemsStage:
 
     def worker_budget(self) -> int:
         return worker_budget(self.judges)
+
+    # ---- the stage protocol (`_protocol.Stage`) ---------------------------------------
+    def manifest_datasets(self) -> list[ItemsDataset]:
+        return self.datasets
+
+    def check_resumable(self, manifest: Manifest, where: Path) -> None:
+        del where  # a changed dataset names its own file
+        check_same_data(manifest, self.datasets)
+
+    def outputs(self) -> dict[str, str]:
+        return {}  # item_judgments.jsonl and items.jsonl: never listed in `outputs`
+
+    def preflight(self, existing: Manifest | None) -> ToCheck:
+        """The judges with work left this session."""
+        del existing
+        return ToCheck(judges=frozenset(w.judge_id for w in self.pending()))
+
+    async def execute(self, run: StageRun) -> None:
+        kept = self.records.values()  # what earlier sessions recorded, less what is redone
+        budget = FailureBudget(run.policy, self.planned(), kept, run.ctx.abort)
+        ctx = replace(run.ctx, workers=self.worker_budget())
+        await self.run(run.run_dir, ctx, run.ctx.redo, budget.count)
+
+    def close(self) -> None:
+        """Nothing open: `run` closes its log however it ends."""
+
+    def judged(self) -> Judged:
+        by_judge = Counter(w.judge_id for w in self.plan())
+        return Judged(self.planned(), self.recorded(), self.counters(), by_judge)
+
+    def add_to_manifest(self, manifest: Manifest) -> None:
+        del manifest  # its part is `judged`
+
+    def tallies(self, failing: set[Status]) -> list[StageTally]:
+        planned, counters = self.planned(), self.counters()
+        unit, file = "item judgments", ITEM_JUDGMENTS_FILE
+        return [counter_tally("items", unit, planned, counters, failing, file)]
+
+    def outcome(self) -> dict[str, Any]:
+        return {}
+
+    def metrics_options(self) -> dict[str, Any]:
+        return {}
 
 
 def _raw_score(judge: Judge, judgment: Judgment) -> float | None:

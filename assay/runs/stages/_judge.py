@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from assay.core.judging import SINGLE, Judge, JudgeItem, Judgment, judge_at, judge_task
+from assay.core.manifest import Manifest
 from assay.core.outcomes import Status
 from assay.core.pairs import ForcePair, Member
 from assay.core.records import JudgmentRecord
+from assay.core.rundir import JUDGMENTS_FILE
 from assay.runs.execute._executor import StageContext
+from assay.runs.execute._failure_policy import FailureBudget, StageTally, counter_tally
 from assay.runs.plan._plan import JudgeWork
-from assay.runs.stages._batch import run_batches
+from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.store._manifest import identity_fields
+from assay.runs.store._resume import check_same_data
 from assay.runs.store._store import TallyLog
+
+JudgeKey = tuple[str, str, str, str]
+Emit = Callable[[JudgmentRecord], None]
 
 
 class PairSource(Protocol):
@@ -35,13 +43,55 @@ class PairSource(Protocol):
     def iter_pairs(self) -> Iterator[ForcePair]: ...
 
 
+class JudgeExecution(Protocol):
+    """A way of executing some of the judge stage's work besides one online call per
+    judgment (provider batch jobs: `_batch.ProviderBatches`): it records what it
+    answers through `emit` (the stage's public `record` makes the records) while
+    `handle` judges work online, and returns the work left for the online pass."""
+
+    async def execute(
+        self,
+        stage: JudgeStage,
+        todo: Iterable[JudgeWork],
+        run_dir: Path,
+        ctx: StageContext,
+        emit: Emit,
+        handle: Callable[[JudgeWork], Awaitable[None]],
+    ) -> Iterable[JudgeWork]: ...
+
+
+class OnlineOnly:
+    """Every judgment online: the work is left as it is, read as it is run."""
+
+    async def execute(
+        self,
+        stage: JudgeStage,
+        todo: Iterable[JudgeWork],
+        run_dir: Path,
+        ctx: StageContext,
+        emit: Emit,
+        handle: Callable[[JudgeWork], Awaitable[None]],
+    ) -> Iterable[JudgeWork]:
+        del stage, run_dir, ctx, emit, handle
+        return todo
+
+
 class JudgeStage:
-    """Resolves judge work items to pairs and judges, and records each judgment.
+    """Resolves judge work items to pairs and judges, and records each judgment
+    (`judgments.jsonl`, which is the source of truth for the judge counters).
 
     The pairs are read in file order as the work is handed out (`jobs`) and forgotten
     once their judgments are recorded, so a run holds the pairs in flight, not the file."""
 
-    def __init__(self, datasets: Sequence[PairSource], judges: Sequence[Judge]) -> None:
+    name = "judge"
+
+    def __init__(
+        self,
+        datasets: Sequence[PairSource],
+        judges: Sequence[Judge],
+        execution: JudgeExecution | None = None,
+    ) -> None:
+        self.execution: JudgeExecution = execution or OnlineOnly()
         self.datasets = list(datasets)
         self.judges = list(judges)
         self.by_id = {j.id: j for j in self.judges}
@@ -49,8 +99,10 @@ class JudgeStage:
         self._paths = {d.name: d.path for d in self.datasets}
         self._live: dict[tuple[str, str], _Live] = {}
         self._fields = {j.id: identity_fields(j.describe()) for j in self.judges}
+        self._log: TallyLog[JudgmentRecord] | None = None  # `load` opens the session's
+        self._todo, self._calls = 0, set[str]()
 
-    def planned_keys(self) -> Iterator[tuple[str, str, str, str]]:
+    def planned_keys(self) -> Iterator[JudgeKey]:
         """The record key of every judgment the run makes, in the order it is run."""
         members = [m.value for m in Member]
         for d in self.datasets:
@@ -108,11 +160,12 @@ class JudgeStage:
         """Ask the item's judge, and turn its judgment into the record to append."""
         judge = self.by_id[work.judge_id]
         judgment = await judge_at(judge, self.item(work), where=self.where(work))
-        return self._record(work, judgment)
+        return self.record(work, judgment)
 
-    def _record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord:
+    def record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord:
         """The judgment's own fields, what produced it, and where the pair sits (the
-        pair's last job recorded: the pair is let go)."""
+        pair's last job recorded: the pair is let go); also how an execution strategy
+        (batches) turns its answers into records."""
         pair_key = (work.dataset, work.pair_id)
         live = self._live[pair_key]
         pair = live.pair
@@ -155,11 +208,100 @@ class JudgeStage:
         async def handle(work: JudgeWork) -> None:
             emit(await self.judge(work))
 
-        todo = await run_batches(self, todo, log.path.parent, ctx, emit, handle)  # mode = "batch"
+        todo = await self.execution.execute(self, todo, log.path.parent, ctx, emit, handle)
         await ctx.run(todo, handle)
 
     def worker_budget(self) -> int:
         return worker_budget(self.judges)
+
+    # ---- the stage protocol (`_protocol.Stage`) ---------------------------------------
+    def manifest_datasets(self) -> list[PairSource]:
+        return self.datasets
+
+    def check_resumable(self, manifest: Manifest, where: Path) -> None:
+        del where  # a changed dataset names its own file
+        check_same_data(manifest, self.datasets)
+
+    def outputs(self) -> dict[str, str]:
+        return {}  # judgments.jsonl is every run's own output (`run_manifest`)
+
+    def load(self, run_dir: Path, redo: set[Status]) -> None:
+        """What earlier sessions recorded (a torn tail cut off first) and how many
+        planned judgments this session makes, by which judges; a judgment to redo no
+        longer counts against the failure policy (its tally goes)."""
+        log = TallyLog(run_dir / JUDGMENTS_FILE, JudgmentRecord)
+        log.load(repair=True)
+        n, judges = 0, set()
+        for key in self.planned_keys():
+            status = log.records.get(key)
+            if status is None or status in redo:
+                if status is not None:
+                    log.forget(key)
+                n += 1
+                judges.add(key[3])
+        self._log, self._todo, self._calls = log, n, judges
+
+    def _loaded(self) -> TallyLog[JudgmentRecord]:
+        assert self._log is not None, "load() the stage first"
+        return self._log
+
+    def preflight(self, existing: Manifest | None) -> ToCheck:
+        del existing
+        return ToCheck(judges=frozenset(self._calls))
+
+    def todo(self) -> int:
+        return self._todo
+
+    async def execute(self, run: StageRun) -> None:
+        """Judge what no earlier session recorded; the log is opened here and closed
+        by `close` (after the later stages: the metrics read it then)."""
+        log = self._loaded()
+        planned = self.planned()
+        log.open()
+        budget = FailureBudget(run.policy, planned, log.records.values(), run.ctx.abort)
+        ctx = replace(run.ctx, workers=self.worker_budget())
+        earlier = log.records  # what earlier sessions recorded, less what is redone
+        todo = self.jobs(lambda key: key not in earlier)  # read as run
+        await self.run(todo, (self._todo, planned), log, ctx, budget.count)
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+
+    @property
+    def written(self) -> int:
+        return self._log.written if self._log is not None else 0
+
+    def recorded(self) -> int:
+        """Planned judgments with a record: those of earlier sessions (records of another
+        plan do not count) and this session's, every one of them planned."""
+        log = self._loaded()
+        earlier = sum(1 for key in self.planned_keys() if key in log.records)
+        return earlier + log.written
+
+    def judged(self) -> Judged:
+        counters = self._loaded().counters()
+        return Judged(self.planned(), self.recorded(), counters, self.planned_by_judge())
+
+    def add_to_manifest(self, manifest: Manifest) -> None:
+        del manifest  # its part is `judged`
+
+    def tallies(self, failing: set[Status]) -> list[StageTally]:
+        counters = self._loaded().counters()
+        file = JUDGMENTS_FILE
+        return [counter_tally("judge", "judgments", self.planned(), counters, failing, file)]
+
+    def failed(self, failing: set[Status]) -> int:
+        return self._loaded().failed(failing)
+
+    def done(self) -> bool:
+        return self.recorded() == self.planned()
+
+    def outcome(self) -> dict[str, Any]:
+        return {}
+
+    def metrics_options(self) -> dict[str, Any]:
+        return {}
 
 
 @dataclass(slots=True)

@@ -36,6 +36,8 @@ from assay.core.rundir import (
 from assay.errors import RunError, first_problem
 from assay.runs.store._counters import JudgeCounters
 from assay.runs.store._environment import environment
+from assay.runs.store._rundir import read_run_manifest
+from assay.runs.store._store import write_manifest
 
 FINAL_STATUSES = ("complete", "failed", "interrupted")
 FACTUALITY_OUTPUTS = {
@@ -166,9 +168,9 @@ def run_manifest(
     run_dir: Path,
     datasets: Sequence[Any],
     cache: CacheInfo,
-    has_factuality: bool,
 ) -> Manifest:
-    """The parts of a run's manifest fixed for a session; identity kept across resumes."""
+    """The parts of a run's manifest fixed for a session; identity kept across resumes
+    (each stage adds its own `outputs` after the run's own files)."""
     from assay.parsing import PARSER_VERSION
 
     old = existing or Manifest()
@@ -187,11 +189,7 @@ def run_manifest(
         parser_version=PARSER_VERSION,
         cache=cache,
         failure_policy=loaded.spec.failure.model_dump(mode="json"),
-        outputs={
-            "run_dir": str(run_dir.resolve()),
-            **outputs,
-            **(FACTUALITY_OUTPUTS if has_factuality else {}),
-        },
+        outputs={"run_dir": str(run_dir.resolve()), **outputs},
     )
 
 
@@ -213,9 +211,9 @@ def session_manifest(
     counts: tuple[int, int],
     judges: list[dict[str, Any]],
     warnings: list[str],
-    factuality: FactualitySection | None,
 ) -> Manifest:
-    """`base` plus where this session stands: status, counters, components."""
+    """`base` plus where this session stands: status, counters, judges (each stage then
+    sets its own section)."""
     manifest = base.model_copy(deep=True)
     manifest.status = status
     manifest.message = message
@@ -223,8 +221,6 @@ def session_manifest(
     manifest.planned_judgments, manifest.recorded_judgments = counts
     manifest.judges = judges
     manifest.warnings = warnings
-    if factuality is not None:
-        manifest.factuality = factuality
     if status in FINAL_STATUSES:
         manifest.finished_at = now()
     return manifest
@@ -259,6 +255,17 @@ def imported_manifest(
             **FACTUALITY_OUTPUTS,
         },
     )
+
+
+def set_judge_batches(run_dir: Path, batches: Mapping[str, list[dict[str, Any]]]) -> None:
+    """Rewrite the manifest's judge entries' `batches` while a run polls its batches, so
+    a killed run's manifest shows them; the rest of the manifest is kept as it is."""
+    manifest = load_manifest(read_run_manifest(run_dir), run_dir)
+    for entry in manifest.judges:
+        judge_id = entry.get("id")
+        if isinstance(judge_id, str) and judge_id in batches:
+            entry["batches"] = batches[judge_id]
+    write_manifest(run_dir / MANIFEST_FILE, manifest)
 
 
 def cache_info(cache: Any, options: Any) -> CacheInfo:

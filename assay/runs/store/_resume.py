@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from assay.core.manifest import Manifest
 from assay.errors import RunError
 from assay.redaction import redact
-from assay.runs.spec._spec import LoadedSpec, RunSpec
+from assay.runs.spec._spec import RunSpec
 
 # Fields that never change a record or a metric: the run's naming and where its files
 # go, the failure policy (re-applied to all records at the end) ...
@@ -110,11 +110,9 @@ def check_same_spec(manifest: Manifest, raw: dict[str, Any], sha256: str, where:
     )
 
 
-def check_same_run(
-    manifest: Manifest, loaded: LoadedSpec, datasets: Sequence[Any], where: Path
-) -> None:
-    """Resuming is only sound into a directory made by the same spec and data."""
-    check_same_spec(manifest, loaded.raw, loaded.sha256, where)
+def check_same_data(manifest: Manifest, datasets: Sequence[Any]) -> None:
+    """Refuse to resume when a dataset changed since the run started (each stage
+    checks its own; the manifest lists pair, items and answer datasets)."""
     old = {d.name: d.sha256 for d in manifest.datasets}
     if manifest.factuality is not None:
         old.update({d.name: d.sha256 for d in manifest.factuality.datasets})
