@@ -8,13 +8,18 @@ shows. These tests fail if that happens.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
+from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
 from assay.core.records import ClaimRecord as RunClaimRecord
+from assay.policies import claim_selective, fail_closed
 from assay.policies.claim_selective import _records as cs
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
-from assay.policies.custom._apply import records as custom_records
 from assay.policies.custom._guard import GuardedClaim, GuardedResponse
+from assay.policies.custom._records import CONTRACT as CUSTOM_CONTRACT
+from assay.policies.custom._records import records as custom_records
 from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
 from assay.policies.fail_closed import _records as fc
 
@@ -45,6 +50,7 @@ FC_RESPONSE = (
     "n_unverified", "n_blocked", "n_pairs_used", "rendered", "not_verified", "gate",
     "gold_action", "action_correct",
 )  # fmt: skip
+ROOT = Path(__file__).resolve().parents[1]
 RUN_CLAIM = (
     "claim_type", "critical", "required", "gold_status", "gold_usable", "model",
     "prompt_id", "prompt_version", "prompt_sha256", "dataset", "answer_id", "sentence_id",
@@ -62,10 +68,10 @@ CUSTOM_RESPONSE = (
 
 
 def test_record_fields_keep_their_order() -> None:
-    assert tuple(cs.ClaimRecord.model_fields) == CS_CLAIM
-    assert tuple(cs.ResponseRecord.model_fields) == CS_RESPONSE
-    assert tuple(fc.ClaimRecord.model_fields) == FC_CLAIM
-    assert tuple(fc.ResponseRecord.model_fields) == FC_RESPONSE
+    assert tuple(cs.ClaimSelectiveClaimRecord.model_fields) == CS_CLAIM
+    assert tuple(cs.ClaimSelectiveResponseRecord.model_fields) == CS_RESPONSE
+    assert tuple(fc.FailClosedClaimRecord.model_fields) == FC_CLAIM
+    assert tuple(fc.FailClosedResponseRecord.model_fields) == FC_RESPONSE
     assert tuple(RunClaimRecord.model_fields) == RUN_CLAIM
 
 
@@ -90,7 +96,7 @@ def _guarded() -> GuardedResponse:
 
 
 def test_user_kind_records_keep_their_keys_values_and_order() -> None:
-    found: dict[str, list[dict[str, Any]]] = custom_records(_Policy(), [_guarded()])  # type: ignore[arg-type]
+    found: dict[str, list[dict[str, Any]]] = custom_records(_Policy(), [_guarded()])
     (claim,) = found["claims.jsonl"]
     (response,) = found["responses.jsonl"]
     assert tuple(claim) == CUSTOM_CLAIM
@@ -107,3 +113,34 @@ def test_user_kind_records_keep_their_keys_values_and_order() -> None:
         "n_claims": 1,
     }  # fmt: skip
     assert all(type(v) in (str, int, bool) for v in claim.values())
+
+
+def _members(protocol: type) -> set[str]:
+    return {n for k in protocol.__mro__ for n, v in vars(k).items() if isinstance(v, property)}
+
+
+def test_every_kind_follows_the_core_contract() -> None:
+    claim, response = _members(ClaimDecisionRecord), _members(ResponseDecisionRecord)
+    assert {"dataset", "answer_id", "claim_id", "decision", "reason", "policy_kind"} <= claim
+    assert {"dataset", "answer_id", "outcome", "reason", "policy_sha256"} <= response
+    for claim_record, response_record in (cs.CONTRACT, fc.CONTRACT, CUSTOM_CONTRACT):
+        assert claim <= set(claim_record.model_fields)
+        assert response <= set(response_record.model_fields)
+
+
+def test_one_class_per_record_name() -> None:
+    """A policy record is named after its kind; the run's ClaimRecord is the only one."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "assay").rglob("*.py")):
+        for name in re.findall(r"^class (\w*Record)\b", path.read_text(), re.MULTILINE):
+            found.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    assert found["ClaimRecord"] == ["assay/core/records.py"]
+    assert "ResponseRecord" not in found
+    assert all(len(paths) == 1 for paths in found.values()), found
+
+
+def test_old_public_names_are_aliases() -> None:
+    assert claim_selective.ClaimRecord is cs.ClaimSelectiveClaimRecord
+    assert claim_selective.ResponseRecord is cs.ClaimSelectiveResponseRecord
+    assert fail_closed.ClaimRecord is fc.FailClosedClaimRecord
+    assert fail_closed.ResponseRecord is fc.FailClosedResponseRecord

@@ -11,6 +11,10 @@ model or reads a text.
     policy = ClaimSelectivePolicy({"name": "cert", "selector": "threshold"})
     decisions = policy.decide([ResponseInput(...), ...])
     metrics = policy.metrics(decisions)
+
+The records are `ClaimSelectiveClaimRecord` and `ClaimSelectiveResponseRecord`
+(`assay.core.decisions` contract); `ClaimRecord` and `ResponseRecord` are their old
+names, kept as aliases for existing imports.
 """
 
 from __future__ import annotations
@@ -72,13 +76,13 @@ from assay.policies.claim_selective._policy import KIND, ClaimSelectivePolicy
 from assay.policies.claim_selective._records import (
     CertificateRecord,
     ClaimCertificate,
-    ClaimRecord,
+    ClaimSelectiveClaimRecord,
+    ClaimSelectiveResponseRecord,
     Decisions,
     EvidenceLink,
     IgnoredReference,
     PolicyStamp,
     PooledScores,
-    ResponseRecord,
 )
 from assay.policies.claim_selective._reference import binary_support_gate, express_all
 from assay.policies.claim_selective._slices import (
@@ -99,6 +103,11 @@ from assay.policies.claim_selective._tuning import (
     tune_policy,
 )
 
+ClaimRecord = ClaimSelectiveClaimRecord
+"""Old name of `ClaimSelectiveClaimRecord`, an alias kept for existing imports."""
+ResponseRecord = ClaimSelectiveResponseRecord
+"""Old name of `ClaimSelectiveResponseRecord`, an alias kept for existing imports."""
+
 __all__ = [
     "CONTROL_KEYS",
     "DEFAULT_FAMILIES",
@@ -117,9 +126,11 @@ __all__ = [
     "ClaimCounts",
     "ClaimInput",
     "ClaimRecord",
+    "ClaimSelectiveClaimRecord",
     "ClaimSelectiveConfig",
     "ClaimSelectiveMetrics",
     "ClaimSelectivePolicy",
+    "ClaimSelectiveResponseRecord",
     "ClaimVerification",
     "ControlResult",
     "Decisions",

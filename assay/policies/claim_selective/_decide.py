@@ -20,13 +20,13 @@ from assay.policies.claim_selective._records import (
     OUTCOME_OF,
     CertificateRecord,
     ClaimCertificate,
-    ClaimRecord,
+    ClaimSelectiveClaimRecord,
+    ClaimSelectiveResponseRecord,
     Decisions,
     EvidenceLink,
     LinkRole,
     PolicyStamp,
     PooledScores,
-    ResponseRecord,
     Stamped,
 )
 from assay.policies.claim_selective._rule import (
@@ -188,14 +188,14 @@ def _links(verdict: ClaimVerdict, thresholds: dict[str, str]) -> list[EvidenceLi
 
 def _claim_record(
     response: ResponseVerdict, verdict: ClaimVerdict, stamp: PolicyStamp
-) -> ClaimRecord:
+) -> ClaimSelectiveClaimRecord:
     prepared = verdict.prepared
     claim = prepared.claim
     verification = claim.verification
     thresholds = response.thresholds.model_dump()
     pooled = prepared.pooled
     gold = claim.gold_status
-    return ClaimRecord(
+    return ClaimSelectiveClaimRecord(
         **Stamped.stamp_fields(stamp),
         dataset=response.response.dataset,
         answer_id=response.response.answer_id,
@@ -229,13 +229,13 @@ def _claim_record(
     )
 
 
-def _response_record(verdict: ResponseVerdict, stamp: PolicyStamp) -> ResponseRecord:
+def _response_record(verdict: ResponseVerdict, stamp: PolicyStamp) -> ClaimSelectiveResponseRecord:
     response = verdict.response
     counts = dict.fromkeys(STATUSES, 0)
     for claim in verdict.claims:
         counts[claim.status] += 1
     gold = response.gold_action
-    return ResponseRecord(
+    return ClaimSelectiveResponseRecord(
         **Stamped.stamp_fields(stamp),
         dataset=response.dataset,
         answer_id=response.answer_id,
@@ -274,7 +274,7 @@ def input_sha256(response: ResponseInput) -> str:
 
 def _certificate(
     verdict: ResponseVerdict,
-    claims: Sequence[ClaimRecord],
+    claims: Sequence[ClaimSelectiveClaimRecord],
     stamp: PolicyStamp,
     standard: dict[str, str],
 ) -> CertificateRecord:
@@ -312,8 +312,8 @@ def records_of(
     verdicts: Iterable[ResponseVerdict], stamp: PolicyStamp, standard: dict[str, str]
 ) -> Decisions:
     """The claim, response and certificate records of `verdicts` (already in order)."""
-    responses: list[ResponseRecord] = []
-    claims: list[ClaimRecord] = []
+    responses: list[ClaimSelectiveResponseRecord] = []
+    claims: list[ClaimSelectiveClaimRecord] = []
     certificates: list[CertificateRecord] = []
     for verdict in verdicts:
         own = [_claim_record(verdict, c, stamp) for c in verdict.claims]

@@ -17,7 +17,11 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.policies.claim_selective._config import CertificateStandard
-from assay.policies.claim_selective._records import ClaimRecord, Decisions, ResponseRecord
+from assay.policies.claim_selective._records import (
+    ClaimSelectiveClaimRecord,
+    ClaimSelectiveResponseRecord,
+    Decisions,
+)
 from assay.policies.claim_selective._rule import certificate_valid
 from assay.policies.engine._bootstrap import CI_METHOD, Interval, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio, wilson
@@ -101,7 +105,7 @@ def response_counts(
     return ClaimCounts(**c)
 
 
-def record_valid(record: ClaimRecord, standard: CertificateStandard) -> bool | None:
+def record_valid(record: ClaimSelectiveClaimRecord, standard: CertificateStandard) -> bool | None:
     """A claim record's certificate validity under `standard` (§2.7.1)."""
     return certificate_valid(
         record.native,
@@ -117,7 +121,7 @@ def counts_by_response(
 ) -> list[ClaimCounts]:
     """Each response's counts, in the order of `decisions.responses`."""
     standard = standard or CertificateStandard()
-    claims: dict[tuple[str, str], list[ClaimRecord]] = defaultdict(list)
+    claims: dict[tuple[str, str], list[ClaimSelectiveClaimRecord]] = defaultdict(list)
     for claim in decisions.claims:
         claims[(claim.dataset, claim.answer_id)].append(claim)
     return [
@@ -249,7 +253,7 @@ def _with_bootstrap(
 
 
 def metrics_of(
-    responses: Sequence[ResponseRecord],
+    responses: Sequence[ClaimSelectiveResponseRecord],
     per_response: Sequence[ClaimCounts],
     standard: CertificateStandard,
     *,

@@ -3,7 +3,9 @@ one certificate per response. All are canonical-JSON ready (no NaN: a score that
 a finite number is written as null), so `write_canonical_jsonl` writes them as they are.
 
 Each record carries the common vocabulary (`decision`, `outcome`) and the paper's own
-names (`native`), §1.2.
+names (`native`), §1.2. The claim and response records follow the decision-record
+contract of `assay.core.decisions` (`CONTRACT`); their fields keep the order they were
+first written in (the policy stamp first).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
 from assay.policies.claim_selective._inputs import GateLink, GoldStatus
 from assay.policies.engine._canonical import canonical_sha256
 from assay.policies.engine._provenance import VerifierInfo
@@ -109,8 +112,8 @@ class IgnoredReference(BaseModel):
     reason: Literal["unscored_reference", "outside_evidence_pool", "outside_gate_evidence"]
 
 
-class ClaimRecord(Stamped):
-    """One line of `policies/<name>/claims.jsonl`."""
+class ClaimSelectiveClaimRecord(Stamped):
+    """One line of `policies/<name>/claims.jsonl` (a `core.decisions.ClaimDecisionRecord`)."""
 
     dataset: str
     answer_id: str
@@ -145,8 +148,8 @@ class ClaimRecord(Stamped):
         return self.native in EXPRESSED_STATUSES
 
 
-class ResponseRecord(Stamped):
-    """One line of `policies/<name>/responses.jsonl`."""
+class ClaimSelectiveResponseRecord(Stamped):
+    """One line of `policies/<name>/responses.jsonl` (a `ResponseDecisionRecord`)."""
 
     dataset: str
     answer_id: str
@@ -168,6 +171,13 @@ class ResponseRecord(Stamped):
     @property
     def key(self) -> tuple[str, str]:
         return (self.dataset, self.answer_id)
+
+
+CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (
+    ClaimSelectiveClaimRecord,
+    ClaimSelectiveResponseRecord,
+)
+"""This kind's claim and response records, as the core contract they follow (mypy checks)."""
 
 
 class ClaimCertificate(BaseModel):
@@ -219,18 +229,20 @@ class Decisions(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    responses: list[ResponseRecord]
-    claims: list[ClaimRecord]
+    responses: list[ClaimSelectiveResponseRecord]
+    claims: list[ClaimSelectiveClaimRecord]
     certificates: list[CertificateRecord]
 
 
 __all__ = [
+    "CONTRACT",
     "DECISION_OF",
     "EXPRESSED_STATUSES",
     "OUTCOME_OF",
     "CertificateRecord",
     "ClaimCertificate",
-    "ClaimRecord",
+    "ClaimSelectiveClaimRecord",
+    "ClaimSelectiveResponseRecord",
     "ClaimStatus",
     "Decisions",
     "EvidenceLink",
@@ -239,6 +251,5 @@ __all__ = [
     "NativeAction",
     "PolicyStamp",
     "PooledScores",
-    "ResponseRecord",
     "Stamped",
 ]

@@ -22,7 +22,7 @@ from assay.policies.claim_selective._metrics import (
     counts_by_response,
     metrics_of,
 )
-from assay.policies.claim_selective._records import Decisions, ResponseRecord
+from assay.policies.claim_selective._records import ClaimSelectiveResponseRecord, Decisions
 
 SLICE_FIELDS = ("source", "intent", "claim_type", "split", "family")
 DESCRIPTIVE_BELOW = 20
@@ -52,7 +52,8 @@ def slice_metrics(
     if by not in SLICE_FIELDS:
         raise SpecError(f"cannot slice by {by!r}; use one of {', '.join(SLICE_FIELDS)}", field="by")
     standard = standard or CertificateStandard()
-    groups: dict[str | None, list[tuple[ResponseRecord, ClaimCounts]]] = defaultdict(list)
+    groups: dict[str | None, list[tuple[ClaimSelectiveResponseRecord, ClaimCounts]]]
+    groups = defaultdict(list)
     for record, counts in zip(
         decisions.responses, counts_by_response(decisions, standard), strict=True
     ):

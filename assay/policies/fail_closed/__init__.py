@@ -9,6 +9,10 @@ certificate. The policy reads ids and numbers only and never calls a model.
     policy = FailClosedPolicy.from_spec({"tau_entail": "0.85", "tau_contradict": "0.70"})
     decision = policy.decide(FCResponse(...))
     certificate = build_certificate(policy.config, response, decision)
+
+The records are `FailClosedClaimRecord` and `FailClosedResponseRecord`
+(`assay.core.decisions` contract); `ClaimRecord` and `ResponseRecord` are their old
+names, kept as aliases for existing imports.
 """
 
 from __future__ import annotations
@@ -65,14 +69,14 @@ from assay.policies.fail_closed._metrics import (
 from assay.policies.fail_closed._mse import top_label
 from assay.policies.fail_closed._policy import FailClosedPolicy
 from assay.policies.fail_closed._records import (
-    ClaimRecord,
     Decision,
     EvidenceSpan,
+    FailClosedClaimRecord,
+    FailClosedResponseRecord,
     Reason,
     ReferenceNote,
     Rendered,
     RenderState,
-    ResponseRecord,
 )
 from assay.policies.fail_closed._render import displayed, render
 from assay.policies.fail_closed._tuning import (
@@ -82,7 +86,14 @@ from assay.policies.fail_closed._tuning import (
     tune_fail_closed,
 )
 
-CERTIFICATE_SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "fail_closed_certificate.schema.json"
+ClaimRecord = FailClosedClaimRecord
+"""Old name of `FailClosedClaimRecord`, an alias kept for existing imports."""
+ResponseRecord = FailClosedResponseRecord
+"""Old name of `FailClosedResponseRecord`, an alias kept for existing imports."""
+
+CERTIFICATE_SCHEMA_PATH = (
+    Path(__file__).parents[1] / "schemas" / "fail_closed_certificate.schema.json"
+)
 
 
 def schema_text() -> str:
@@ -108,9 +119,11 @@ __all__ = [
     "FCResponse",
     "FCSetScore",
     "FCSpan",
+    "FailClosedClaimRecord",
     "FailClosedConfig",
     "FailClosedMetrics",
     "FailClosedPolicy",
+    "FailClosedResponseRecord",
     "IsotonicCalibration",
     "Mode",
     "Reason",

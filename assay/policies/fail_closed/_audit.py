@@ -18,7 +18,12 @@ from assay.policies.fail_closed._certificate import RunContext, VerifierInfo
 from assay.policies.fail_closed._config import FailClosedConfig, Mode
 from assay.policies.fail_closed._inputs import FCClaim, FCPair, FCResponse, FCSetScore
 from assay.policies.fail_closed._lint import atomicity_flags
-from assay.policies.fail_closed._records import ClaimRecord, Decision, Reason, ReferenceNote
+from assay.policies.fail_closed._records import (
+    Decision,
+    FailClosedClaimRecord,
+    Reason,
+    ReferenceNote,
+)
 from assay.policies.fail_closed._render import render
 
 
@@ -94,7 +99,7 @@ def number(value: float | None) -> str:
     return text if decimals >= 2 else f"{value:.2f}"
 
 
-def explain(record: ClaimRecord, config: FailClosedConfig) -> str:
+def explain(record: FailClosedClaimRecord, config: FailClosedConfig) -> str:
     """The rule-based sentence behind a claim's state."""
     tau, tau_c = number(config.tau_entail_value), number(config.tau_contradict_value)
     best = number(record.max_entail)
@@ -143,7 +148,7 @@ def _scores(unit: FCPair | FCSetScore, counted: bool) -> AuditScores:
     )
 
 
-def _claim(claim: FCClaim, record: ClaimRecord, config: FailClosedConfig) -> AuditClaim:
+def _claim(claim: FCClaim, record: FailClosedClaimRecord, config: FailClosedConfig) -> AuditClaim:
     scored = set(record.spans_scored)
     strict, mixed = (render(m, [record]) for m in (Mode.STRICT, Mode.MIXED))
     return AuditClaim(

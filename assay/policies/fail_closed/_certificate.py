@@ -19,9 +19,9 @@ from assay.policies.engine._provenance import VerifierInfo
 from assay.policies.fail_closed._config import KIND, VERSION, Caps, FailClosedConfig, Mode
 from assay.policies.fail_closed._inputs import FCResponse, text_sha256
 from assay.policies.fail_closed._records import (
-    ClaimRecord,
     Decision,
     EvidenceSpan,
+    FailClosedClaimRecord,
     Reason,
     Rendered,
     Triple,
@@ -127,7 +127,7 @@ class Certificate(BaseModel):
     certificate_sha256: str
 
 
-def _claim(record: ClaimRecord, text: str) -> dict[str, Any]:
+def _claim(record: FailClosedClaimRecord, text: str) -> dict[str, Any]:
     verified = record.reason is Reason.ENTAILED
     return {
         "claim_id": record.claim_id,

@@ -25,9 +25,9 @@ from assay.policies.fail_closed._mse import ScoredSpan, minimal_sufficient_evide
 from assay.policies.fail_closed._records import (
     COMMON_DECISION,
     INPUT_FAILED,
-    ClaimRecord,
     Decision,
     EvidenceSpan,
+    FailClosedClaimRecord,
     Reason,
     RenderState,
     Triple,
@@ -167,10 +167,10 @@ def _claim_record(
     flags: list[str],
     judged: _Judged,
     config: FailClosedConfig,
-) -> ClaimRecord:
+) -> FailClosedClaimRecord:
     spans = judged.spans
     verified = judged.state is RenderState.VERIFIED
-    return ClaimRecord(
+    return FailClosedClaimRecord(
         dataset=response.dataset,
         answer_id=response.answer_id,
         question_id=response.question_id,
@@ -217,7 +217,7 @@ def decide_response(config: FailClosedConfig, response: FCResponse) -> Decision:
     capped = apply_caps(response, admitted, config.caps)
     budget = _Budget(left=config.caps.max_pairs - sum(len(c.kept) for c in capped))
     gate_reason = _gate_judged(response)
-    records: list[ClaimRecord] = []
+    records: list[FailClosedClaimRecord] = []
     for index, claim in enumerate(response.claims):
         flags = atomicity_flags(claim.text, config.max_claim_tokens)
         if gate_reason is not None:

@@ -18,45 +18,52 @@ from pydantic import BaseModel
 from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio
 from assay.policies.engine._vocab import ResponseOutcome
-from assay.policies.fail_closed._records import INPUT_FAILED, ClaimRecord, Decision, RenderState
+from assay.policies.fail_closed._records import (
+    INPUT_FAILED,
+    Decision,
+    FailClosedClaimRecord,
+    RenderState,
+)
 
 _Count = Callable[[Decision], tuple[int, int]]
 
 
-def _claims(test: Callable[[ClaimRecord], bool]) -> Callable[[Decision], int]:
+def _claims(test: Callable[[FailClosedClaimRecord], bool]) -> Callable[[Decision], int]:
     return lambda d: sum(1 for c in d.claims if test(c))
 
 
-def _verified(c: ClaimRecord) -> bool:
+def _verified(c: FailClosedClaimRecord) -> bool:
     return c.native is RenderState.VERIFIED
 
 
-def _mixed(c: ClaimRecord) -> bool:
+def _mixed(c: FailClosedClaimRecord) -> bool:
     return c.native is not RenderState.BLOCKED
 
 
-def _pair(num: Callable[[ClaimRecord], bool], den: Callable[[ClaimRecord], bool]) -> _Count:
+def _pair(
+    num: Callable[[FailClosedClaimRecord], bool], den: Callable[[FailClosedClaimRecord], bool]
+) -> _Count:
     n, d = _claims(lambda c: den(c) and num(c)), _claims(den)
     return lambda decision: (n(decision), d(decision))
 
 
-def _gold(c: ClaimRecord) -> bool:
+def _gold(c: FailClosedClaimRecord) -> bool:
     return c.gold is not None
 
 
-def _supported(c: ClaimRecord) -> bool:
+def _supported(c: FailClosedClaimRecord) -> bool:
     return c.gold == "supported"
 
 
-def _hallucinated(c: ClaimRecord) -> bool:
+def _hallucinated(c: FailClosedClaimRecord) -> bool:
     return c.gold is not None and c.gold != "supported"
 
 
-def _contradicted(c: ClaimRecord) -> bool:
+def _contradicted(c: FailClosedClaimRecord) -> bool:
     return c.gold == "contradicted"
 
 
-def _caught(c: ClaimRecord) -> bool:
+def _caught(c: FailClosedClaimRecord) -> bool:
     return not _verified(c) and c.reason not in INPUT_FAILED
 
 

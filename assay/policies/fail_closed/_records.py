@@ -1,6 +1,8 @@
 """The fail-closed policy's output records (§4.3, §4.6, §5.3), canonical-JSON ready:
-one `ClaimRecord` per claim (`claims.jsonl`), one `ResponseRecord` per answer
-(`responses.jsonl`), and the references the policy ignored (FC-4).
+one `FailClosedClaimRecord` per claim (`claims.jsonl`), one `FailClosedResponseRecord`
+per answer (`responses.jsonl`), and the references the policy ignored (FC-4). The claim
+and response records follow the decision-record contract of `assay.core.decisions`
+(`CONTRACT`); their fields keep the order they were first written in (the answer first).
 
 The render state is a structured field set only by the policy; nothing here is ever
 derived from claim or evidence text (§4.6: the badge is never read from text).
@@ -13,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
 from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
 from assay.policies.fail_closed._config import Mode
 from assay.policies.fail_closed._inputs import GoldAction, GoldClaim
@@ -119,8 +122,8 @@ class EvidenceSpan(BaseModel):
     p_contradict: float
 
 
-class ClaimRecord(BaseModel):
-    """One claim's decision (`claims.jsonl`)."""
+class FailClosedClaimRecord(BaseModel):
+    """One claim's decision (`claims.jsonl`), a `core.decisions.ClaimDecisionRecord`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -179,8 +182,8 @@ class NotVerified(BaseModel):
     reason: Reason
 
 
-class ResponseRecord(BaseModel):
-    """One answer's outcome and rendering (`responses.jsonl`)."""
+class FailClosedResponseRecord(BaseModel):
+    """One answer's outcome and rendering (`responses.jsonl`), a `ResponseDecisionRecord`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -206,6 +209,13 @@ class ResponseRecord(BaseModel):
     action_correct: bool | None
 
 
+CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (
+    FailClosedClaimRecord,
+    FailClosedResponseRecord,
+)
+"""This kind's claim and response records, as the core contract they follow (mypy checks)."""
+
+
 class ReferenceNote(BaseModel):
     """Evidence a record named that the policy ignored (FC-4): an unscored id in
     `evidence_candidates`, a pair or set score naming a span outside the retrieval set,
@@ -225,26 +235,27 @@ class Decision(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    response: ResponseRecord
-    claims: list[ClaimRecord]
+    response: FailClosedResponseRecord
+    claims: list[FailClosedClaimRecord]
     references: list[ReferenceNote]
 
 
 __all__ = [
     "COMMON_DECISION",
+    "CONTRACT",
     "FC1_REASONS",
     "GOLD_OUTCOME",
     "INPUT_FAILED",
     "NATIVE_OUTCOME",
-    "ClaimRecord",
     "Decision",
     "EvidenceSpan",
+    "FailClosedClaimRecord",
+    "FailClosedResponseRecord",
     "NotVerified",
     "Reason",
     "ReferenceNote",
     "RenderState",
     "Rendered",
     "ResponseReason",
-    "ResponseRecord",
     "Triple",
 ]

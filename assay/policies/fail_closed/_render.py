@@ -22,17 +22,17 @@ from assay.policies.fail_closed._records import (
     FC1_REASONS,
     GOLD_OUTCOME,
     NATIVE_OUTCOME,
-    ClaimRecord,
+    FailClosedClaimRecord,
+    FailClosedResponseRecord,
     NotVerified,
     Reason,
     Rendered,
     RenderState,
     ResponseReason,
-    ResponseRecord,
 )
 
 
-def render(mode: Mode, claims: Sequence[ClaimRecord]) -> Rendered:
+def render(mode: Mode, claims: Sequence[FailClosedClaimRecord]) -> Rendered:
     """The claim-id lists of one mode's rendering, in claim IR order."""
     verified = [c.claim_id for c in claims if c.native is RenderState.VERIFIED]
     unverified = [c.claim_id for c in claims if c.native is RenderState.UNVERIFIED]
@@ -47,14 +47,14 @@ def render(mode: Mode, claims: Sequence[ClaimRecord]) -> Rendered:
     return Rendered(mode=mode, shown=shown, collapsed=collapsed, hidden=hidden, empty=not verified)
 
 
-def displayed(mode: Mode, claims: Sequence[ClaimRecord]) -> list[ClaimRecord]:
+def displayed(mode: Mode, claims: Sequence[FailClosedClaimRecord]) -> list[FailClosedClaimRecord]:
     """The claims a mode puts in front of the reader (shown or collapsed)."""
     view = render(mode, claims)
     ids = set(view.shown) | set(view.collapsed)
     return [c for c in claims if c.claim_id in ids]
 
 
-def outcome_of(response: FCResponse, claims: Sequence[ClaimRecord]) -> ResponseReason:
+def outcome_of(response: FCResponse, claims: Sequence[FailClosedClaimRecord]) -> ResponseReason:
     """Why the answer gets its outcome (the outcome follows from the reason)."""
     if response.gate is not None and response.gate.outcome != "pass":
         gated = response.gate.outcome == "abstain"
@@ -87,11 +87,11 @@ OUTCOME = {
 
 def response_record(
     response: FCResponse,
-    claims: Sequence[ClaimRecord],
+    claims: Sequence[FailClosedClaimRecord],
     config: FailClosedConfig,
     *,
     pairs_used: int,
-) -> ResponseRecord:
+) -> FailClosedResponseRecord:
     """The answer's line of `responses.jsonl`."""
     reason = outcome_of(response, claims)
     outcome = OUTCOME[reason]
@@ -99,7 +99,7 @@ def response_record(
     action_correct = None
     if response.gold_action is not None:
         action_correct = outcome is GOLD_OUTCOME[response.gold_action]
-    return ResponseRecord(
+    return FailClosedResponseRecord(
         dataset=response.dataset,
         answer_id=response.answer_id,
         question_id=response.question_id,
