@@ -12,13 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.metrics._resampling import Seed, check_settings, percentile_interval, resampled_means
-
-
-def _bounds(means: NDArray[np.float64], confidence: float) -> tuple[float, float]:
-    interval = percentile_interval(means, confidence)
-    assert interval is not None  # the means of finite values are finite
-    return interval
+from assay.metrics._resampling import Seed, check_settings, percentile_bounds, resampled_means
 
 
 def bootstrap_mean_cis(
@@ -44,7 +38,7 @@ def bootstrap_mean_cis(
         x = x[:, np.newaxis]
     if x.ndim != 2:
         raise ValueError(f"expected a 1-D or 2-D sample, got shape {x.shape}")
-    n, k = x.shape
+    n = x.shape[0]
     if n == 0:
         raise ValueError("cannot bootstrap an empty sample")
     if not np.isfinite(x).all():
@@ -55,10 +49,9 @@ def bootstrap_mean_cis(
     if constant.all():
         return point.copy(), point.copy()
 
-    means = resampled_means(x, n_boot, seed)
-    bounds = np.array([_bounds(means[:, j], confidence) for j in range(k)])
-    lo: NDArray[np.float64] = np.where(constant, point, bounds[:, 0])
-    hi: NDArray[np.float64] = np.where(constant, point, bounds[:, 1])
+    bounds = percentile_bounds(resampled_means(x, n_boot, seed), confidence)
+    lo: NDArray[np.float64] = np.where(constant, point, bounds[0])
+    hi: NDArray[np.float64] = np.where(constant, point, bounds[1])
     return lo, hi
 
 

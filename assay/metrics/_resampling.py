@@ -56,13 +56,17 @@ def index_chunks(
 
 def draw_counts(idx: NDArray[np.int64], n: int, *, by_item: bool = False) -> NDArray[np.int64]:
     """How often each of the `n` rows was drawn in each resample of a chunk: `(b, n)`,
-    or `(n, b)` with `by_item` (items along the rows, as a sparse product wants them)."""
+    or `(n, b)` with `by_item` (items along the rows, as a sparse product wants them).
+    Resample by resample for `(b, n)`: a small count array a row stays in cache, which
+    one bincount of the whole chunk does not for thousands of rows."""
     b = idx.shape[0]
     if by_item:
         cells = idx * b + np.arange(b, dtype=np.int64)[:, np.newaxis]
         return np.bincount(cells.ravel(), minlength=n * b).reshape(n, b)
-    cells = idx + np.arange(b, dtype=np.int64)[:, np.newaxis] * n
-    return np.bincount(cells.ravel(), minlength=n * b).reshape(b, n)
+    counts = np.empty((b, n), dtype=np.int64)
+    for row, draw in enumerate(idx):
+        counts[row] = np.bincount(draw, minlength=n)
+    return counts
 
 
 def resampled_means(sample: NDArray[np.float64], n_boot: int, seed: Seed) -> NDArray[np.float64]:
@@ -87,17 +91,26 @@ def _levels(confidence: float, percent_scale: bool) -> list[float]:
     return [alpha, 1.0 - alpha]
 
 
+def percentile_bounds(
+    values: NDArray[np.float64], confidence: float, *, percent_scale: bool = False
+) -> NDArray[np.float64]:
+    """`[low, high]` percentiles (linear interpolation) along axis 0 of finite values: the
+    one place an interval's levels and quantiles are computed. `percent_scale`: the levels
+    computed in percent, as the policies' intervals always were (`np.percentile`; for
+    some confidences, 0.68, they differ from the fractions in the last bit, and recorded
+    intervals stay bit-identical)."""
+    bounds: NDArray[np.float64] = np.quantile(values, _levels(confidence, percent_scale), axis=0)
+    return bounds
+
+
 def percentile_interval(
     stats: NDArray[np.float64], confidence: float, *, percent_scale: bool = False
 ) -> tuple[float, float] | None:
-    """Percentile CI (linear interpolation) of the finite resampled statistics; None when
-    none is finite. `percent_scale`: the tail levels computed in percent, as the policies'
-    intervals always were (for some confidences, 0.68, they differ from the fractions in
-    the last bit, and recorded intervals stay bit-identical)."""
+    """Percentile CI of the finite resampled statistics; None when none is finite."""
     finite = stats[np.isfinite(stats)]
     if finite.size == 0:
         return None
-    lo, hi = np.quantile(finite, _levels(confidence, percent_scale))
+    lo, hi = percentile_bounds(finite, confidence, percent_scale=percent_scale)
     return float(lo), float(hi)
 
 
@@ -106,6 +119,7 @@ __all__ = [
     "check_settings",
     "draw_counts",
     "index_chunks",
+    "percentile_bounds",
     "percentile_interval",
     "resampled_means",
 ]
