@@ -75,7 +75,7 @@ def writes_run_dir(command: str) -> Callable[[F], F]:
 
 
 def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | None) -> Loaded:
-    """Load the policy file, pick the policies, read the run (`policies._session`;
+    """Load the policy file, pick the policies, read the run (`policies/jobs/_session`;
     imported here on first use so the CLI starts without the policies layer)."""
     from assay.policies.jobs._session import load_policies as load
 

@@ -1,6 +1,7 @@
 """`assay policies apply` for a user policy kind (`@policy`): the same inputs as
-claim_selective reads (`_load_cs.cs_inputs`), the user's `decide`, then the framework's
-guard, records and common metrics; `_apply_write` writes them like a built-in kind's."""
+claim_selective reads (`claim_selective/_load.cs_inputs`), the user's `decide`, then the
+framework's guard, records and common metrics; `jobs/_write` writes them like a built-in
+kind's."""
 
 from __future__ import annotations
 

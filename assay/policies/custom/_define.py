@@ -4,7 +4,7 @@ the `[[policies]]` block, whose pure `decide(inputs)` maps typed read-only views
 run to a `ClaimDecision` per claim (and optionally a response outcome).
 
 Everything else — the fail-closed guard, the default outcome rule, canonical records,
-common metrics, manifest, `after =` chaining — is the framework's (`_custom_apply`), so a
+common metrics, manifest, `after =` chaining — is the framework's (`custom/_apply`), so a
 user policy cannot assert a claim whose verification failed, whatever it returns.
 """
 

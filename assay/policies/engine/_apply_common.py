@@ -1,7 +1,6 @@
-"""What `assay policies apply` shares between the built-in kinds (`_apply`) and user
-kinds (`_custom_apply`): the output file names, settings, chain and outputs models, and
-the identity fields every claim-level kind records. Alone here so `_custom_apply` need
-not import `_apply`, which hands user kinds to it."""
+"""What `assay policies apply` shares between every kind's `apply` hook (the built-in
+kinds' `_jobs` modules and user kinds' `custom/_apply`): the output file names, settings,
+chain and outputs models, and the identity fields every claim-level kind records."""
 
 from __future__ import annotations
 

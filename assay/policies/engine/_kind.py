@@ -90,13 +90,15 @@ class PolicyKind:
         return _consumed(run, chain)
 
     # -- tune and sweep -------------------------------------------------------------------
+    def _unsupported(self, what: str, attribute: str, field: str) -> SpecError:
+        """One line naming the kinds that do offer `what` (those with `attribute`)."""
+        kinds = ", ".join(kinds_with(attribute))
+        return SpecError(f"{what} built for {kinds}; {self.name!r} is a {self.kind}", field=field)
+
     def tune(
         self, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
     ) -> TuneRun:
-        kinds = ", ".join(kinds_with("tuned_keys"))
-        raise SpecError(
-            f"tuning is built for {kinds}; {self.name!r} is a {self.kind}", field="--name"
-        )
+        raise self._unsupported("tuning is", "tuned_keys", "--name")
 
     @classmethod
     def sweep_base(cls, param: str) -> str:
@@ -111,12 +113,12 @@ class PolicyKind:
     def sweep(
         self, run: RunInputs, chain: Chain | None, resolved: Resolved, file: str
     ) -> SweepResult:
-        raise NotImplementedError
+        raise self._unsupported("sweeps are", "sweep_ranges", "--name")
 
     # -- decisions again from an applied policy's manifest ----------------------------------
     def default_curve(self, run: RunInputs, inputs: Dump, links: Links | None) -> list[Dump]:
         """The kind's default sweep on the inputs a manifest names, as curve points."""
-        raise NotImplementedError
+        raise self._unsupported("risk–coverage curves are", "curve_axes", "--name")
 
     def paired_deltas(
         self,
@@ -127,19 +129,19 @@ class PolicyKind:
         bootstrap: dict[str, int],
     ) -> list[MetricDelta]:
         """`self - other` per metric on the inputs each manifest names (`sides`)."""
-        raise NotImplementedError
+        raise self._unsupported("comparisons are", "compares", "--a")
 
     def audit_records(self, run: RunInputs, inputs: Dump, links: Links | None) -> list[Dump]:
-        raise NotImplementedError
+        raise self._unsupported("audit records are", "audits", "--what")
 
     # -- gates ----------------------------------------------------------------------------
     def chain_links(self, run: RunInputs, gate_id: str) -> Links:
         """(dataset, answer_id) -> this gate's decision as claim-level kinds read it."""
-        raise NotImplementedError
+        raise self._unsupported("chains (`after =`) are", "chainable", "after")
 
     def chain(self, run: RunInputs, file: str) -> Chain:
         """The chain a claim-level policy with `after = <this policy>` reads."""
-        raise NotImplementedError
+        raise self._unsupported("chains (`after =`) are", "chainable", "after")
 
     # -- reports --------------------------------------------------------------------------
     @classmethod
