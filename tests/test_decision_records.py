@@ -12,7 +12,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
+from assay.core.decisions import (
+    ClaimDecision,
+    ClaimDecisionRecord,
+    ResponseDecisionRecord,
+    ResponseOutcome,
+)
 from assay.core.records import ClaimRecord as RunClaimRecord
 from assay.policies import claim_selective, fail_closed
 from assay.policies.claim_selective import _records as cs
@@ -20,7 +25,6 @@ from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
 from assay.policies.custom._guard import GuardedClaim, GuardedResponse
 from assay.policies.custom._records import CONTRACT as CUSTOM_CONTRACT
 from assay.policies.custom._records import records as custom_records
-from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
 from assay.policies.fail_closed import _records as fc
 
 CS_CLAIM = (
@@ -137,6 +141,19 @@ def test_one_class_per_record_name() -> None:
     assert found["ClaimRecord"] == ["assay/core/records.py"]
     assert "ResponseRecord" not in found
     assert all(len(paths) == 1 for paths in found.values()), found
+
+
+def test_the_decision_vocabulary_has_one_home() -> None:
+    found = []
+    for path in sorted((ROOT / "assay").rglob("*.py")):
+        text = path.read_text()
+        names = re.findall(r"^class (ClaimDecision|ResponseOutcome|GateOutcome)\b", text, re.M)
+        found += [(name, str(path.relative_to(ROOT))) for name in names]
+    assert sorted(found) == [
+        ("ClaimDecision", "assay/core/decisions.py"),
+        ("GateOutcome", "assay/core/decisions.py"),
+        ("ResponseOutcome", "assay/core/decisions.py"),
+    ]
 
 
 def test_old_public_names_are_aliases() -> None:

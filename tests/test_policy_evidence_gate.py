@@ -9,11 +9,11 @@ import math
 import pytest
 from _gate_fixtures import DATASET, G2, candidate, g2_questions, gate_record, scored_record
 
+from assay.core.decisions import ClaimDecision, GateOutcome, ResponseOutcome
 from assay.core.outcomes import Status
 from assay.core.registry import POLICIES
 from assay.errors import SpecError
 from assay.policies import Policy, canonical_json
-from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 from assay.policies.evidence_gate._compose import (
     GATE_ABSTAINED,
     GATE_REFUSED,

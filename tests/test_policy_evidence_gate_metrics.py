@@ -16,9 +16,9 @@ from sklearn.metrics import (
     recall_score,
 )
 
+from assay.core.decisions import GateOutcome
 from assay.metrics._ratio_bootstrap import paired_delta_interval
 from assay.policies.engine._tuning import enumerate_grid
-from assay.policies.engine._vocab import GateOutcome
 from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
 from assay.policies.evidence_gate._config import (
     EvidenceGateConfig,

@@ -12,9 +12,9 @@ from _gate_fixtures import candidate, gate_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assay.core.decisions import GateOutcome
 from assay.core.outcomes import Status
 from assay.policies import canonical_json
-from assay.policies.engine._vocab import GateOutcome
 from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
 from assay.policies.evidence_gate._config import EvidenceGateConfig, GateQuestion
 from assay.policies.evidence_gate._metrics import gate_metrics

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
 
 GoldAction = Literal["full", "partial", "conflict", "abstain"]
+GOLD_ACTIONS: tuple[GoldAction, ...] = ("full", "partial", "conflict", "abstain")
+"""The gold response actions (`gold_action`), in tie-break order."""
 Split = Literal["train", "dev", "test"]
 
 

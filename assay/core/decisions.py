@@ -1,4 +1,9 @@
-"""The contract every policy decision record follows, whatever its kind (issue 19).
+"""What a policy decides and the contract of the records it writes (issue 19), whatever
+its kind.
+
+The vocabulary (§1.2) is common to every kind: a `ClaimDecision` per claim, a
+`ResponseOutcome` per response, a `GateOutcome` per question; each kind keeps its
+paper's own name in a `native` field beside it.
 
 A policy writes one claim record per claim (`claims.jsonl`) and one response record per
 answer (`responses.jsonl`) under `policies/<name>/`. Each says which answer (and claim)
@@ -17,7 +22,38 @@ mypy checks. The run's own `core.records.ClaimRecord` is an input, not a decisio
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
+
+
+class ClaimDecision(StrEnum):
+    """What happens to one claim."""
+
+    ASSERT = "assert"  # certified / VERIFIED
+    QUALIFY = "qualify"  # condition-limited
+    DISPUTE = "dispute"  # conflicting / BLOCKED
+    WITHHOLD = "withhold"  # omitted / UNVERIFIED
+
+
+EXPRESSED = frozenset({ClaimDecision.ASSERT, ClaimDecision.QUALIFY})
+
+
+class ResponseOutcome(StrEnum):
+    """What happens to one response (or question)."""
+
+    ANSWER_FULL = "answer_full"
+    ANSWER_PARTIAL = "answer_partial"
+    CONFLICT = "conflict"
+    ABSTAIN = "abstain"
+    REFUSE = "refuse"  # inputs failed (FC-2, FC-3): never matches a gold label
+
+
+class GateOutcome(StrEnum):
+    """A question-level gate decision."""
+
+    PASS = "pass"
+    ABSTAIN = "abstain"
+    REFUSE = "refuse"
 
 
 @runtime_checkable
@@ -37,22 +73,22 @@ class PolicyStamped(Protocol):
 @runtime_checkable
 class ResponseDecisionRecord(PolicyStamped, Protocol):
     """One answer's decision (a line of `responses.jsonl`): what happens to the response
-    (`outcome`, a `ResponseOutcome` value) and why."""
+    and why."""
 
     @property
     def dataset(self) -> str: ...
     @property
     def answer_id(self) -> str: ...
     @property
-    def outcome(self) -> str: ...
+    def outcome(self) -> ResponseOutcome: ...
     @property
     def reason(self) -> str: ...
 
 
 @runtime_checkable
 class ClaimDecisionRecord(PolicyStamped, Protocol):
-    """One claim's decision (a line of `claims.jsonl`): what happens to the claim
-    (`decision`, a `ClaimDecision` value) and why."""
+    """One claim's decision (a line of `claims.jsonl`): what happens to the claim and
+    why."""
 
     @property
     def dataset(self) -> str: ...
@@ -61,13 +97,17 @@ class ClaimDecisionRecord(PolicyStamped, Protocol):
     @property
     def claim_id(self) -> str: ...
     @property
-    def decision(self) -> str: ...
+    def decision(self) -> ClaimDecision: ...
     @property
     def reason(self) -> str: ...
 
 
 __all__ = [
+    "EXPRESSED",
+    "ClaimDecision",
     "ClaimDecisionRecord",
+    "GateOutcome",
     "PolicyStamped",
     "ResponseDecisionRecord",
+    "ResponseOutcome",
 ]

@@ -11,6 +11,7 @@ run's records as policies read them); `jobs` (apply, tune, sweep, compare, expor
 """
 
 # Each kind's sub-package registers its class in POLICIES when imported.
+from assay.core.decisions import ClaimDecision, GateOutcome, ResponseOutcome
 from assay.policies import claim_selective as claim_selective
 from assay.policies import evidence_gate as evidence_gate
 from assay.policies import fail_closed as fail_closed
@@ -50,7 +51,6 @@ from assay.policies.engine._tuning import (
     TuningSpec,
     tune,
 )
-from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
 from assay.policies.jobs._session import AppliedPolicy, apply_policies
 
 __all__ = [

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from assay.core.answer_fields import GOLD_ACTIONS
 from assay.policies.claim_selective._inputs import ResponseInput
 from assay.policies.claim_selective._metrics import METRIC_NAMES, confusion
 from assay.policies.engine._numbers import Ratio, no_gold, ratio
-from assay.policies.engine._vocab import GOLD_ACTIONS
 
 CONTROL_KEYS: dict[str, tuple[str, ...]] = {
     "majority_intent": ("intent",),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.core.decisions import GateOutcome
 from assay.policies.claim_selective._config import ClaimSelectiveConfig, SelectorThresholds
 from assay.policies.claim_selective._inputs import ResponseInput
 from assay.policies.claim_selective._records import (
@@ -39,7 +40,6 @@ from assay.policies.claim_selective._rule import (
     response_action,
 )
 from assay.policies.engine._canonical import canonical_sha256
-from assay.policies.engine._vocab import GateOutcome
 
 STATUSES = ("certified", "condition_limited", "conflicting", "omitted")
 _GATE_REASON = {GateOutcome.ABSTAIN: "gate_abstained", GateOutcome.REFUSE: "gate_refused"}

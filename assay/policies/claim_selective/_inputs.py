@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from assay.core.answer_fields import USABLE_GOLD, GoldStatus, Split, normalise_intent
+from assay.core.answer_fields import USABLE_GOLD, GoldAction, GoldStatus, Split, normalise_intent
+from assay.core.decisions import GateOutcome
 from assay.core.outcomes import Status
 from assay.core.verification import RelationSource
 from assay.errors import DatasetError, first_problem
-from assay.policies.engine._vocab import GateOutcome, GoldAction
 
 
 class RelationPair(BaseModel):

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.answer_fields import GOLD_ACTIONS
 from assay.policies.claim_selective._config import CertificateStandard
 from assay.policies.claim_selective._records import (
     ClaimSelectiveClaimRecord,
@@ -25,7 +26,6 @@ from assay.policies.claim_selective._records import (
 from assay.policies.claim_selective._rule import certificate_valid
 from assay.policies.engine._bootstrap import CI_METHOD, Interval, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio, wilson
-from assay.policies.engine._vocab import GOLD_ACTIONS
 
 METRIC_NAMES = (
     "pau",

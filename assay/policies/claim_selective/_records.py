@@ -14,11 +14,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
+from assay.core.answer_fields import GoldAction
+from assay.core.decisions import (
+    ClaimDecision,
+    ClaimDecisionRecord,
+    ResponseDecisionRecord,
+    ResponseOutcome,
+)
 from assay.policies.claim_selective._inputs import GateLink, GoldStatus
 from assay.policies.engine._canonical import canonical_sha256
 from assay.policies.engine._provenance import VerifierInfo
-from assay.policies.engine._vocab import ClaimDecision, GoldAction, ResponseOutcome
 
 ClaimStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
 NativeAction = Literal["full", "partial", "conflict", "abstain", "refuse"]

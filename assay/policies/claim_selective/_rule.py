@@ -13,11 +13,11 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from assay.core.decisions import GateOutcome
 from assay.core.outcomes import Status
 from assay.policies.claim_selective._config import CertificateStandard, Theta
 from assay.policies.claim_selective._inputs import ClaimInput, RelationPair, ResponseInput
 from assay.policies.claim_selective._records import EXPRESSED_STATUSES, IgnoredReference, LinkRole
-from assay.policies.engine._vocab import GateOutcome
 
 SCORE_NAMES = ("s_support", "s_conflict", "s_limitation")
 

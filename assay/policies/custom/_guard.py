@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.core.decisions import EXPRESSED, ClaimDecision, GateOutcome, ResponseOutcome
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
 from assay.policies.claim_selective._rule import _filtered, evidence_filters
 from assay.policies.custom._types import ClaimPolicyDecisions, ClaimVerdict, verification_ok
-from assay.policies.engine._vocab import EXPRESSED, ClaimDecision, GateOutcome, ResponseOutcome
 
 ANSWERS = frozenset({ResponseOutcome.ANSWER_FULL, ResponseOutcome.ANSWER_PARTIAL})
 

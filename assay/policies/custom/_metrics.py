@@ -10,9 +10,9 @@ from collections import Counter
 from typing import Any
 
 from assay.core.answer_fields import USABLE_GOLD
+from assay.core.decisions import EXPRESSED, ClaimDecision, ResponseOutcome
 from assay.policies.custom._guard import GuardedResponse
 from assay.policies.engine._numbers import Ratio, no_gold, ratio, wilson
-from assay.policies.engine._vocab import EXPRESSED, ClaimDecision, ResponseOutcome
 
 GOLD_OF = {
     ResponseOutcome.ANSWER_FULL: "full",

@@ -13,11 +13,15 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.answer_fields import GoldAction, GoldStatus, Split
-from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
+from assay.core.decisions import (
+    ClaimDecision,
+    ClaimDecisionRecord,
+    ResponseDecisionRecord,
+    ResponseOutcome,
+)
 from assay.core.outcomes import Status
 from assay.policies.custom._guard import GuardedClaim, GuardedResponse
 from assay.policies.engine._apply_common import CLAIMS, RESPONSES
-from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
 
 
 class CustomClaimRecord(BaseModel):

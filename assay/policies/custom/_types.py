@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.decisions import ClaimDecision, ResponseOutcome
 from assay.core.outcomes import Status
 from assay.policies.claim_selective._inputs import ClaimInput, ResponseInput
-from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
 
 
 class PolicyConfig(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.policies.engine._vocab import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.core.decisions import ClaimDecision, GateOutcome, ResponseOutcome
 from assay.policies.evidence_gate._config import GateRule
 from assay.policies.evidence_gate._records import GateDecisionRecord
 

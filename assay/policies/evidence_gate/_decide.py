@@ -12,10 +12,10 @@ import json
 import math
 from dataclasses import dataclass
 
+from assay.core.decisions import GateOutcome
 from assay.core.outcomes import Status
 from assay.core.records import GateCandidate, GateRecord
 from assay.policies.engine._canonical import canonical_sha256
-from assay.policies.engine._vocab import GateOutcome
 from assay.policies.evidence_gate._config import (
     EvidenceGateConfig,
     EvidenceLabel,

@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from assay.core.decisions import GateOutcome
 from assay.policies.engine._bootstrap import (
     CI_METHOD,
     RatioCounts,
@@ -27,7 +28,6 @@ from assay.policies.engine._bootstrap import (
     resampled_all,
 )
 from assay.policies.engine._numbers import NO_GOLD, ZERO_DENOMINATOR, Ratio, ratio
-from assay.policies.engine._vocab import GateOutcome
 from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
 from assay.policies.evidence_gate._config import (
     CitationQuality,

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.policies.engine._vocab import GateOutcome
+from assay.core.decisions import GateOutcome
 from assay.policies.evidence_gate._config import (
     CitationQuality,
     EvidenceLabel,

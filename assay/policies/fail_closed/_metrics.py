@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
+from assay.core.decisions import ResponseOutcome
 from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio
-from assay.policies.engine._vocab import ResponseOutcome
 from assay.policies.fail_closed._records import (
     INPUT_FAILED,
     Decision,

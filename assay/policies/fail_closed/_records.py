@@ -15,8 +15,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.core.decisions import ClaimDecisionRecord, ResponseDecisionRecord
-from assay.policies.engine._vocab import ClaimDecision, ResponseOutcome
+from assay.core.decisions import (
+    ClaimDecision,
+    ClaimDecisionRecord,
+    ResponseDecisionRecord,
+    ResponseOutcome,
+)
 from assay.policies.fail_closed._config import Mode
 from assay.policies.fail_closed._inputs import GoldAction, GoldClaim
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.policies.engine._vocab import ResponseOutcome
+from assay.core.decisions import ResponseOutcome
 from assay.policies.fail_closed._config import VERSION, FailClosedConfig, Mode
 from assay.policies.fail_closed._inputs import FCResponse
 from assay.policies.fail_closed._records import (
