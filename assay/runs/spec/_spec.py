@@ -286,7 +286,7 @@ def validate_spec(
         raise SpecError(problem.message, file=where, field=_loc(problem.loc) or None) from None
     check_component_params(spec, where)
     gate_retrieval(spec, where)
-    from assay.policies.jobs._spec import parse_policies  # each kind's parser checks its block
+    from assay.policies.engine._spec import parse_policies  # each kind's parser checks its block
 
     parse_policies(spec.policies, file=where)
     return spec
