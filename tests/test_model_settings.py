@@ -5,18 +5,35 @@ change a manifest, a cache key or an error."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 import assay.judges  # noqa: F401  (registers the judge kinds)
+from assay.core import settings as settings_module
+from assay.core.building import EndpointOverrides as BuildingOverrides
+from assay.core.settings import (
+    EndpointKeys,
+    EndpointOverrides,
+    ModelDefaults,
+    ModelSettings,
+    resolve,
+)
 from assay.errors import SpecError
-from assay.models import ChatRequest, ModelConfig
+from assay.models import ChatRequest, Decoding, ModelConfig, RetryPolicy
 from assay.prompts import Message
-from assay.runs.assemble._components import ClientPool, ComponentContext, build_judges
+from assay.runs.assemble import _components
+from assay.runs.assemble._components import (
+    ClientPool,
+    ComponentContext,
+    build_judges,
+    decoding_for,
+    model_config_for,
+)
 from assay.runs.spec._spec import load_spec
 
 HEAD = 'name = "pins"\n[[datasets]]\npath = "builtin:forcebench-demo"\n'
@@ -80,7 +97,9 @@ def test_cache_keys_of_spec_settings_are_pinned(tmp_path: Path) -> None:
     """A changed key would silently re-run every cached request."""
     keys = []
     for judge in _judges(tmp_path):
-        request = ChatRequest(messages=[Message(role="user", content="hi")], decoding=judge.decoding)
+        request = ChatRequest(
+            messages=[Message(role="user", content="hi")], decoding=judge.decoding
+        )
         keys.append(judge.client.transport.cache_key(request))
     assert keys == CACHE_KEYS
 
@@ -137,3 +156,89 @@ def test_model_config_names_its_choices() -> None:
     with pytest.raises(ValidationError) as caught:
         ModelConfig(model="openai/m", transport="x")  # type: ignore[arg-type]
     assert "Input should be 'litellm' or 'openai'" in str(caught.value)
+
+
+# --- the settings are declared once (assay.core.settings) and derived everywhere else ---
+
+CONFIGS: tuple[type[BaseModel], ...] = (Decoding, RetryPolicy, ModelConfig)
+PYTHON_ONLY = {"model", "retry", "jitter_s"}  # no spec key: the block's model, a nested policy
+
+
+def _same_field(a: Any, b: Any) -> bool:
+    return (a.annotation, a.default, a.default_factory, a.metadata, a.description) == (
+        b.annotation,
+        b.default,
+        b.default_factory,
+        b.metadata,
+        b.description,
+    )
+
+
+def test_every_setting_has_one_home_in_the_configs_with_its_declared_field() -> None:
+    declared = {**EndpointKeys.model_fields, **ModelSettings.model_fields}
+    for name, field in declared.items():
+        homes = [c for c in CONFIGS if name in c.model_fields]
+        assert len(homes) == 1, (name, homes)
+        assert _same_field(homes[0].model_fields[name], field), name
+    held = {n for c in CONFIGS for n in c.model_fields}
+    assert held - PYTHON_ONLY == set(declared)  # a config field no spec could set: declare it
+
+
+def test_spec_tables_are_derived_from_the_declaration() -> None:
+    settings = list(ModelSettings.model_fields)
+    assert list(ModelDefaults.model_fields) == settings
+    assert list(EndpointOverrides.model_fields) == [*EndpointKeys.model_fields, *settings]
+    for name, field in ModelSettings.model_fields.items():
+        assert ModelDefaults.model_fields[name].default == field.default, name
+        assert EndpointOverrides.model_fields[name].default is None, name
+    assert BuildingOverrides is EndpointOverrides  # the plugin-facing name, not a copy
+
+
+@pytest.mark.parametrize("name", ["structured_output", "instructor_mode", "transport"])
+def test_spec_choices_are_the_declared_literals(name: str) -> None:
+    literal = ModelSettings.model_fields[name].annotation
+    assert get_origin(literal) is Literal
+    for value in get_args(literal):
+        assert getattr(ModelDefaults.model_validate({name: value}), name) == value
+        assert getattr(EndpointOverrides.model_validate({name: value}), name) == value
+    with pytest.raises(ValidationError, match="should match pattern"):
+        EndpointOverrides.model_validate({name: "none-of-them"})
+
+
+def test_every_setting_reaches_the_configs_from_defaults_and_from_a_block() -> None:
+    from tests.test_defaults_overridable import NEEDS, OTHER
+
+    assert set(OTHER) == set(ModelSettings.model_fields)  # a new setting needs a value there
+    for name, value in OTHER.items():
+        table = {name: value, **NEEDS.get(name, {})}
+        for defaults, block in ((table, {}), ({}, table)):
+            d, b = ModelDefaults.model_validate(defaults), EndpointOverrides.model_validate(block)
+            config = model_config_for(b, d, "openai/m")
+            held = {**config.model_dump(), **config.retry.model_dump()}
+            held.update(decoding_for(b, d).model_dump())
+            assert held[name] == value == getattr(resolve(d, b), name), (name, defaults)
+
+
+def test_a_new_setting_is_one_field() -> None:
+    """A setting added to the declaration is a spec key with its bounds, optional in a
+    block, and carried by the merge loop (no list of names to extend)."""
+
+    class MoreSettings(ModelSettings):
+        frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
+
+    table = settings_module._spec_model(
+        "T", settings_module._SpecTable, "t", optional=False, settings=MoreSettings
+    )
+    block = settings_module._spec_model(
+        "B", EndpointKeys, "b", optional=True, settings=MoreSettings
+    )
+    assert table().frequency_penalty == 0.0 and block().frequency_penalty is None
+    with pytest.raises(ValidationError, match="less than or equal to 2"):
+        block(frequency_penalty=3.0)
+
+
+def test_the_merge_has_no_list_of_names() -> None:
+    """The 14 hand-written `_pick` lines must not come back."""
+    source = inspect.getsource(_components)
+    assert "_pick" not in source
+    assert not [n for n in ModelSettings.model_fields if f'"{n}"' in source]

@@ -13,6 +13,8 @@ verifier kind by writing one file. A factory takes one of two forms:
 A judge factory may return one judge or a list (the LLM kind returns models x prompts).
 The context gives what only the run knows (model clients, prompts, paths, the cache
 flags); it is a protocol here so that judges/decomposers/verifiers need not import runs.
+A kind that calls a chat model extends `EndpointOverrides` (`assay.core.settings`, named
+here too): its block then takes the endpoint keys and every model setting.
 """
 
 from __future__ import annotations
@@ -23,15 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from assay.core.settings import EndpointOverrides
 from assay.errors import AssayError, SpecError, first_problem
 
 __all__ = [
     "CTX_PARAMETER",
-    "INSTRUCTOR_MODE",
-    "STRUCTURED_OUTPUT",
-    "TRANSPORT",
     "BuildContext",
     "EndpointOverrides",
     "build_component",
@@ -41,34 +41,6 @@ __all__ = [
 ]
 
 CTX_PARAMETER = "ctx"
-STRUCTURED_OUTPUT = "^(auto|json_schema|json_object|off|instructor)$"
-INSTRUCTOR_MODE = "^(tools|json|md_json)$"
-TRANSPORT = "^(litellm|openai)$"
-
-
-class EndpointOverrides(BaseModel):
-    """How to reach a model and decode; unset fields fall back to the spec's [defaults]
-    (every [defaults] key has its field here: the README promises each is overridable)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    api_base: str | None = None
-    api_key_env: str | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    stop: list[str] | None = None
-    timeout_s: float | None = Field(default=None, gt=0.0)
-    max_concurrency: int | None = Field(default=None, ge=1, le=4096)
-    max_attempts: int | None = Field(default=None, ge=1, le=50)
-    initial_wait_s: float | None = Field(default=None, ge=0.0)
-    max_wait_s: float | None = Field(default=None, ge=0.0)
-    structured_output: str | None = Field(default=None, pattern=STRUCTURED_OUTPUT)
-    instructor_mode: str | None = Field(default=None, pattern=INSTRUCTOR_MODE)
-    max_reasks: int | None = Field(default=None, ge=0, le=50)
-    transport: str | None = Field(default=None, pattern=TRANSPORT)
 
 
 @runtime_checkable

@@ -6,10 +6,11 @@ from typing import Any, Unpack
 
 from pydantic import Field
 
-from assay.core.building import BuildContext, EndpointOverrides
+from assay.core.building import BuildContext
 from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
 from assay.core.outcomes import Status, Usage
 from assay.core.registry import DECOMPOSERS
+from assay.core.settings import EndpointOverrides
 from assay.models import ChatRequest, ModelClient
 from assay.models._prompted import PromptedModel, PromptedOptions
 from assay.parsing._claims import DECOMPOSE_PARSER_VERSION, parse_claims

@@ -6,9 +6,10 @@ from typing import Any, Literal, Unpack
 
 from pydantic import BaseModel, Field, model_validator
 
-from assay.core.building import BuildContext, EndpointOverrides
+from assay.core.building import BuildContext
 from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
 from assay.core.registry import JUDGES
+from assay.core.settings import EndpointOverrides
 from assay.errors import ModelConfigError
 from assay.models import ChatRequest, ModelClient
 from assay.models._prompted import PromptedModel, PromptedOptions

@@ -1,11 +1,24 @@
-"""Settings for calling a model: which one, how to decode, how to retry and throttle."""
+"""Settings for calling a model: which one, how to decode, how to retry and throttle.
+
+Each setting is declared once, in `assay.core.settings`; these models hold them as the
+layers use them (decoding, retry policy, endpoint) and take their fields from there.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assay.core.settings import (
+    EndpointKeys,
+    InstructorMode,
+    ModelSettings,
+    StructuredOutput,
+    TransportName,
+    declared,
+)
 from assay.errors import ModelConfigError
 
 
@@ -14,11 +27,11 @@ class Decoding(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=1024, ge=1, description="Output cap per call.")
-    seed: int | None = None
-    stop: list[str] | None = None
+    temperature: float = declared("temperature")
+    top_p: float | None = declared("top_p")
+    max_tokens: int = declared("max_tokens")
+    seed: int | None = declared("seed")
+    stop: list[str] | None = declared("stop")
 
 
 class RetryPolicy(BaseModel):
@@ -26,15 +39,10 @@ class RetryPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_attempts: int = Field(default=6, ge=1, le=50, description="Attempts including the first.")
-    initial_wait_s: float = Field(default=1.0, ge=0.0)
-    max_wait_s: float = Field(default=60.0, ge=0.0, description="Cap on any single wait.")
+    max_attempts: int = declared("max_attempts")
+    initial_wait_s: float = declared("initial_wait_s")
+    max_wait_s: float = declared("max_wait_s")
     jitter_s: float = Field(default=1.0, ge=0.0)
-
-
-StructuredOutput = Literal["auto", "json_schema", "json_object", "off", "instructor"]
-InstructorMode = Literal["tools", "json", "md_json"]
-TransportName = Literal["litellm", "openai"]
 
 
 class ModelConfig(BaseModel):
@@ -43,42 +51,16 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(description="litellm model string, e.g. 'openai/gpt-4o-mini'.")
-    api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
-    api_key_env: str | None = Field(
-        default=None,
-        description="Name of the environment variable holding the API key "
-        "(default: the provider's usual variable, e.g. OPENAI_API_KEY).",
-    )
-    timeout_s: float = Field(default=60.0, gt=0.0, description="Per-attempt timeout.")
-    max_concurrency: int = Field(default=16, ge=1, le=4096)
+    api_base: str | None = declared("api_base")
+    api_key_env: str | None = declared("api_key_env")
+    timeout_s: float = declared("timeout_s")
+    max_concurrency: int = declared("max_concurrency")
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    structured_output: StructuredOutput = Field(
-        default="auto",
-        description="Ask the provider for JSON: 'auto' uses a JSON schema where litellm "
-        "knows the model supports it, else plain text parsed leniently; 'instructor' lets "
-        "the instructor package ask (and re-ask) for an answer that validates.",
-    )
-    instructor_mode: InstructorMode = Field(
-        default="tools",
-        description="How instructor asks for the answer (structured_output = 'instructor'): "
-        "a forced function call ('tools'), JSON mode ('json') or a ```json block ('md_json').",
-    )
-    max_reasks: int = Field(
-        default=0,
-        ge=0,
-        le=50,
-        description="Requests instructor may add after an answer that fails validation, "
-        "each showing the model its error. 0: one request, a bad answer is a parse_error.",
-    )
-    extra_body: dict[str, object] = Field(
-        default_factory=dict, description="Extra provider parameters, part of the cache key."
-    )
-    transport: TransportName = Field(
-        default="litellm",
-        description="How hosted requests travel: 'litellm' (any provider), or 'openai', a "
-        "lean pooled HTTP client for OpenAI-compatible endpoints (provider 'openai'). "
-        "Not part of the cache key: both send the same request.",
-    )
+    structured_output: StructuredOutput = declared("structured_output")
+    instructor_mode: InstructorMode = declared("instructor_mode")
+    max_reasks: int = declared("max_reasks")
+    extra_body: dict[str, Any] = declared("extra_body")
+    transport: TransportName = declared("transport")
 
     @field_validator("model")
     @classmethod
@@ -124,3 +106,23 @@ class ModelConfig(BaseModel):
     @property
     def provider(self) -> str:
         return self.model.split("/", 1)[0]
+
+
+def _fields_of(model: type[BaseModel], values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: values[name] for name in model.model_fields if name in values}
+
+
+def decoding_of(settings: ModelSettings) -> Decoding:
+    """The decoding part of resolved settings (`assay.core.settings.resolve`)."""
+    return Decoding(**_fields_of(Decoding, dict(settings)))
+
+
+def config_of(model: str, settings: ModelSettings, endpoint: EndpointKeys) -> ModelConfig:
+    """The endpoint config of `model`: resolved settings and a block's endpoint keys,
+    each to the config (or its retry policy) field of the same name."""
+    values = {
+        **dict(settings),
+        **{name: getattr(endpoint, name) for name in EndpointKeys.model_fields},
+    }
+    retry = RetryPolicy(**_fields_of(RetryPolicy, values))
+    return ModelConfig(model=model, retry=retry, **_fields_of(ModelConfig, values))

@@ -9,6 +9,7 @@ from assay.core.rundir import (
     latest_records,
     read_json,
 )
+from assay.core.settings import ModelDefaults
 from assay.runs.execute._runner import Runner, RunOptions, RunOutcome, run_spec
 from assay.runs.spec._spec import (
     BaselineSpec,
@@ -16,7 +17,6 @@ from assay.runs.spec._spec import (
     FailurePolicy,
     JudgeMatrixSpec,
     LoadedSpec,
-    ModelDefaults,
     RunSpec,
     load_spec,
 )

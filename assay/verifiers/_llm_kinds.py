@@ -10,8 +10,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from assay.core.building import BuildContext, EndpointOverrides
+from assay.core.building import BuildContext
 from assay.core.registry import VERIFIERS
+from assay.core.settings import EndpointOverrides
 from assay.core.verification import Verifier
 from assay.inputs import PathText
 from assay.verifiers._llm import LLMVerifier, Retriever, VerifierKind, prompt_tasks

@@ -25,9 +25,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assay.core.building import EndpointOverrides, build_component
+from assay.core.building import build_component
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
+from assay.core.settings import EndpointOverrides, ModelDefaults, resolve
 from assay.core.verification import Verifier
 from assay.errors import AssayError, SpecError
 from assay.models import (
@@ -37,15 +38,14 @@ from assay.models import (
     ModelConfig,
     RawResponse,
     ResponseCache,
-    RetryPolicy,
     make_client,
 )
+from assay.models._config import config_of, decoding_of
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs.spec._blocks import ComponentRef, component_factory, located
 from assay.runs.spec._spec import (
     FactualitySpec,
     LoadedSpec,
-    ModelDefaults,
     decomposer_ref,
     judge_refs,
     verifier_refs,
@@ -63,39 +63,15 @@ __all__ = [
 ]
 
 
-def _pick(block: EndpointOverrides, defaults: ModelDefaults, name: str) -> Any:
-    value = getattr(block, name)
-    return getattr(defaults, name) if value is None else value
-
-
 def decoding_for(block: EndpointOverrides, defaults: ModelDefaults) -> Decoding:
-    return Decoding(
-        temperature=_pick(block, defaults, "temperature"),
-        top_p=_pick(block, defaults, "top_p"),
-        max_tokens=_pick(block, defaults, "max_tokens"),
-        seed=_pick(block, defaults, "seed"),
-        stop=_pick(block, defaults, "stop"),
-    )
+    """A block's decoding: its settings over the spec's `[defaults]`."""
+    return decoding_of(resolve(defaults, block))
 
 
 def model_config_for(block: EndpointOverrides, defaults: ModelDefaults, model: str) -> ModelConfig:
-    return ModelConfig(
-        model=model,
-        api_base=block.api_base,
-        api_key_env=block.api_key_env,
-        timeout_s=_pick(block, defaults, "timeout_s"),
-        max_concurrency=_pick(block, defaults, "max_concurrency"),
-        retry=RetryPolicy(
-            max_attempts=_pick(block, defaults, "max_attempts"),
-            initial_wait_s=_pick(block, defaults, "initial_wait_s"),
-            max_wait_s=_pick(block, defaults, "max_wait_s"),
-        ),
-        structured_output=_pick(block, defaults, "structured_output"),
-        instructor_mode=_pick(block, defaults, "instructor_mode"),
-        max_reasks=_pick(block, defaults, "max_reasks"),
-        extra_body=block.extra_body,
-        transport=_pick(block, defaults, "transport"),
-    )
+    """The endpoint config of one of a block's models: its endpoint keys, and its
+    settings over the spec's `[defaults]`."""
+    return config_of(model, resolve(defaults, block), block)
 
 
 ChatModel = Model[ChatRequest, RawResponse]

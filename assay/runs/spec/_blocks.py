@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from assay.core.building import EndpointOverrides, check_params, params_model
+from assay.core.building import check_params, params_model
 from assay.core.registry import DECOMPOSERS, JUDGES, VERIFIERS, Registry
+from assay.core.settings import EndpointOverrides
 from assay.errors import AssayError, SpecError
 from assay.judges._baselines import baseline_key, unknown_baseline
 

@@ -24,10 +24,9 @@ from pydantic import (
 )
 
 from assay._limits import MAX_BOOTSTRAP
-from assay.core.building import INSTRUCTOR_MODE, STRUCTURED_OUTPUT, TRANSPORT
-from assay.core.building import EndpointOverrides as EndpointOverrides
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
+from assay.core.settings import ModelDefaults
 from assay.datasets import Delimiter, ItemsDatasetOptions
 from assay.errors import AssayError, SpecError, first_problem
 from assay.inputs import PathText, decode_text
@@ -131,25 +130,6 @@ DatasetBlock = Annotated[
     | Annotated[_UnknownDatasetKind, Tag("unknown")],
     Discriminator(_dataset_kind),
 ]
-
-
-class ModelDefaults(_Strict):
-    """Defaults for every model judge; each [[judges]] block may override any of them."""
-
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=1024, ge=1)
-    seed: int | None = None
-    stop: list[str] | None = None
-    timeout_s: float = Field(default=60.0, gt=0.0)
-    max_concurrency: int = Field(default=16, ge=1, le=4096)
-    max_attempts: int = Field(default=6, ge=1, le=50)
-    initial_wait_s: float = Field(default=1.0, ge=0.0)
-    max_wait_s: float = Field(default=60.0, ge=0.0)
-    structured_output: str = Field(default="auto", pattern=STRUCTURED_OUTPUT)
-    instructor_mode: str = Field(default="tools", pattern=INSTRUCTOR_MODE)
-    max_reasks: int = Field(default=0, ge=0, le=50)
-    transport: str = Field(default="litellm", pattern=TRANSPORT)
 
 
 class AnswersDatasetSpec(DatasetSpec):
