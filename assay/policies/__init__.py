@@ -5,13 +5,20 @@ metrics, tuning and certificates. Nothing here calls a model.
 Each kind is a sub-package (`claim_selective`, `evidence_gate`, `fail_closed`) whose
 policy class derives `engine.PolicyKind` and registers in `POLICIES`; user kinds
 (`custom`, `@policy`) take the same route. `engine` holds what kinds share (exact
-numbers, canonical JSON, the decision vocabulary, grid search, resampled intervals, the
-run's records as policies read them); `jobs` (apply, tune, sweep, compare, export) and
+numbers, canonical JSON, the decision vocabulary, grid search, the run's records as
+policies read them; resampled intervals are the project's one bootstrap,
+`metrics._ratio_bootstrap`); `jobs` (apply, tune, sweep, compare, export) and
 `report` reach a kind only through the registry.
 """
 
 # Each kind's sub-package registers its class in POLICIES when imported.
 from assay.core.decisions import ClaimDecision, GateOutcome, ResponseOutcome
+from assay.metrics._ratio_bootstrap import (
+    Interval,
+    RatioCounts,
+    bootstrap_intervals,
+    paired_delta_interval,
+)
 from assay.policies import claim_selective as claim_selective
 from assay.policies import evidence_gate as evidence_gate
 from assay.policies import fail_closed as fail_closed
@@ -25,12 +32,6 @@ from assay.policies.custom._define import (
     best_support,
     policy,
     verification_ok,
-)
-from assay.policies.engine._bootstrap import (
-    Interval,
-    RatioCounts,
-    bootstrap_intervals,
-    paired_delta_interval,
 )
 from assay.policies.engine._canonical import canonical_json, canonical_sha256
 from assay.policies.engine._numbers import (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assay.errors import DatasetError
+from assay.metrics._ratio_bootstrap import CI_METHOD, RatioCounts, paired_delta_interval
 from assay.policies.claim_selective._config import CertificateStandard
 from assay.policies.claim_selective._metrics import (
     METRIC_NAMES,
@@ -18,7 +19,6 @@ from assay.policies.claim_selective._metrics import (
     total,
 )
 from assay.policies.claim_selective._records import Decisions
-from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, paired_delta_interval
 from assay.policies.engine._results import MetricDelta, point_delta
 
 

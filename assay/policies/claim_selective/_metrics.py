@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.answer_fields import GOLD_ACTIONS
+from assay.metrics._ratio_bootstrap import CI_METHOD, Interval, RatioCounts, bootstrap_intervals
 from assay.policies.claim_selective._config import CertificateStandard
 from assay.policies.claim_selective._records import (
     ClaimSelectiveClaimRecord,
@@ -24,7 +25,6 @@ from assay.policies.claim_selective._records import (
     Decisions,
 )
 from assay.policies.claim_selective._rule import certificate_valid
-from assay.policies.engine._bootstrap import CI_METHOD, Interval, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio, wilson
 
 METRIC_NAMES = (

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import RunError, SpecError
-from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, paired_delta_interval
+from assay.metrics._ratio_bootstrap import CI_METHOD, RatioCounts, paired_delta_interval
 from assay.policies.engine._numbers import Ratio
 from assay.policies.engine._results import MetricDelta, point_delta
 

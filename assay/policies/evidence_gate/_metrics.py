@@ -21,12 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from assay.core.decisions import GateOutcome
-from assay.policies.engine._bootstrap import (
-    CI_METHOD,
-    RatioCounts,
-    percentile_interval,
-    resampled_all,
-)
+from assay.metrics._ratio_bootstrap import CI_METHOD, RatioCounts, interval_of, resampled_all
 from assay.policies.engine._numbers import NO_GOLD, ZERO_DENOMINATOR, Ratio, ratio
 from assay.policies.evidence_gate._aurc import aurc, aurc_optimal
 from assay.policies.evidence_gate._config import (
@@ -320,7 +315,7 @@ def _intervals(
     values["balanced_accuracy"] = (values["abstention_recall"] + values["specificity"]) / 2
     out = {}
     for name, drawn in values.items():
-        interval = percentile_interval(drawn, settings.confidence)
+        interval = interval_of(drawn, settings.confidence)
         out[name] = (interval.ci, interval.n_resamples_valid)
     return out
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from assay.core.decisions import ResponseOutcome
-from assay.policies.engine._bootstrap import CI_METHOD, RatioCounts, bootstrap_intervals
+from assay.metrics._ratio_bootstrap import CI_METHOD, RatioCounts, bootstrap_intervals
 from assay.policies.engine._numbers import Ratio, no_gold, ratio
 from assay.policies.fail_closed._records import (
     INPUT_FAILED,
