@@ -6,11 +6,15 @@ they serve: ``hf/<dir>`` is a local causal LM, ``hf-nli/<dir>`` a local NLI clas
 (a verifier, not a chat model), ``hf-ce/<dir>`` a local reranker (the gate stage's
 cross-encoder), ``mock/<name>`` the scripted test transport, and every
 other prefix goes to litellm. The local ones are registered lazily: torch and
-transformers load only when such a model is used.
+transformers load only when such a model is used. A registered transport may name
+`variants` that serve its models another way, by selector: litellm's are instructor
+(``structured_output = "instructor"``) and the lean OpenAI-compatible client
+(``transport = "openai"``); `transport_for` has this one rule for every prefix.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Protocol
 
 from assay.core.registry import TRANSPORTS
@@ -92,23 +96,38 @@ TRANSPORTS.add_lazy(
 )
 
 
+def _selector(config: ModelConfig) -> tuple[str, str] | None:
+    """The variant of its prefix's transport a config asks for, and the setting that
+    asked: instructor, or another transport than litellm (None: the transport itself)."""
+    if config.structured_output == "instructor":
+        return "instructor", 'structured_output = "instructor"'
+    if config.transport != DEFAULT_TRANSPORT:
+        return config.transport, f'transport = "{config.transport}"'
+    return None
+
+
+def _variant(factory: Any, name: str, config: ModelConfig) -> Any:
+    """The transport registered as `factory`'s `variants` entry for the config's selector
+    (imported on use); a transport without that variant is refused."""
+    selector = _selector(config)
+    if selector is None:
+        return factory
+    target = getattr(factory, "variants", {}).get(selector[0])
+    if target is None:
+        raise ModelConfigError(
+            f"{selector[1]} is for hosted models reached through litellm; "
+            f"{config.model!r} is served by the {name!r} transport"
+        )
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
-    """The chat transport registered under the model id's prefix (litellm otherwise;
-    litellm through instructor with ``structured_output = "instructor"``; the lean
+    """The chat transport registered under the model id's prefix (litellm otherwise), or
+    the variant of it that the config selects (`_selector`: instructor, or the lean
     OpenAI-compatible client with ``transport = "openai"``)."""
     name = config.provider if config.provider in TRANSPORTS else DEFAULT_TRANSPORT
-    if config.structured_output == "instructor":
-        if name != DEFAULT_TRANSPORT:
-            raise ModelConfigError(
-                f'structured_output = "instructor" is for hosted models reached through '
-                f"litellm; {config.model!r} is served by the {name!r} transport"
-            )
-        return InstructorTransport(config)
-    if config.transport == "openai":  # ModelConfig refused it for any other provider
-        from assay.models._openai_http import OpenAIHTTPTransport  # aiohttp loads on use
-
-        return OpenAIHTTPTransport(config)
-    factory: Any = TRANSPORTS.get(name)
+    factory: Any = _variant(TRANSPORTS.get(name), name, config)
     if getattr(factory, "request_type", ChatRequest) is not ChatRequest:
         refusal = getattr(factory, "not_chat", "{model!r} is not a chat model")
         raise ModelConfigError(refusal.format(model=config.model))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from assay.core.outcomes import Usage
 from assay.models._cache import ChatKeys
@@ -162,6 +163,13 @@ class HostedEndpoint:
 class LiteLLMTransport(HostedEndpoint):
     """One model endpoint reached through litellm (any provider litellm knows, or an
     OpenAI-compatible server at `api_base`)."""
+
+    variants: ClassVar[Mapping[str, str]] = {
+        "instructor": "assay.models._instructor:InstructorTransport",
+        "openai": "assay.models._openai_http:OpenAIHTTPTransport",  # aiohttp loads on use
+    }
+    """The transports that serve these hosted models another way, by the selector a
+    config asks for (`structured_output = "instructor"`, `transport = "openai"`)."""
 
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         d = request.decoding

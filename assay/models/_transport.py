@@ -3,7 +3,9 @@
 `assay.models.Model` wraps any transport once with those layers.
 
 A transport is registered in `assay.core.registry.TRANSPORTS` under the model-id prefix it
-serves (``hf`` for ``hf/<dir>``); `make_client` builds it with ``factory(config)``.
+serves (``hf`` for ``hf/<dir>``); `make_client` builds it with ``factory(config)``. Its
+optional ``variants`` map a selector a config asks for (``"instructor"``, ``"openai"``)
+to the ``"module:attribute"`` of the transport serving it (see `transport_for`).
 """
 
 from __future__ import annotations
