@@ -132,7 +132,7 @@ dense_model = "{encoder}"
 
 def run(spec: Path, out: Path, cache: Path) -> tuple[float, list[list[str]]]:
     from assay.runs import RunOptions, load_spec
-    from assay.runs.execute._runner import Runner
+    from assay.runs.runner._runner import Runner
 
     started = time.perf_counter()
     runner = Runner(

@@ -73,7 +73,7 @@ def run(
     import torch
 
     from assay.runs import RunOptions, load_spec
-    from assay.runs.execute._runner import Runner
+    from assay.runs.runner._runner import Runner
 
     default = torch.get_num_threads()
     torch.set_num_threads(threads or default)

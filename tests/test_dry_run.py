@@ -12,7 +12,7 @@ import pytest
 from _cli import invoke_as_process
 
 from assay.runs import RunOptions, load_spec, run_spec
-from assay.runs.plan._dryrun import DryRunPlan, PlanRow, plan_run
+from assay.runs.preview._dryrun import DryRunPlan, PlanRow, plan_run
 from assay.testing import FakeOpenAIServer, reply
 
 PRICED = "openai/gpt-4o-mini"  # in litellm's bundled cost map

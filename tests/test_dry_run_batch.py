@@ -10,7 +10,7 @@ import pytest
 from test_batch_mode import _spec
 
 from assay.runs import RunOptions, load_spec
-from assay.runs.plan._dryrun import PlanRow, plan_run
+from assay.runs.preview._dryrun import PlanRow, plan_run
 
 
 @pytest.fixture(autouse=True)

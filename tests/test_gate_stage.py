@@ -332,7 +332,7 @@ def test_a_hybrid_gate_ranks_as_the_fused_retriever(workdir: Path) -> None:
 
 
 def test_the_dry_run_lists_the_gate(workdir: Path, first: Path) -> None:
-    from assay.runs.plan._dryrun import plan_run
+    from assay.runs.preview._dryrun import plan_run
 
     def gate_row(out: str) -> Any:
         options = RunOptions(output_dir=str(workdir / out), cache_dir=str(workdir / "cache"))

@@ -217,3 +217,26 @@ def test_policies_subpackages_import_only_what_their_layer_allows() -> None:
         s: sorted(t - POLICIES_ALLOWED[s]) for s, t in graph.items() if t - POLICIES_ALLOWED[s]
     }
     assert not wrong, f"policies sub-packages import across their layer: {wrong}"
+
+
+# Inside runs/, the folders follow the data flow: spec -> store -> plan / execute /
+# assemble -> stages -> runner -> preview, and rebuild reads the store (docs/architecture.md).
+RUNS_ALLOWED = {
+    "spec": set(),
+    "store": {"spec"},
+    "plan": set(),
+    "execute": {"spec", "store"},
+    "assemble": {"spec", "store"},
+    "stages": {"assemble", "execute", "plan", "spec", "store"},
+    "rebuild": {"store"},
+    "runner": {"assemble", "execute", "plan", "rebuild", "spec", "stages", "store"},
+    "preview": {"assemble", "plan", "runner", "spec", "stages"},
+}
+
+
+def test_runs_subpackages_import_only_what_their_layer_allows() -> None:
+    graph = subpackage_graph("assay.runs")
+    assert set(graph) == set(RUNS_ALLOWED), "a runs sub-package is not in the table"
+    wrong = {s: sorted(t - RUNS_ALLOWED[s]) for s, t in graph.items() if t - RUNS_ALLOWED[s]}
+    assert not wrong, f"runs sub-packages import across their layer: {wrong}"
+    assert find_cycle(graph) is None

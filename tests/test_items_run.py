@@ -235,7 +235,7 @@ def test_dry_run_plans_item_requests_and_sends_nothing(
     srv: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     from assay.runs import load_spec
-    from assay.runs.plan._dryrun import plan_run
+    from assay.runs.preview._dryrun import plan_run
 
     rows = [(f"p{i}", f"left {i}", f"right {i}") for i in range(5)]
     _csv(tmp_path / "duel.csv", ["id", "left", "right"], rows)

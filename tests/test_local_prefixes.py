@@ -7,7 +7,7 @@ import pytest
 
 from assay.core.registry import TRANSPORTS
 from assay.models import LOCAL_PROVIDERS, is_local
-from assay.runs.plan._estimate import Estimator
+from assay.runs.preview._estimate import Estimator
 from assay.runs.spec._targets import Target
 
 

@@ -40,7 +40,7 @@ from assay.models._ray_options import ExecutorOptions  # noqa: E402
 from assay.models._ray_pool import RayBatchPool  # noqa: E402
 from assay.models._ray_workers import PairChunk, PairModelRecipe  # noqa: E402
 from assay.runs import RunOptions, load_spec  # noqa: E402
-from assay.runs.execute._runner import Runner  # noqa: E402
+from assay.runs.runner._runner import Runner  # noqa: E402
 from assay.runs.store._resume import normalised_spec, spec_changes  # noqa: E402
 from assay.verifiers import ClaimToVerify  # noqa: E402
 from assay.verifiers._nli_local import LocalNLIVerifier  # noqa: E402

@@ -10,7 +10,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import assay.runs.execute._runner as runner_module
+import assay.runs.runner._runner as runner_module
 import assay.runs.stages._batch as batch_module
 from assay.runs import Runner, RunOptions, load_spec
 from assay.runs.stages._factuality import FactualityStage

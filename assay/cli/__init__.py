@@ -323,7 +323,7 @@ def validate(
 
 
 def _validate_spec(spec: str, ping: bool) -> None:
-    from assay.runs.plan._ping import check_spec, ping_targets
+    from assay.runs.preview._ping import check_spec, ping_targets
 
     runner, lines = check_spec(spec)
     for line in [*lines, f"{spec}: spec ok"]:

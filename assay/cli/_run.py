@@ -46,8 +46,8 @@ def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> 
     from assay.runs import load_spec
 
     if dry_run:
-        from assay.runs.plan._dryrun import plan_run
-        from assay.runs.plan._output import print_plan
+        from assay.runs.preview._dryrun import plan_run
+        from assay.runs.preview._output import print_plan
 
         print_plan(plan_run(load_spec(spec), options), fmt)
         return

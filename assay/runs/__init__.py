@@ -10,7 +10,7 @@ from assay.core.rundir import (
     read_json,
 )
 from assay.core.settings import ModelDefaults
-from assay.runs.execute._runner import Runner, RunOptions, RunOutcome, run_spec
+from assay.runs.runner._runner import Runner, RunOptions, RunOutcome, run_spec
 from assay.runs.spec._spec import (
     BaselineSpec,
     DatasetSpec,

@@ -1,3 +1,4 @@
-"""Running the stages: the runner, the executors that work through a stage's items (asyncio pool,
-Ray), progress bars, and the failure policy that decides when a run stops.
+"""How a stage's work is executed: the executors that work through a stage's items (a bounded
+asyncio pool, Ray actors for local models), progress bars, and the failure policy that
+decides when a run stops.
 """

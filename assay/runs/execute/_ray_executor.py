@@ -2,7 +2,7 @@
 (the nli-local verifier, the gate's hf-ce reranker) are handed to actors here, after they
 are built; local causal LMs (hf/ judges, decomposers, LLM verifiers) and dense retrieval
 embedders are placed on Ray as they are built, inside `assay.models._ray_pool.
-local_models_on` (see `assay.runs.assemble._assemble`), since a dense index is embedded while its
+local_models_on` (see `assay.runs.runner._assemble`), since a dense index is embedded while its
 retriever is built. Everything else stays as it is: the stages still run their items in
 this process (`assay.runs.execute._executor`), the models still read and write the cache here,
 and the records are written here, each line byte for byte as an in-process run writes it.

@@ -1,3 +1,1 @@
-"""What a run will do before it does it: serialisable work items, which are still to do, and
-`--dry-run` / `validate --ping` (requests, tokens, cost).
-"""
+"""The plan of a run: serialisable work items, and which of them are still to do."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from assay.core.settings import resolve
 from assay.errors import SpecError
 from assay.models import is_local
 from assay.models._retry import TargetUnreachable
@@ -37,9 +38,8 @@ class Target:
 def spec_targets(spec: RunSpec) -> list[Target]:
     """Every model the spec calls, in spec order (judges, decomposer, verifiers)."""
 
-    def via(block: Any) -> str:  # the block's transport, else [defaults]'s
-        chosen = getattr(block, "transport", None)
-        return str(spec.defaults.transport if chosen is None else chosen)
+    def via(block: ComponentBlock) -> str:  # the block's transport, else [defaults]'s
+        return resolve(spec.defaults, block).transport
 
     out = [
         Target(model, block.api_base, f"judges[{i}].models[{k}]", f"judges[{i}]", via(block))

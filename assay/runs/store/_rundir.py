@@ -15,7 +15,7 @@ from assay.core.rundir_lock import ELSEWHERE, WriterLock
 from assay.errors import PathError, RunError
 
 if TYPE_CHECKING:
-    from assay.runs.execute._options import RunOptions
+    from assay.runs.spec._options import RunOptions
     from assay.runs.spec._spec import LoadedSpec
 
 WRITERS = "`assay run` or `assay import-medscore`"

@@ -23,9 +23,9 @@ from assay.runs.assemble._build import (
     load_forcebench_datasets,
     load_items_datasets,
 )
-from assay.runs.execute._options import RunOptions
 from assay.runs.execute._ray_executor import check_ray_installed, run_local_models_on_ray
 from assay.runs.spec._gate import gate_retrieval
+from assay.runs.spec._options import RunOptions
 from assay.runs.spec._spec import LoadedSpec
 from assay.runs.spec._targets import check_targets, stop_when_unreachable
 from assay.runs.stages._factuality import FactualityStage

@@ -22,9 +22,9 @@ from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.models._batch import BatchPricing
 from assay.runs.assemble._given import given_records
-from assay.runs.execute._runner import Runner, RunOptions
-from assay.runs.plan._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs.plan._plan import ItemWork, JudgeWork, redo_statuses
+from assay.runs.preview._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
+from assay.runs.runner._runner import Runner, RunOptions
 from assay.runs.spec._spec import LoadedSpec
 from assay.runs.stages._batch import is_batch_judge
 from assay.runs.stages._factuality import FactualityStage

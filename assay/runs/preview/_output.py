@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from assay.runs.plan._dryrun import AFTER, DryRunPlan, PlanRow
+from assay.runs.preview._dryrun import AFTER, DryRunPlan, PlanRow
 
 HEADERS = (
     "stage",

@@ -23,7 +23,6 @@ from assay.core.rundir_lock import ELSEWHERE, LOCK_FILE, WriterLock
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._retry import TargetUnreachable
-from assay.runs.assemble._assemble import assemble
 from assay.runs.assemble._build import preflight_clients
 from assay.runs.execute._executor import (
     AsyncPoolExecutor,
@@ -32,9 +31,10 @@ from assay.runs.execute._executor import (
     cancel_on_sigterm,
 )
 from assay.runs.execute._failure_policy import final_status
-from assay.runs.execute._options import RunOptions, RunOutcome
 from assay.runs.execute._progress import Progress
 from assay.runs.plan._plan import JudgeWork, pending, redo_statuses
+from assay.runs.runner._assemble import assemble
+from assay.runs.spec._options import RunOptions, RunOutcome
 from assay.runs.spec._spec import LoadedSpec, load_spec
 from assay.runs.spec._targets import unreachable_message
 from assay.runs.stages._batch import ProviderBatches

@@ -17,7 +17,7 @@ from assay.errors import AssayError
 from assay.models import ChatRequest, Decoding, RetryPolicy, make_client
 from assay.prompts._prompt import Message
 from assay.redaction import redact_url, scrub_text
-from assay.runs.execute._runner import Runner, RunOptions
+from assay.runs.runner._runner import Runner, RunOptions
 from assay.runs.spec._spec import load_spec
 from assay.runs.spec._targets import Target, spec_targets
 
