@@ -124,6 +124,10 @@ SPEC_ERRORS = [
         "'^(tools|json|md_json)$'",
     ),
     (
+        JUDGE + 'transport = "http"\n',
+        "<spec>: field 'judges[0].transport': String should match pattern '^(litellm|openai)$'",
+    ),
+    (
         JUDGE + "[defaults]\ntransport = 1\n",
         "<spec>: field 'defaults.transport': Input should be a valid string",
     ),

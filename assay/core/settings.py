@@ -23,9 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 __all__ = [
-    "INSTRUCTOR_MODE",
-    "STRUCTURED_OUTPUT",
-    "TRANSPORT",
     "EndpointKeys",
     "EndpointOverrides",
     "InstructorMode",
@@ -45,11 +42,6 @@ TransportName = Literal["litellm", "openai"]
 def choice_pattern(choices: Any) -> str:
     """The spec's pattern for a `Literal` of strings: ``^(a|b|c)$``."""
     return "^(" + "|".join(get_args(choices)) + ")$"
-
-
-STRUCTURED_OUTPUT = choice_pattern(StructuredOutput)
-INSTRUCTOR_MODE = choice_pattern(InstructorMode)
-TRANSPORT = choice_pattern(TransportName)
 
 
 class ModelSettings(BaseModel):
