@@ -96,7 +96,7 @@ def test_prompt_policy_and_data_files_with_a_byte_order_mark(tmp_path: Path) -> 
     code, out, err = invoke(argv)
     assert code == 0, err
     assert "E." in out
-    from assay.policies.jobs._spec import load_policy_file
+    from assay.policies.engine._spec import load_policy_file
 
     policy = tmp_path / "policy.toml"
     policy.write_bytes(BOM + b'[[policies]]\nname = "fc"\nkind = "fail_closed"\n')
