@@ -463,6 +463,7 @@ def test_secret_values_finds_credentials_to_register() -> None:
 def test_write_manifest_redacts_what_an_older_manifest_carried(tmp_path: Path) -> None:
     """reparse/recompute/import rewrite manifests; a credential an older version wrote
     must not be carried forward, and earlier redactions stay listed."""
+    from assay.core.manifest import Manifest
     from assay.runs.store._store import write_manifest
 
     leaked = {
@@ -471,7 +472,7 @@ def test_write_manifest_redacts_what_an_older_manifest_carried(tmp_path: Path) -
         "redacted_fields": ["spec.defaults.token"],
     }
     path = tmp_path / "manifest.json"
-    write_manifest(path, leaked)
+    write_manifest(path, Manifest.model_validate(leaked))
     text = path.read_text(encoding="utf-8")
     for secret in ("hunter2secret", "qq9secret", "Bearer zz"):
         assert secret not in text

@@ -44,11 +44,10 @@ def redact_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     return dict(clean)
 
 
-def write_manifest(path: Path, manifest: Manifest | dict[str, Any]) -> dict[str, Any]:
-    """Write a manifest redacted, so a command that rewrites an older run's manifest
-    never carries a credential forward."""
-    body = manifest.dump() if isinstance(manifest, Manifest) else manifest
-    clean = redact_manifest(body)
+def write_manifest(path: Path, manifest: Manifest) -> dict[str, Any]:
+    """Write a manifest, typed, redacted, so a command that rewrites an older run's
+    manifest never carries a credential forward. The one writer of manifest.json."""
+    clean = redact_manifest(manifest.dump())
     write_json_atomic(path, clean)
     return clean
 
