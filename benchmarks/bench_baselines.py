@@ -2,7 +2,7 @@
 
 The word lists were written against the bundled demo pairs; this measures them, frozen,
 on public labelled text (read in its original released format, not shipped with assay)
-and prints the demo figures beside them. See docs/baselines.md for results.
+and prints the demo figures beside them. See docs/reference/baselines.md for results.
 
 * ``yu2019``: Yu, Li and Wang (2019), EMNLP, ``data/pubmed_causal_language_use.csv`` of
   github.com/junwang4/causal-language-use-in-science (``sentence,label``; 0 no

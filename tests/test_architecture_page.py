@@ -1,4 +1,4 @@
-"""docs/architecture.md is the rule for imports between assay's first-level units.
+"""docs/explanations/architecture.md is the rule for imports between assay's first-level units.
 
 Its unit table names every package (`runs/`) and module (`errors.py`) of `assay/`, its one
 job and the units it may import, bottom layer first. The page and the tree cannot drift
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from test_import_layers import PACKAGE, import_graph
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "explanations" / "architecture.md"
 UNIT = re.compile(r"^[A-Za-z_]\w*(/|\.py)$")  # `runs/`, `errors.py`
 SUBPACKAGE = re.compile(r"^[A-Za-z_]\w*(/[A-Za-z_]\w*)+/$")  # `runs/spec/`
 TICKED = re.compile(r"`([^`]+)`")
@@ -94,7 +94,7 @@ def problems(text: str, on_disk: set[str], graph: dict[str, set[str]]) -> list[s
 
 def test_the_page_and_the_tree_agree() -> None:
     found = problems(PAGE.read_text(encoding="utf-8"), units_on_disk(), import_graph())
-    assert not found, "docs/architecture.md is out of date:\n" + "\n".join(found)
+    assert not found, "docs/explanations/architecture.md is out of date:\n" + "\n".join(found)
 
 
 def test_the_page_lists_every_subpackage() -> None:

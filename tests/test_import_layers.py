@@ -198,7 +198,7 @@ def test_no_cycle_between_any_two_modules() -> None:
 
 # Inside policies/: the engine imports no kind; a kind imports only the engine (user kinds
 # also read claim_selective's claim-level inputs); jobs and report reach kinds only through
-# the POLICIES registry (docs/architecture.md).
+# the POLICIES registry (docs/explanations/architecture.md).
 POLICIES_ALLOWED = {
     "engine": set(),
     "claim_selective": {"engine"},
@@ -220,7 +220,7 @@ def test_policies_subpackages_import_only_what_their_layer_allows() -> None:
 
 
 # Inside runs/, the folders follow the data flow: spec -> store -> plan / execute /
-# assemble -> stages -> runner -> preview, and rebuild reads the store (docs/architecture.md).
+# assemble -> stages -> runner -> preview, and rebuild reads the store (docs/explanations/architecture.md).
 RUNS_ALLOWED = {
     "spec": set(),
     "store": {"spec"},

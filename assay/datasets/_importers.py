@@ -4,7 +4,7 @@ Every answers format is an entry of `assay.core.registry.IMPORTERS` (the built-i
 `jsonl`, `medscore-input`, `expertqa` and `wice`, one module each; a plugin adds its
 own with `@IMPORTERS.register`). `auto` is an entry too: it asks each importer's
 detector, in name order, whether a path is its own, and falls back to `jsonl`.
-Field mappings and assumptions: docs/importers.md.
+Field mappings and assumptions: docs/how-to/import-datasets.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MedScore's released outputs as assay's sentence, claim and verification records.
 
 So that MedScore's scores can be recomputed (and checked) without calling a model.
-Field mappings and assumptions: docs/importers.md.
+Field mappings and assumptions: docs/how-to/import-datasets.md.
 """
 
 from __future__ import annotations

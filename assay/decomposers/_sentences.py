@@ -1,6 +1,6 @@
 """A rule-based sentence splitter: offline, no model, regular expressions only.
 
-Rules, in order (see docs/decomposers.md):
+Rules, in order (see docs/reference/decomposers.md):
 
 1. Every line break is a hard boundary; blank lines produce nothing.
 2. Line prefixes are not part of a sentence: markdown headers (``## ``), block quotes

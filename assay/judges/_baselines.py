@@ -15,7 +15,7 @@ compiled once, at import), never a model or the network, and always return `Stat
 
 Every judgment's ``parsed`` holds the feature values that produced its score, so a
 score can always be traced back to the words that caused it; ``describe()`` records the
-SHA-256 of every lexicon file a judge read. See ``docs/baselines.md``.
+SHA-256 of every lexicon file a judge read. See ``docs/reference/baselines.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per-response factuality F(r) of one verifier, and the per-response table.
 
-For a verifier v and a response r (definitions in docs/factuality-metrics.md)::
+For a verifier v and a response r (definitions in docs/explanations/factuality-metrics.md)::
 
     scored(r)    = claims of r whose verification by v has status ok
     unscored(r)  = every other claim of r (parse_error, refusal, truncated, api_error,

@@ -1,7 +1,7 @@
 """Retrieval over a local passage corpus: BM25, optional dense embeddings, RRF fusion.
 
 Importing this package loads numpy only; torch and transformers (the `local` extra)
-load when a `TransformersEmbedder` is built. See docs/retrieval.md.
+load when a `TransformersEmbedder` is built. See docs/reference/retrieval.md.
 """
 
 from assay.retrieval._bm25 import BM25Retriever

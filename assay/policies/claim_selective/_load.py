@@ -1,4 +1,4 @@
-"""Run records -> `claim_selective` inputs (docs/policies-integration.md): one
+"""Run records -> `claim_selective` inputs (docs/reference/policies/integration.md): one
 `ResponseInput` per answer, each claim carrying the chosen verifier's record (status,
 scored pairs, and how many pairs a cost cap dropped: FC-6) or None when it has none.
 The §5.2.5 fields come from the run's records (answers.jsonl, claims.jsonl), falling

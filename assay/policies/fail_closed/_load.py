@@ -1,4 +1,4 @@
-"""Run records -> `fail_closed` inputs (docs/policies-integration.md): one `FCResponse`
+"""Run records -> `fail_closed` inputs (docs/reference/policies/integration.md): one `FCResponse`
 per answer. A pair scored on a whole passage (no span id) becomes a pair on a span with
 the passage's id that covers the passage, so chunk-level premises stay addressable; a
 premise of several passages read together names no single span and is left out (never
