@@ -297,7 +297,7 @@ def int8_main(args: Any, info: dict[str, Any], make_pairs: Any, pseudo_words: An
 
 
 def readme_figures(lines: list[str]) -> tuple[str, str]:
-    """The speed part (README.md) and the agreement part (benchmarks/README.md only)."""
+    """The speed part (docs/benchmarks.md) and the agreement part (benchmarks/README.md only)."""
     text = "\n".join(lines)
     cut = text.find("\nagreement of int8")
     return (text, "") if cut < 0 else (text[:cut], text[cut:])

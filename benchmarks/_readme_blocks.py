@@ -1,6 +1,7 @@
-"""The one place that rewrites a benchmark's block in README.md and benchmarks/README.md.
+"""The one place that rewrites a benchmark's block in docs/benchmarks.md and
+benchmarks/README.md.
 
-Figures in the READMEs are written by the benchmark that measured them, never typed by
+Figures in the documentation are written by the benchmark that measured them, never typed by
 hand: each script's `--update-readme` passes its measured figures here, and only the text
 between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` changes. The block states when it
 was measured, on what (CPU count, load average) and by which command, so a reader can
@@ -19,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-READMES = (ROOT / "README.md", ROOT / "benchmarks" / "README.md")
+# the documentation site's Benchmarks page first (figures only), then benchmarks/README.md
+READMES = (ROOT / "docs" / "benchmarks.md", ROOT / "benchmarks" / "README.md")
 NAME = re.compile(r"<!-- bench:(?P<name>[a-z0-9-]+) -->")
 
 

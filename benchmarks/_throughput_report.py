@@ -1,5 +1,6 @@
 """bench_throughput's report: the table and the ratios against issue 11's targets,
-printed, and the same figures as a markdown block for the READMEs (--update-readme)."""
+printed, and the same figures as a markdown block for docs/benchmarks.md and
+benchmarks/README.md (--update-readme)."""
 
 from __future__ import annotations
 

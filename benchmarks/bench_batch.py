@@ -25,8 +25,8 @@ Usage::
     python benchmarks/bench_batch.py [--n 10000] [--poll-s 0.2] [--json] [--timeout 900]
                                      [--update-readme]
 
-`--update-readme` rewrites the `bench:batch` blocks of README.md and benchmarks/README.md from
-the output (benchmarks/_readme_blocks.py).
+`--update-readme` rewrites the `bench:batch` blocks of docs/benchmarks.md and
+benchmarks/README.md from the output (benchmarks/_readme_blocks.py).
 """
 
 from __future__ import annotations

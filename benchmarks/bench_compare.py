@@ -13,7 +13,7 @@ judge scores on a 1-5 scale (MAE, Pearson, Spearman compared too). Targets: <= 1
 in-memory outcome frames (no run directory).
 
 `--update-readme` runs all three (labels, `--scores`, `--library`) and rewrites the
-`bench:compare` blocks of README.md and benchmarks/README.md with their figures
+`bench:compare` blocks of docs/benchmarks.md and benchmarks/README.md with their figures
 (benchmarks/_readme_blocks.py).
 
     python benchmarks/bench_compare.py [--items 100000] [--judges 4] [--n-boot 1000]
@@ -263,7 +263,8 @@ def readme_figures(args: argparse.Namespace, figures: list[dict[str, Any]]) -> s
 
 
 def update_readme(args: argparse.Namespace) -> int:
-    """Run the three measurements, then write their figures into the READMEs."""
+    """Run the three measurements, then write their figures into docs/benchmarks.md and
+    benchmarks/README.md."""
     measured = Measurement.of_this_run("bench_compare.py")
     figures: dict[int, dict[str, Any]] = {}
     # The library run first: its peak RSS is this process's, before writing run directories.

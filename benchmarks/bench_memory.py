@@ -24,7 +24,7 @@ Usage::
                                       [--transport openai] [--bootstrap 1000] [--json]
                                       [--update-readme]
 
-``--update-readme`` rewrites the ``bench:memory`` blocks of README.md and
+``--update-readme`` rewrites the ``bench:memory`` blocks of docs/benchmarks.md and
 benchmarks/README.md from the run's table (benchmarks/_readme_blocks.py).
 """
 

@@ -231,7 +231,7 @@ def main() -> int:
     parser.add_argument(
         "--update-readme",
         action="store_true",
-        help="rewrite the bench:nli (with --int8: bench:nli-int8) blocks of README.md and "
+        help="rewrite the bench:nli (with --int8: bench:nli-int8) blocks of docs/benchmarks.md and "
         "benchmarks/README.md from this run",
     )
     add_int8_options(parser)

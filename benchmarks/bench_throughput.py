@@ -35,7 +35,8 @@ Usage::
                                           [--repeat 1] [--json] [--update-readme]
 
 ``--update-readme`` rewrites the ``bench:throughput`` and ``bench:throughput-lean`` blocks of
-README.md and benchmarks/README.md from the run's measured figures (benchmarks/_readme_blocks.py).
+docs/benchmarks.md and benchmarks/README.md from the run's measured figures
+(benchmarks/_readme_blocks.py).
 
 Everything (server process, temp directories) is cleaned up in ``finally`` blocks, and a
 watchdog ends the process after ``--timeout`` seconds whatever happens.
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--update-readme",
         action="store_true",
-        help="rewrite the bench:throughput blocks of README.md and "
+        help="rewrite the bench:throughput blocks of docs/benchmarks.md and "
         "benchmarks/README.md from this run",
     )
     ns = ap.parse_args(argv)

@@ -1,8 +1,9 @@
-"""The READMEs' benchmark figures are written by the benchmark scripts, never by hand.
+"""The benchmark figures (docs/benchmarks.md, benchmarks/README.md) are written by the
+benchmark scripts, never by hand.
 
 benchmarks/_readme_blocks.py rewrites one marked block per script run; these tests pin that
 it touches nothing outside its block, is idempotent, refuses a missing, duplicated or
-reversed marker with one line, and that every block in the READMEs belongs to a script that
+reversed marker with one line, and that every block in those pages belongs to a script that
 exists, writes it with `--update-readme`, and says when, where and how it was measured.
 """
 
@@ -117,7 +118,7 @@ def _sources_of(script: Path) -> str:
     return text + "".join(p.read_text(encoding="utf-8") for p in extra if p.exists())
 
 
-@pytest.mark.parametrize("readme", ["README.md", "benchmarks/README.md"])
+@pytest.mark.parametrize("readme", ["docs/benchmarks.md", "benchmarks/README.md"])
 def test_every_block_belongs_to_a_script_that_writes_it(readme: str) -> None:
     text = (ROOT / readme).read_text(encoding="utf-8")
     names = blocks.block_names(text)
@@ -135,6 +136,6 @@ def test_every_block_belongs_to_a_script_that_writes_it(readme: str) -> None:
 
 
 def test_both_readmes_hold_the_same_blocks() -> None:
-    top = blocks.block_names((ROOT / "README.md").read_text(encoding="utf-8"))
+    top = blocks.block_names((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
     bench = blocks.block_names((ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8"))
     assert sorted(top) == sorted(bench)
