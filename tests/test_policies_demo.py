@@ -366,10 +366,10 @@ def test_compare_decides_the_answers_both_policies_were_applied_to(fresh_run: Pa
     assert code == 2 and "--split" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_readme_shows_the_example_spec() -> None:
-    """The README's policies chapter shows examples/policies.toml (comments left out):
-    the block must say what the file says."""
-    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    chapter = readme.split("### A demo with gold labels", 1)[1]
+def test_the_tutorial_shows_the_example_spec() -> None:
+    """The policies tutorial shows examples/policies.toml (comments left out): the block
+    must say what the file says."""
+    page = EXAMPLES.parent / "docs" / "tutorials" / "policies.md"
+    chapter = page.read_text(encoding="utf-8").split("## The demo: 24 answers", 1)[1]
     block = chapter.split("```toml\n", 1)[1].split("\n```", 1)[0]
     assert tomllib.loads(block) == tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
