@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from assay._limits import MAX_BOOTSTRAP
+from assay.cli._docs import link_docs
 from assay.cli._paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
 from assay.cli._policies import policies_app
 from assay.errors import AssayError
@@ -408,6 +409,9 @@ def list_(
     from assay.catalog import print_catalog
 
     print_catalog(section)
+
+
+link_docs(app)  # after every command is registered: each help ends with its docs page
 
 
 def main() -> None:
