@@ -49,15 +49,27 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    temperature: float = Field(
+        default=0.0, ge=0.0, le=2.0, description="Sampling temperature; 0 for repeatable answers."
+    )
+    top_p: float | None = Field(
+        default=None, gt=0.0, le=1.0, description="Nucleus sampling; unset: the provider's default."
+    )
     max_tokens: int = Field(default=1024, ge=1, description="Output cap per call.")
-    seed: int | None = None
-    stop: list[str] | None = None
+    seed: int | None = Field(
+        default=None, description="Sampling seed sent to providers that accept one."
+    )
+    stop: list[str] | None = Field(
+        default=None, description="Strings that end the model's output when generated."
+    )
     timeout_s: float = Field(default=60.0, gt=0.0, description="Per-attempt timeout.")
-    max_concurrency: int = Field(default=16, ge=1, le=4096)
+    max_concurrency: int = Field(
+        default=16, ge=1, le=4096, description="Requests in flight at once to this model."
+    )
     max_attempts: int = Field(default=6, ge=1, le=50, description="Attempts including the first.")
-    initial_wait_s: float = Field(default=1.0, ge=0.0)
+    initial_wait_s: float = Field(
+        default=1.0, ge=0.0, description="Wait before the first retry; each later one doubles."
+    )
     max_wait_s: float = Field(default=60.0, ge=0.0, description="Cap on any single wait.")
     structured_output: StructuredOutput = Field(
         default="auto",

@@ -34,7 +34,9 @@ class ItemsDatasetOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["items"] = "items"
+    kind: Literal["items"] = Field(
+        default="items", description="Items: any columns, optional gold and raters."
+    )
     task: Literal["single", "pairwise"] = Field(
         default="single",
         description="single: one response judged per item; pairwise: response_a vs "
@@ -46,10 +48,24 @@ class ItemsDatasetOptions(BaseModel):
         description="CSV/TSV delimiter; default: tab for .tsv, else detected (`,` `;` tab `|`).",
     )
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
-    id_column: str = Field(default="id", min_length=1)
-    gold_label_column: str = Field(default="gold_label", min_length=1)
-    gold_score_column: str = Field(default="gold_score", min_length=1)
-    gold_preference_column: str = Field(default="gold_preference", min_length=1)
+    id_column: str = Field(
+        default="id", min_length=1, description="Column of each item's unique id."
+    )
+    gold_label_column: str = Field(
+        default="gold_label",
+        min_length=1,
+        description="Column of gold labels, if the file has one.",
+    )
+    gold_score_column: str = Field(
+        default="gold_score",
+        min_length=1,
+        description="Column of gold scores, if the file has one.",
+    )
+    gold_preference_column: str = Field(
+        default="gold_preference",
+        min_length=1,
+        description="Column of a pairwise item's gold preference (A, B or tie), if any.",
+    )
     raters: list[str] = Field(default_factory=list, description="Human raters' columns.")
     variables: dict[str, str] = Field(
         default_factory=dict,

@@ -21,7 +21,9 @@ class ExecutorOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["local", "ray"] = "local"
+    kind: Literal["local", "ray"] = Field(
+        default="local", description="local: in this process; ray: in Ray actors."
+    )
     address: str | None = Field(
         default=None,
         description="Ray cluster address (ray://host:10001 or auto); default RAY_ADDRESS, "

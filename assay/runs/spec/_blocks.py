@@ -33,7 +33,7 @@ class ComponentBlock(EndpointOverrides):
     model_config = ConfigDict(extra="allow")
 
     registry: ClassVar[Registry[Any]]
-    kind: str
+    kind: str = Field(description="A registered kind (`assay list`).")
 
     def params(self) -> dict[str, Any]:
         """The keys the user wrote, less `kind`: what the kind's factory is given."""
@@ -64,7 +64,9 @@ class JudgeSpec(ComponentBlock):
 
     registry = JUDGES
     kind: str = Field(default="llm", description="A registered judge (`assay list`).")
-    models: list[str] = Field(default_factory=list)
+    models: list[str] = Field(
+        default_factory=list, description="Model ids; each is crossed with every prompt."
+    )
 
 
 JudgeMatrixSpec = JudgeSpec  # the name before judges became registered kinds
@@ -75,7 +77,7 @@ class DecomposerSpec(ComponentBlock):
 
     registry = DECOMPOSERS
     kind: str = Field(default="sentence", description="A registered decomposer.")
-    model: str | None = None
+    model: str | None = Field(default=None, description="The model an LLM decomposer calls.")
 
 
 class VerifierSpec(ComponentBlock):
@@ -89,8 +91,10 @@ class VerifierSpec(ComponentBlock):
 class BaselineSpec(Strict):
     """A `[[baselines]]` block: a registered `baseline:NAME` judge and its `params` table."""
 
-    name: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(description="A registered baseline, e.g. `length` (`assay list`).")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="The baseline's own parameters."
+    )
 
     @field_validator("name")
     @classmethod

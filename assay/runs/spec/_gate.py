@@ -1,5 +1,5 @@
 """The `[gate]` block of a run spec: a local cross-encoder reranker scoring each question
-of the run's answers against the passages a retriever finds for it (spec §5.2.4), or
+of the run's answers against the passages a retriever finds for it, or
 the lexical `baseline:overlap` scorer, which needs no model (demos, tests, a floor).
 
 Every key is checked when the spec loads, each error naming its `gate.<key>`; the
@@ -31,17 +31,38 @@ class GateSpec(Strict):
         "baseline:overlap: the share of the question's content words in the passage."
     )
     name: str | None = Field(default=None, description="The gate_id; defaults to `model`.")
-    k1_initial: int = Field(default=50, ge=1, le=100_000)
-    k1_expanded: int = Field(default=100, ge=1, le=100_000)
-    top_k: int = Field(default=12, ge=1, le=100_000)
-    max_length: int = Field(default=512, ge=16)
-    batch_size: int = Field(default=32, ge=1, le=4096)
-    normalization: Literal["sigmoid", "identity"] = "sigmoid"
+    k1_initial: int = Field(
+        default=50, ge=1, le=100_000, description="The initial pool: s_initial reads its ranks."
+    )
+    k1_expanded: int = Field(
+        default=100,
+        ge=1,
+        le=100_000,
+        description="Passages retrieved and scored per question (>= k1_initial).",
+    )
+    top_k: int = Field(
+        default=12,
+        ge=1,
+        le=100_000,
+        description="Evidence passages to keep; recorded in each gate record.",
+    )
+    max_length: int = Field(default=512, ge=16, description="Reranker input cap, in tokens.")
+    batch_size: int = Field(
+        default=32, ge=1, le=4096, description="Question-passage pairs scored at once."
+    )
+    normalization: Literal["sigmoid", "identity"] = Field(
+        default="sigmoid",
+        description="Reranker output to score: sigmoid of a logit, or as it is.",
+    )
     corpus: PathText | None = Field(
         default=None, description="Passages JSONL, relative to the spec."
     )
     dense_model: PathText | None = Field(default=None, description="Local embedding model dir.")
-    retriever: RetrieverKind | None = Field(default=None, validate_default=True)
+    retriever: RetrieverKind | None = Field(
+        default=None,
+        validate_default=True,
+        description="Default: hybrid with `dense_model`, else bm25.",
+    )
 
     @model_validator(mode="before")
     @classmethod

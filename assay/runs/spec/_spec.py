@@ -75,7 +75,9 @@ def _stem_not_pooled(name: str | None, path: str) -> None:
 class DatasetSpec(_Strict):
     """A `[[datasets]]` block of ForceBench pairs (the default kind)."""
 
-    kind: Literal["pairs"] = "pairs"
+    kind: Literal["pairs"] = Field(
+        default="pairs", description="ForceBench pairs; `items` is the other dataset kind."
+    )
     name: str | None = Field(default=None, description="Defaults to the file's stem.")
     path: PathText = Field(description="A .jsonl/.csv/.tsv file, or builtin:NAME.")
     delimiter: Delimiter | None = Field(
@@ -158,10 +160,22 @@ def given_in_python(info: ValidationInfo) -> frozenset[str]:
 class FactualitySpec(_Strict):
     """Decompose-then-verify: answers -> claims -> verdicts -> factuality scores."""
 
-    datasets: list[AnswersDatasetSpec] = Field(min_length=1)
-    decomposer: DecomposerSpec = Field(default_factory=DecomposerSpec)
-    verifiers: list[VerifierSpec] = Field(default_factory=list, validate_default=True)
-    length_penalty: str | None = Field(default=None, pattern="^factscore$")
+    datasets: list[AnswersDatasetSpec] = Field(
+        min_length=1, description="The answers to decompose and verify."
+    )
+    decomposer: DecomposerSpec = Field(
+        default_factory=DecomposerSpec, description="How answers become claims."
+    )
+    verifiers: list[VerifierSpec] = Field(
+        default_factory=list,
+        validate_default=True,
+        description="Each verifier scores every claim; at least one.",
+    )
+    length_penalty: str | None = Field(
+        default=None,
+        pattern="^factscore$",
+        description="factscore: FActScore's length penalty on each answer's score.",
+    )
 
     @field_validator("verifiers")
     @classmethod
@@ -174,8 +188,12 @@ class FactualitySpec(_Strict):
 class FailurePolicy(_Strict):
     """Like Inspect's fail_on_error: above this many failed judgments the run is `failed`."""
 
-    max_failed_fraction: float = Field(default=0.05, ge=0.0, le=1.0)
-    max_failed: int | None = Field(default=None, ge=0)
+    max_failed_fraction: float = Field(
+        default=0.05, ge=0.0, le=1.0, description="Share of planned judgments that may fail."
+    )
+    max_failed: int | None = Field(
+        default=None, ge=0, description="Count that may fail; the lower of the two limits wins."
+    )
     statuses: list[Status] = Field(
         default_factory=lambda: [Status.API_ERROR],
         description="Which statuses count as failed judgments for this policy.",
@@ -187,10 +205,15 @@ class FailurePolicy(_Strict):
 
 
 class RunSpec(_Strict):
-    name: str = "run"
-    description: str = ""
+    """The whole run spec: its top-level keys and a table for each part of the run."""
+
+    name: str = Field(default="run", description="The run's name, recorded in the manifest.")
+    description: str = Field(default="", description="Free text, recorded in the manifest.")
     output_dir: PathText | None = Field(default=None, description="Default: runs/<name>.")
-    prompt_dirs: list[PathText] = Field(default_factory=list)
+    prompt_dirs: list[PathText] = Field(
+        default_factory=list,
+        description="Folders of your own .prompt files, relative to the spec.",
+    )
     bootstrap: int = Field(
         default=1000,
         ge=0,
@@ -202,13 +225,25 @@ class RunSpec(_Strict):
         default=False,
         description="Also write a Parquet copy of each record file at the end (needs pyarrow).",
     )
-    datasets: list[DatasetBlock] = Field(default_factory=list)
-    defaults: ModelDefaults = Field(default_factory=ModelDefaults)
-    judges: list[JudgeSpec] = Field(default_factory=list)
-    baselines: list[BaselineSpec] = Field(default_factory=list)
-    failure: FailurePolicy = Field(default_factory=FailurePolicy)
-    factuality: FactualitySpec | None = None
-    gate: GateSpec | None = None
+    datasets: list[DatasetBlock] = Field(
+        default_factory=list, description="What the judges and baselines judge."
+    )
+    defaults: ModelDefaults = Field(
+        default_factory=ModelDefaults, description="Model settings every model block inherits."
+    )
+    judges: list[JudgeSpec] = Field(default_factory=list, description="The judges to run.")
+    baselines: list[BaselineSpec] = Field(
+        default_factory=list, description="Model-free judges to compare against."
+    )
+    failure: FailurePolicy = Field(
+        default_factory=FailurePolicy, description="When failed judgments fail the run."
+    )
+    factuality: FactualitySpec | None = Field(
+        default=None, description="Decompose answers into claims and verify each one."
+    )
+    gate: GateSpec | None = Field(
+        default=None, description="Score each question's retrieved evidence with a reranker."
+    )
     executor: ExecutorOptions | None = Field(
         default=None, description='Where local models run: kind = "local" (default) or "ray".'
     )
