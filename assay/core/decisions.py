@@ -1,7 +1,7 @@
-"""What a policy decides and the contract of the records it writes (issue 19), whatever
+"""What a policy decides and the contract of the records it writes, whatever
 its kind.
 
-The vocabulary (§1.2) is common to every kind: a `ClaimDecision` per claim, a
+The vocabulary is common to every kind: a `ClaimDecision` per claim, a
 `ResponseOutcome` per response, a `GateOutcome` per question; each kind keeps its
 paper's own name in a `native` field beside it.
 
@@ -45,7 +45,7 @@ class ResponseOutcome(StrEnum):
     ANSWER_PARTIAL = "answer_partial"
     CONFLICT = "conflict"
     ABSTAIN = "abstain"
-    REFUSE = "refuse"  # inputs failed (FC-2, FC-3): never matches a gold label
+    REFUSE = "refuse"  # inputs failed: never matches a gold label
 
 
 class GateOutcome(StrEnum):

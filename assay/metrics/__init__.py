@@ -11,7 +11,7 @@ metrics), `_rank_correlation`,
 `_agreement`; comparisons: `_paired` (judges on the same items), `_paired_stats`,
 `_paired_draws`, `_paired_metrics` (any per-item statistic, every judge and pair on one
 draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
-`_pairwise` (A vs B verdicts in both orders); issue 9 agreement statistics:
+`_pairwise` (A vs B verdicts in both orders); agreement statistics:
 `_agreement_stats` (categorical vs gold), `_score_agreement` (numeric vs gold),
 `_rater_agreement` (judges and raters), `_self_consistency` (samples > 1),
 `_item_bootstrap` (CIs of any statistic).

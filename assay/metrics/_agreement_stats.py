@@ -1,4 +1,4 @@
-"""Agreement of categorical judgments with gold labels (issue 9 §4).
+"""Agreement of categorical judgments with gold labels.
 
 Point values come from scikit-learn (accuracy_score, balanced_accuracy_score,
 f1_score(average="macro"), cohen_kappa_score, quadratic-weighted for ordinal labels). The

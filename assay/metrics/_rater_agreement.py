@@ -1,4 +1,4 @@
-"""Agreement between several judges and human raters on the same items (issue 9 §4).
+"""Agreement between several judges and human raters on the same items.
 
 Ratings are a table, one row an item and one column a judge or rater (a DataFrame or a
 2-D array); missing ratings are None / NaN. Pairwise Cohen's kappa comes from

@@ -2,7 +2,7 @@
 
 Two estimators on the draws of `_resampling.index_chunks`. `ratio_ci` takes float
 numerators and positive denominators (the factuality micro score). `bootstrap_intervals`
-and `paired_delta_interval` are the policies' pooled metrics (§2.7.7): each metric is
+and `paired_delta_interval` are the policies' pooled metrics: each metric is
 given as per-response integer counts (a response's share of the pooled counts), a
 resample's value is the draw counts times the counts, exactly; resamples where a metric is
 null (zero denominator) are dropped and counted. One draw serves every metric, and both

@@ -1,4 +1,4 @@
-"""Agreement of numeric judgments (scores) with gold scores (issue 9 §4).
+"""Agreement of numeric judgments (scores) with gold scores.
 
 Point values come from scipy.stats (pearsonr, spearmanr, kendalltau) and numpy (MAE).
 The bootstrap computes Pearson, Spearman (ranks from each resample's value counts) and

@@ -4,7 +4,7 @@ output scoring (query, passage) pairs, many per call, as raw logits.
 It runs on the local pair-model engine of `hf-nli` (`LocalNLITransport`: length-bucketed
 batches through sentence-transformers' `CrossEncoder`) with the identity activation, so
 the recorded number is the model's logit whatever activation its config would apply by
-default; mapping it to [0, 1] is the caller's named normalisation (spec §3.1).
+default; mapping it to [0, 1] is the caller's named normalisation.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The policies section of the HTML report (spec §5.10): per applied policy its identity,
+"""The policies section of the HTML report: per applied policy its identity,
 metrics, a risk–coverage curve and an action-mix bar (inline SVG, like the report's
 other charts) and, for fail_closed, sample strict/mixed renderings.
 
@@ -20,7 +20,7 @@ from assay.report._templates import environment
 from assay.report._values import text_width
 from assay.report._views_policies import four, interval, thresholds_text
 
-# One colour per action of the common vocabulary (§1.2), every one distinct, so a legend
+# One colour per action of the common vocabulary, every one distinct, so a legend
 # never shows two actions in one colour: outcomes answer in greens/blue, claims in teals.
 MIX_COLOURS = {
     "answer_full": "#16a34a",

@@ -1,4 +1,4 @@
-"""The policies section of the text reports (spec §5.10): tables and tidy CSV rows.
+"""The policies section of the text reports: tables and tidy CSV rows.
 
 One overview table (identity, thresholds, refusals, warnings), then per policy its
 metrics (4 decimals, never cut, with counts, interval and null reason) and its outcome
@@ -21,7 +21,7 @@ METRICS_CAPTION = (
 
 
 def four(value: float | None) -> str:
-    """A policy metric as the spec shows it: 4 decimals, "null" when undefined."""
+    """A policy metric as the reports show it: 4 decimals, "null" when undefined."""
     return "null" if value is None else f"{value:.4f}"
 
 

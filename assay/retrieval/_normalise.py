@@ -2,7 +2,7 @@
 
 Raw scores are not comparable across retrievers (a cosine lies in [-1, 1], BM25 and
 fused scores are unbounded and query-dependent, a cross-encoder emits a logit), so a
-policy threshold needs one scale. Each method is the policies specification's (§5.2.3):
+policy threshold needs one scale. The methods:
 
 - ``cosine``: dense cosine similarity, ``(cos + 1) / 2``;
 - ``query_max``: BM25, ``score / max score of the query`` (all 0 when that max is 0);

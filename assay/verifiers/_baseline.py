@@ -1,10 +1,11 @@
 """A verifier that needs no model: lexical support of the claim by a passage.
 
-It exists so the factuality pipeline runs end to end with no key and no download, and
-as a floor any model verifier should beat. Its verdict cannot detect contradiction; its
-scored pairs carry the lexical relation triple of the policies spec (§2.2), with
-conflict and limitation cues from the `relation-cues@1` lexicon, and a label with its
-confidence (§4.2 `label_confidence`) so a fail-closed policy can verify on them.
+It exists so the factuality pipeline runs end to end with no key and no download, and as a floor any
+model verifier should beat. Its verdict cannot detect contradiction; its scored pairs carry the
+lexical relation triple the claim-level policies pool, with conflict and limitation cues from the
+`relation-cues@1` lexicon, and a label with its confidence (`label_confidence`,
+docs/reference/policies/fail-closed.md#inputs-and-scores) so a fail-closed policy can verify on
+them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from assay.verifiers._relations import claim_tokens, describe_relations
 class OverlapVerifier:
     """Supported when enough of the claim's content tokens occur in one passage."""
 
-    #: "2": pairs carry label_confidence probabilities (§4.2); a run made by "1" resumes
+    #: "2": pairs carry label_confidence probabilities; a run made by "1" resumes
     #: under "1" only (`runs._resume.check_same_versions`)
     version = "2"
 

@@ -1,8 +1,9 @@
-"""Scored pairs as each built-in verifier records them (policies spec §5.2.1).
+"""Scored pairs as each built-in verifier records them.
 
 A verdict keeps its best evidence; policies need every (claim, premise) pair a verifier
 scored, with the three NLI probabilities where the verifier has them and the relation
-triple (support, conflict, limitation) of §2.2. These builders turn what a verifier
+triple (support, conflict, limitation) of
+docs/reference/policies/claim-selective.md#pooled-scores. These builders turn what a verifier
 computed into `ScoredPair`s; nothing here changes a verdict.
 """
 
@@ -46,7 +47,7 @@ LEXICAL_LABELS = (
 def lexical_probabilities(
     ov: float, conflict: float, threshold: float
 ) -> tuple[float, float, float]:
-    """(p_entail, p_contradict, p_neutral) of a lexical pair in §4.2's `label_confidence`
+    """(p_entail, p_contradict, p_neutral) of a lexical pair in the `label_confidence` mode
     form: contradiction when s_conflict (ov times a conflict cue) is positive and reaches
     the verifier's threshold, else entailment when ov reaches it, else neutral. The
     label's confidence is ov (1 - ov for neutral); the other two are 0."""
@@ -58,8 +59,8 @@ def lexical_probabilities(
 
 
 def lexical_pair(tokens: frozenset[str], passage: Passage, threshold: float) -> ScoredPair:
-    """The overlap verifier's pair for one whole passage: the lexical triple of §2.2 and
-    a label with its confidence (so a fail-closed policy can read it, FC-1)."""
+    """The overlap verifier's pair for one whole passage: the lexical relation triple and
+    a label with its confidence (so a fail-closed policy can read it)."""
     triple = lexical_triple(tokens, passage.text)
     p_entail, p_contradict, p_neutral = lexical_probabilities(
         triple.support, triple.conflict, threshold
@@ -140,7 +141,7 @@ def nli_pairs(
 
 
 def _number(obj: Mapping[str, Any] | None, key: str) -> float | None:
-    """A numeric answer field as given (a policy checks its range, FC-1); else None."""
+    """A numeric answer field as given (a policy checks its range); else None."""
     value = (obj or {}).get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -149,7 +150,7 @@ def _number(obj: Mapping[str, Any] | None, key: str) -> float | None:
 
 def _label_probabilities(label: VerdictLabel | None) -> tuple[float, float, float]:
     """(p_entail, p_contradict, p_neutral) of a bare verdict: its label with
-    confidence 1, the other two 0 (§4.2 `label_confidence`; unsupported = neutral)."""
+    confidence 1, the other two 0 (`label_confidence`; unsupported = neutral)."""
     if label is VerdictLabel.SUPPORTED:
         return 1.0, 0.0, 0.0
     if label is VerdictLabel.CONTRADICTED:

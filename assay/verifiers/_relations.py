@@ -1,8 +1,9 @@
 """Relation triples of a (claim, premise) pair from token overlap and a cue lexicon.
 
-The policies specification (§2.2) pools three signals per claim: support, conflict
-and limitation. Where no model gives them, they come from `relation-cues@1`, a frozen
-word list shipped as package data and hashed into the verifier's describe():
+A claim-level policy pools three signals per claim
+(docs/reference/policies/claim-selective.md#pooled-scores): support, conflict and limitation. Where
+no model gives them, they come from `relation-cues@1`, a frozen word list shipped as package data
+and hashed into the verifier's describe():
 
     ov(c, e)    = share of the claim's content tokens present in premise e (0 if none)
     cue(e, L)   = 1 if a phrase of list L occurs in e (word boundaries, any case), else 0
@@ -51,7 +52,7 @@ NLI_FORMULAS = {
 
 def llm_formulas(nli_prompt: bool) -> dict[str, str]:
     """A language-model verifier's pair formulas: an NLI prompt states probabilities, a
-    True/False prompt gives a label with confidence 1 (§4.2 `label_confidence`); an
+    True/False prompt gives a label with confidence 1 (`label_confidence`); an
     answer stating `support` / `conflict` / `limitation` numbers sets them itself."""
     stated = " (the answer's `{}` number when it states relation scores)"
     if nli_prompt:
@@ -104,7 +105,7 @@ class Triple:
 
 
 def lexical_triple(tokens: frozenset[str], text: str) -> Triple:
-    """The `lexical` relation source of §2.2 for one premise."""
+    """The `lexical` relation source for one premise."""
     ov = overlap_share(tokens, text)
     return Triple(ov, ov * cue(text, "conflict"), ov * cue(text, "limitation"))
 

@@ -1,4 +1,4 @@
-"""Sentence spans of evidence passages, with code-point offsets (policies spec §5.2.6).
+"""Sentence spans of evidence passages, with code-point offsets.
 
 A fail-closed renderer shows a claim as verified only with the sentences that entail
 it, so evidence is addressed by sentence: `text[start:end]` is the sentence exactly

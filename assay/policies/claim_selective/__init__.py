@@ -1,5 +1,5 @@
-"""Claim-selective certification (the claim-selective certification paper, policies spec
-§2): the public API.
+"""Claim-selective certification (the claim-selective certification paper): the public
+API. Definitions: docs/reference/policies/claim-selective.md.
 
 Each claim gets a status from its pooled relation scores (max over its scored passages
 of support, conflict and limitation): certified (`assert`), condition_limited

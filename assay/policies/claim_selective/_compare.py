@@ -1,4 +1,4 @@
-"""Paired comparison of two claim-selective systems on the same responses (§2.7.7): the
+"""Paired comparison of two claim-selective systems on the same responses: the
 point delta of each metric as an exact difference of fractions, and a percentile
 interval from one set of response resamples shared by both systems."""
 

@@ -1,8 +1,8 @@
-"""The claim-selective policy's configuration (§2.4, §2.7.1, §5.4): the selector and its
+"""The claim-selective policy's configuration: the selector and its
 thresholds θ = (conflict, support, condition_limited, limitation), the intent families,
 the conflict scope, the certificate standard and the off-by-default source priors.
 
-Thresholds are decimal strings, validated before anything is computed (FC-7: one line
+Thresholds are decimal strings, validated before anything is computed (one line
 naming the field) and written in one canonical form ("0.30" -> "0.3"), so one policy has
 one `policy_sha256`. The resolved configuration writes every default out.
 """
@@ -47,7 +47,7 @@ class Theta(NamedTuple):
 
 
 class SelectorThresholds(BaseModel):
-    """θ for the rule TR (§2.4); `condition_limited <= support`."""
+    """θ for the rule TR; `condition_limited <= support`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -69,7 +69,7 @@ class SelectorThresholds(BaseModel):
 
 
 class CertificateStandard(BaseModel):
-    """What makes a claim certificate valid for `uccr_cert` (§2.7.1); fixed per evaluation,
+    """What makes a claim certificate valid for `uccr_cert`; fixed per evaluation,
     independent of the selector under test. Defaults: the paper's tuned point."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

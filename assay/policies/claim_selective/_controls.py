@@ -1,5 +1,5 @@
-"""Shortcut controls, perturbations and overlap (§2.7.6), and the agreement of a gold
-re-audit (§2.10 F-8).
+"""Shortcut controls, perturbations and overlap, and the agreement of a gold
+re-audit.
 
 - Majority controls predict each response's action as the majority `gold_action` of the
   `train` split under a key (intent; source and intent; source and claim type), ties by

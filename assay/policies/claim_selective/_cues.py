@@ -1,6 +1,6 @@
-"""The cue list behind the `dosage_label_rescue` prior (§2.4, §2.12): which passages state
+"""The cue list behind the `dosage_label_rescue` prior: which passages state
 a dosing instruction. Read where passage texts are read (building the policy's inputs),
-never by the decision itself (FC-5): the policy reads `PassageInfo.dosage_instruction`.
+never by the decision itself: the policy reads `PassageInfo.dosage_instruction`.
 
 The phrases live in `lexicons/cs-priors@1.toml`, loaded and hashed by the judges' lexicon
 loader, so a manifest can name the exact list that flagged the passages.

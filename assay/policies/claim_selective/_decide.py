@@ -1,6 +1,6 @@
-"""Claim-selective decisions for whole responses: the gate (§5.9), the family and its θ,
+"""Claim-selective decisions for whole responses: the gate, the family and its θ,
 the priors, then the rule of `_cs_rule` for every claim and the response action; and the
-records (§5.3) built from those verdicts.
+records built from those verdicts.
 
 `prepare_response` does the threshold-independent work once (FC checks, filters,
 pooling), so tuning can re-judge the same prepared responses under every candidate.

@@ -1,10 +1,10 @@
-"""What the claim-selective policy reads (§2.1, §2.2): responses with their dataset
+"""What the claim-selective policy reads: responses with their dataset
 metadata, their claim skeletons, and each claim's verification as per-passage relation
 triples (s_support, s_conflict, s_limitation).
 
 Only ids, flags and numbers are read; the texts (question, claim, evidence) are carried
-for the output records and never looked at (FC-5). Scores are kept as given, NaN or out of
-range included: an invalid score is itself a decision input (FC-1, C-1: `invalid_score`).
+for the output records and never looked at. Scores are kept as given, NaN or out of
+range included: an invalid score is itself a decision input (`invalid_score`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from assay.errors import DatasetError, first_problem
 
 
 class RelationPair(BaseModel):
-    """One scored (claim, passage) pair (§5.2.1; a `ScoredPair` dump validates into it).
+    """One scored (claim, passage) pair (a `ScoredPair` dump validates into it).
 
     `passage_id` is None for a premise of several passages read together (`context`
     lists their ids). A score that is None, NaN, infinite or outside [0, 1] is invalid.
@@ -58,7 +58,7 @@ class RelationPair(BaseModel):
 
 class ClaimVerification(BaseModel):
     """One verifier's record for one claim; `pairs_dropped_by_cap` counts pairs a cost cap
-    left unscored (FC-6: treated as never scored)."""
+    left unscored (treated as never scored)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -69,7 +69,7 @@ class ClaimVerification(BaseModel):
 
 
 class PassageInfo(BaseModel):
-    """Dataset fields of one evidence passage the priors read (§2.4, §5.2.5).
+    """Dataset fields of one evidence passage the priors read.
 
     `dosage_instruction` is the passage's `dosage_instruction` cue flag, computed where the
     text is read; the policy reads the flag only."""
@@ -81,7 +81,7 @@ class PassageInfo(BaseModel):
 
 
 class GateLink(BaseModel):
-    """A preceding evidence gate's decision for the question (§5.9); `evidence` is E(q)
+    """A preceding evidence gate's decision for the question; `evidence` is E(q)
     (None: the gate names no passage, so none is filtered)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -99,15 +99,15 @@ class ClaimInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     claim_id: str
-    claim: str | None = Field(default=None, description="Carried, never read (FC-5).")
+    claim: str | None = Field(default=None, description="Carried, never read.")
     critical: bool = True
-    required: bool | None = Field(default=None, description="None: same as `critical` (C-2).")
+    required: bool | None = Field(default=None, description="None: same as `critical`.")
     claim_type: str | None = None
     gold_status: GoldStatus | None = None
     gold_usable: bool | None = None
     verification: ClaimVerification | None = None
     cited_passages: list[str] = Field(
-        default_factory=list, description="Passage ids the model named (FC-4: never evidence)."
+        default_factory=list, description="Passage ids the model named (never evidence)."
     )
 
     @model_validator(mode="after")
@@ -139,7 +139,7 @@ class ResponseInput(BaseModel):
 
     dataset: str = "default"
     answer_id: str
-    question: str | None = Field(default=None, description="Carried, never read (FC-5).")
+    question: str | None = Field(default=None, description="Carried, never read.")
     intent: str | None = None
     source: str | None = None
     source_url: str | None = None

@@ -43,7 +43,7 @@ RANGES: dict[str, tuple[str, str, str]] = {
 
 
 def _slices(policy: Any, decisions: Any, settings: Settings) -> list[dict[str, Any]]:
-    """§2.7.6 metrics per value of `settings.by` (a response field)."""
+    """The metrics per value of `settings.by` (a response field)."""
     groups = slice_metrics(
         decisions,
         str(settings.by),
@@ -55,7 +55,8 @@ def _slices(policy: Any, decisions: Any, settings: Settings) -> list[dict[str, A
 
 
 def _source_missing(policy: Any, inputs: list[Any], settings: Settings) -> dict[str, Any]:
-    """§2.7.5: the metrics of the same responses with every evidence pool emptied."""
+    """The source-missing slice: the metrics of the same responses with every evidence pool
+    emptied."""
     metrics = policy.metrics(
         policy.decide(source_missing(inputs)),
         resamples=settings.resamples,
@@ -75,7 +76,7 @@ def _with_verifier(certificates: list[Any], run: RunInputs, verifier: str) -> li
 def apply(
     policy: Any, run: RunInputs, settings: Settings, chain: Chain | None, file: str
 ) -> Outputs:
-    """§2 decisions, certificates and metrics for every answer of the run."""
+    """Claim-selective decisions, certificates and metrics for every answer of the run."""
     if settings.by is not None and settings.by not in SLICE_FIELDS:  # before any work
         known = ", ".join(SLICE_FIELDS)
         raise SpecError(f"cannot slice by {settings.by!r}; use one of {known}", field="--by")
@@ -113,7 +114,7 @@ def apply(
 def tune(
     policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
 ) -> TuneRun:
-    """§2.8.2's default tuning of a claim_selective policy on the run's answers."""
+    """The default tuning of a claim_selective policy on the run's answers."""
     verifier = run.resolve_verifier(policy.config.verifier, file=file)
     inputs = cs_inputs(run, verifier, chain.links if chain else None)
     outcome = tune_policy(policy.config, inputs, grid, split=run.split)

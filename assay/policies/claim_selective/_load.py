@@ -1,10 +1,10 @@
 """Run records -> `claim_selective` inputs (docs/reference/policies/integration.md): one
-`ResponseInput` per answer, each claim carrying the chosen verifier's record (status,
-scored pairs, and how many pairs a cost cap dropped: FC-6) or None when it has none.
-The §5.2.5 fields come from the run's records (answers.jsonl, claims.jsonl), falling
-back to the answers dataset row for runs recorded before the records carried them;
-passages (ids, `evidence_level`, the dosage cue) come from that row. A bad value names
-file, line and field."""
+`ResponseInput` per answer, each claim carrying the chosen verifier's record (status, scored pairs,
+and how many pairs a cost cap dropped) or None when it has none. The dataset fields
+(docs/reference/policies/integration.md#dataset-fields) come from the run's records (answers.jsonl,
+claims.jsonl), falling back to the answers dataset row for runs recorded before the records carried
+them; passages (ids, `evidence_level`, the dosage cue) come from that row. A bad value names file,
+line and field."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def cs_inputs(
     run: RunInputs, verifier: str, links: Mapping[tuple[str, str], dict[str, Any]] | None = None
 ) -> list[ResponseInput]:
     """Every answer of the run as a claim-selective input, in (dataset, answer_id) order;
-    `links` (chained behind a gate, §5.9) gives each answer its gate decision."""
+    `links` (chained behind a gate) gives each answer its gate decision."""
     out: list[ResponseInput] = []
     for answer in run.answers:
         row = _response_row(run, verifier, answer)

@@ -1,12 +1,12 @@
-"""Metrics of claim-selective decisions (§2.7): both UCCR variants with Wilson intervals,
+"""Metrics of claim-selective decisions: both UCCR variants with Wilson intervals,
 PAU, PAU precision, F1 from counts, critical coverage and risk, action accuracy with its
-5x4 confusion, `n_refused`; bootstrap intervals (§2.7.7) and paired deltas.
+5x4 confusion, `n_refused`; bootstrap intervals and paired deltas.
 
 Every metric is pooled over all claims of all responses (micro) from integer counts, so
 F1 is never the harmonic mean of rounded parts, tuning compares exact fractions, and a
 bootstrap resample recomputes each metric from the resampled responses' counts. Gold-
 dependent metrics read only claims that carry a gold label; with none at all they are
-null with `null_reason = "no_gold"` (§5.2.5).
+null with `null_reason = "no_gold"`.
 """
 
 from __future__ import annotations
@@ -101,12 +101,12 @@ def response_counts(
             c["expressed_critical_unusable"] += int(critical and not usable)
     if gold_action is not None:
         c["with_gold_action"] = 1
-        c["action_correct"] = int(action == gold_action)  # refuse never matches (FC-8)
+        c["action_correct"] = int(action == gold_action)  # refuse never matches
     return ClaimCounts(**c)
 
 
 def record_valid(record: ClaimSelectiveClaimRecord, standard: CertificateStandard) -> bool | None:
-    """A claim record's certificate validity under `standard` (§2.7.1)."""
+    """A claim record's certificate validity under `standard`."""
     return certificate_valid(
         record.native,
         record.verification_ok,
@@ -160,7 +160,7 @@ def _lacks_gold(name: str, c: ClaimCounts) -> bool:
 
 
 def claim_metrics(c: ClaimCounts) -> dict[str, Ratio]:
-    """Every metric of §2.7 from pooled counts; UCCR variants with their Wilson 95%."""
+    """Every claim-selective metric from pooled counts; UCCR variants with their Wilson 95%."""
     out: dict[str, Ratio] = {}
     for name, (num, den) in ratio_parts(c).items():
         if _lacks_gold(name, c):
@@ -298,8 +298,8 @@ def evaluate(
     random_state: int = 0,
     confidence: float = 0.95,
 ) -> ClaimSelectiveMetrics:
-    """Every metric of §2.7 over `decisions`, under one certificate standard (default:
-    §2.7.1's); with `resamples`, bootstrap intervals for the non-UCCR metrics."""
+    """Every claim-selective metric over `decisions`, under one certificate standard (default: the
+    configuration's); with `resamples`, bootstrap intervals for the non-UCCR metrics."""
     standard = standard or CertificateStandard()
     return metrics_of(
         decisions.responses,

@@ -1,6 +1,6 @@
-"""The `claim_selective` policy kind (§2): claim statuses certified / condition_limited /
-conflicting / omitted from pooled relation scores, and a response action full / partial /
-conflict / abstain (refuse when every verification failed)."""
+"""The `claim_selective` policy kind: claim statuses certified / condition_limited / conflicting /
+omitted from pooled relation scores, and a response action full / partial / conflict / abstain
+(refuse when every verification failed). Definitions: docs/reference/policies/claim-selective.md."""
 
 from __future__ import annotations
 
@@ -89,8 +89,9 @@ class ClaimSelectivePolicy(PolicyKind):
         random_state: int = 0,
         confidence: float = 0.95,
     ) -> ClaimSelectiveMetrics:
-        """§2.7 over these decisions under this policy's certificate standard, with
-        bootstrap intervals (`resamples=0`: point values and Wilson intervals only)."""
+        """The metrics (docs/reference/policies/claim-selective.md#metrics) over these decisions
+        under this policy's certificate standard, with bootstrap intervals (`resamples=0`: point
+        values and Wilson intervals only)."""
         return evaluate(
             decisions,
             standard=self.config.certificate_standard,

@@ -1,9 +1,9 @@
-"""The records the claim-selective policy writes (§5.3): one per claim, one per response,
+"""The records the claim-selective policy writes: one per claim, one per response,
 one certificate per response. All are canonical-JSON ready (no NaN: a score that was not
 a finite number is written as null), so `write_canonical_jsonl` writes them as they are.
 
 Each record carries the common vocabulary (`decision`, `outcome`) and the paper's own
-names (`native`), §1.2. The claim and response records follow the decision-record
+names (`native`). The claim and response records follow the decision-record
 contract of `assay.core.decisions` (`CONTRACT`); their fields keep the order they were
 first written in (the policy stamp first).
 """
@@ -28,6 +28,36 @@ from assay.policies.engine._provenance import VerifierInfo
 ClaimStatus = Literal["certified", "condition_limited", "conflicting", "omitted"]
 NativeAction = Literal["full", "partial", "conflict", "abstain", "refuse"]
 LinkRole = Literal["support", "limitation", "conflict", "dosage_label_rescue", "pool"]
+ClaimReason = Literal[
+    "certified",
+    "limitation_downgrade",
+    "weak_support",
+    "conflict_threshold",
+    "insufficient_support",
+    "no_evidence",
+    "cap_exceeded",
+    "missing_verification",
+    "verification_not_ok",
+    "invalid_score",
+    "gate_abstained",
+    "gate_refused",
+    "express_all",
+    "support_gate_passed",
+    "support_gate_failed",
+]
+"""Every `reason` a claim record can carry, so a record with any other one fails to build
+(docs/reference/policies/claim-selective.md#reason-codes lists them all)."""
+ResponseReason = Literal[
+    "all_verifications_failed",
+    "no_expressible_claim",
+    "material_conflict",
+    "all_required_certified",
+    "some_required_not_certified",
+    "prior:review_downgrade",
+    "gate_abstained",
+    "gate_refused",
+]
+"""Every `reason` a response record can carry (the same page lists them)."""
 
 DECISION_OF: dict[str, ClaimDecision] = {
     "certified": ClaimDecision.ASSERT,
@@ -58,7 +88,7 @@ class PolicyStamp(BaseModel):
 
 
 class Stamped(BaseModel):
-    """The policy fields every claim and response record starts with (§5.3)."""
+    """The policy fields every claim and response record starts with."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -80,7 +110,7 @@ class Stamped(BaseModel):
 
 
 class PooledScores(BaseModel):
-    """S_sup, S_conf, S_lim: each coordinate's maximum over the claim's pool (§2.2)."""
+    """S_sup, S_conf, S_lim: each coordinate's maximum over the claim's pool."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -90,7 +120,7 @@ class PooledScores(BaseModel):
 
 
 class EvidenceLink(BaseModel):
-    """A passage behind a claim's status (§2.6), with the thresholds it was judged by."""
+    """A passage behind a claim's status, with the thresholds it was judged by."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -108,7 +138,7 @@ class EvidenceLink(BaseModel):
 
 
 class IgnoredReference(BaseModel):
-    """Evidence that is not evidence (FC-4): a cited passage with no score record, or a
+    """Evidence that is not evidence: a cited passage with no score record, or a
     scored passage outside the response's evidence pool or the gate's E(q)."""
 
     model_config = ConfigDict(frozen=True)
@@ -126,11 +156,11 @@ class ClaimSelectiveClaimRecord(Stamped):
     claim: str | None = None
     verifier_id: str | None
     verification_status: str = Field(description="ok | parse_error | ... | missing")
-    verification_ok: bool = Field(description="Verification ok and every score valid (FC-1).")
+    verification_ok: bool = Field(description="Verification ok and every score valid.")
     pooled: PooledScores | None
     native: ClaimStatus
     decision: ClaimDecision
-    reason: str
+    reason: ClaimReason
     family: str | None
     thresholds: dict[str, str]
     critical: bool
@@ -145,7 +175,7 @@ class ClaimSelectiveClaimRecord(Stamped):
     gold_status: GoldStatus | None = None
     gold_usable: bool | None = None
     correct: bool | None = Field(
-        default=None, description="native == gold_status; never true under FC-1 (FC-8)."
+        default=None, description="native == gold_status; never true when the inputs failed."
     )
 
     @property
@@ -160,7 +190,7 @@ class ClaimSelectiveResponseRecord(Stamped):
     answer_id: str
     native: NativeAction
     outcome: ResponseOutcome
-    reason: str
+    reason: ResponseReason
     n_claims: int
     status_counts: dict[str, int]
     family: str | None
@@ -193,7 +223,7 @@ class ClaimCertificate(BaseModel):
     claim_id: str
     native: ClaimStatus
     decision: ClaimDecision
-    reason: str
+    reason: ClaimReason
     links: list[EvidenceLink]
     certificate_valid: bool | None
 
@@ -246,6 +276,7 @@ __all__ = [
     "OUTCOME_OF",
     "CertificateRecord",
     "ClaimCertificate",
+    "ClaimReason",
     "ClaimSelectiveClaimRecord",
     "ClaimSelectiveResponseRecord",
     "ClaimStatus",
@@ -256,5 +287,6 @@ __all__ = [
     "NativeAction",
     "PolicyStamp",
     "PooledScores",
+    "ResponseReason",
     "Stamped",
 ]

@@ -1,9 +1,9 @@
-"""Reference systems (§2.7.4): comparison points, not policies. They are exempt from FC-1
-and flagged `reference: true` on every record.
+"""Reference systems: comparison points, not policies. They are exempt from the fail-closed checks
+(docs/reference/policies/fail-closed.md#invariants) and flagged `reference: true` on every record.
 
 - `express_all`: every claim `certified`, linked to its whole pool whatever its
-  verification status (the paper's retrieval-only analogue); actions by §2.5 without the
-  refuse step.
+  verification status (the paper's retrieval-only analogue); actions by the response rule without
+  the refuse step.
 - `binary_support_gate`: every claim `certified` when the response's best S_sup reaches
   one global gate (the paper's proxy used 0.34), else every claim `omitted`.
 """

@@ -1,9 +1,9 @@
-"""The claim-selective decision itself (§2.2–§2.6), on plain values: pooling by maximum,
+"""The claim-selective decision itself, on plain values: pooling by maximum,
 the fail-closed checks, the status rule TR(θ), evidence links, certificate validity and
 the response action. `_cs_decide` turns its results into records; tuning and sweeps
 call it directly, so every path decides through the same functions.
 
-Everything here reads ids, flags and numbers only (FC-5). Comparisons use exactly the
+Everything here reads ids, flags and numbers only. Comparisons use exactly the
 operator each rule states (no epsilon): a score equal to a threshold behaves as written.
 """
 
@@ -31,7 +31,7 @@ class Pooled:
 
 @dataclass(frozen=True, slots=True)
 class PreparedClaim:
-    """A claim's threshold-independent facts: its pool after the FC-4 filters, the FC-1
+    """A claim's threshold-independent facts: its pool after the evidence filters, the failed-input
     reason that withholds it (if any), the reason an empty pool has, its pooled scores."""
 
     claim: ClaimInput
@@ -66,7 +66,7 @@ Filters = Sequence[tuple[Collection[str], str]]
 
 
 def evidence_filters(response: ResponseInput) -> Filters:
-    """FC-4's bounds on the pairs a claim-level kind reads: the response's evidence pool
+    """The bounds on the pairs a claim-level kind reads: the response's evidence pool
     and, behind a gate that passed, the gate's E(q); each with the reason it logs."""
     filters: list[tuple[Collection[str], str]] = []
     if response.evidence_pool is not None:
@@ -100,8 +100,9 @@ def _filtered(
 
 
 def prepare_claim(claim: ClaimInput, filters: Filters = ()) -> PreparedClaim:
-    """FC-1 (missing, non-ok, any invalid score: C-1), FC-4 (only scored pairs inside the
-    evidence pool and the gate's E(q); cited ids without a score are logged), FC-6."""
+    """Failed inputs (missing, non-ok, any invalid score), the evidence filters (only scored
+    pairs inside the evidence pool and the gate's E(q); cited ids without a score are
+    logged), capped pairs as never scored: docs/reference/policies/fail-closed.md#invariants."""
     verification = claim.verification
     pairs = verification.pairs if verification is not None else []
     scored, ignored = _filtered(pairs, filters)
@@ -137,8 +138,9 @@ def prepare_claim(claim: ClaimInput, filters: Filters = ()) -> PreparedClaim:
 def claim_status(
     prepared: PreparedClaim, theta: Theta, support_floor: float | None = None
 ) -> tuple[str, str]:
-    """TR(θ), §2.4: (status, reason). Conflict is checked first, so a disputed claim is
-    never asserted; `support_floor` is a prior that lifts S_sup (dosage_label_rescue)."""
+    """TR(θ) (docs/reference/policies/claim-selective.md#claim-statuses): (status, reason). Conflict
+    is checked first, so a disputed claim is never asserted; `support_floor` is a prior that lifts
+    S_sup (dosage_label_rescue)."""
     if prepared.failure is not None:
         return "omitted", prepared.failure
     if prepared.pooled is None or not prepared.pool:
@@ -160,7 +162,7 @@ def claim_status(
 def link_roles(
     prepared: PreparedClaim, status: str, rescue: Collection[int] = ()
 ) -> list[tuple[int, list[LinkRole]]]:
-    """Pool indices behind a status with their roles (§2.6): every passage attaining S_sup
+    """Pool indices behind a status with their roles: every passage attaining S_sup
     (certified, condition_limited), S_lim when positive (condition_limited), S_conf
     (conflicting); `rescue` adds the passages a prior lifted support with."""
     pooled = prepared.pooled
@@ -190,10 +192,10 @@ def certificate_valid(
     pool_conflict: float | None,
     standard: CertificateStandard,
 ) -> bool | None:
-    """§2.7.1: an expressed claim's certificate is valid iff its verification is ok, it
-    links a passage of its scored pool, the best linked support reaches the standard's
-    minimum for its status, and S_conf over the whole pool stays below `conflict_max`.
-    None for claims that are not expressed."""
+    """docs/reference/policies/claim-selective.md#certificate-validity: an expressed claim's
+    certificate is valid iff its verification is ok, it links a passage of its scored pool, the best
+    linked support reaches the standard's minimum for its status, and S_conf over the whole pool
+    stays below `conflict_max`. None for claims that are not expressed."""
     if status not in EXPRESSED_STATUSES:
         return None
     supports = [s for s in link_supports if valid_score(s)]
@@ -212,7 +214,8 @@ def response_action(
     *,
     all_failed: bool,
 ) -> tuple[str, str]:
-    """§2.5, in order: refuse (FC-2) -> abstain -> conflict -> full -> partial."""
+    """docs/reference/policies/claim-selective.md#response-actions, in order: refuse -> abstain ->
+    conflict -> full -> partial."""
     if claims and all_failed:
         return "refuse", "all_verifications_failed"
     in_scope = [conflict_scope == "any" or c.critical for c in claims]

@@ -1,4 +1,4 @@
-"""Slices of claim-selective metrics (§2.7.6) and the source-missing transform (§2.7.5).
+"""Slices of claim-selective metrics and the source-missing transform.
 
 A slice groups responses by a dataset field and recomputes every metric inside each
 group; groups under 20 responses are flagged `descriptive`, as the paper does. The

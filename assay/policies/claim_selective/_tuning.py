@@ -1,8 +1,8 @@
-"""Tuning and sweeps of the claim-selective policy (§2.8) on the shared engine (§5.6).
+"""Tuning and sweeps of the claim-selective policy on the shared engine.
 
 Responses are prepared once (FC checks, filters, pooling do not depend on thresholds);
 each candidate only re-runs the status rule and the action. Every candidate's
-configuration is validated before anything is computed (FC-7), and the certificate
+configuration is validated before anything is computed, and the certificate
 standard stays fixed while thresholds move.
 """
 
@@ -55,9 +55,9 @@ SWEEP_METRICS = (
 
 
 def default_tuning_spec() -> TuningSpec:
-    """§2.8.2: 9 x 7 x 9 grid with condition_limited <= support, limitation 0.50 (420
-    candidates); uccr_cert == 0; max PAU, then action accuracy, then F1; ties to the most
-    conservative thresholds."""
+    """docs/reference/policies/claim-selective.md#tuning: 9 x 7 x 9 grid with condition_limited <=
+    support, limitation 0.50 (420 candidates); uccr_cert == 0; max PAU, then action accuracy, then
+    F1; ties to the most conservative thresholds."""
     return TuningSpec(
         grid={
             "support": decimal_grid("0.20", "0.60", "0.05"),
@@ -175,7 +175,7 @@ def sweep(
     step: str = "0.05",
     ties: Sequence[str] = ("condition_limited=support-0.10",),
 ) -> list[SweepPoint]:
-    """The risk–coverage curve (§2.8.3): `param` over a decimal grid, tied parameters
+    """The risk–coverage curve: `param` over a decimal grid, tied parameters
     following it (floored at 0), every other threshold fixed."""
     rules = [parse_tie(t) for t in ties]
     points = []

@@ -1,4 +1,4 @@
-"""The contract of a user-written claim-level policy (spec §5.4): a class registered with
+"""The contract of a user-written claim-level policy: a class registered with
 `@policy("name", version=N)` in `POLICIES`, configured by a pydantic `Config` built from
 the `[[policies]]` block, whose pure `decide(inputs)` maps typed read-only views of a
 run to a `ClaimDecision` per claim (and optionally a response outcome).

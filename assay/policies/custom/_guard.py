@@ -1,8 +1,8 @@
-"""What the framework enforces on a user policy's decisions (§1.3 fail closed): a claim
-whose verification did not end ok, or behind a gate that did not pass, is withheld
-whatever the policy returned; a response whose every verification failed is refused; a
-response with no expressed claim is never an answer. A response without a policy-given
-outcome gets the default rule of `default_outcome`.
+"""What the framework enforces on a user policy's decisions
+(docs/reference/policies/fail-closed.md#invariants): a claim whose verification did not end ok, or
+behind a gate that did not pass, is withheld whatever the policy returned; a response whose every
+verification failed is refused; a response with no expressed claim is never an answer. A response
+without a policy-given outcome gets the default rule of `default_outcome`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class GuardedResponse(BaseModel):
 
 def within_evidence(response: ResponseInput) -> ResponseInput:
     """The response as the policy sees it: scored pairs only inside its evidence pool
-    and, behind a gate that passed, the gate's E(q) (FC-4, as for the built-in kinds)."""
+    and, behind a gate that passed, the gate's E(q) (as for the built-in kinds)."""
     filters = evidence_filters(response)
     if not filters:
         return response

@@ -19,7 +19,7 @@ GOLD_OF = {
     ResponseOutcome.ANSWER_PARTIAL: "partial",
     ResponseOutcome.CONFLICT: "conflict",
     ResponseOutcome.ABSTAIN: "abstain",
-}  # refuse matches no gold action (§1.2)
+}  # refuse matches no gold action
 
 
 def _with_ci(r: Ratio, confidence: float) -> Ratio:

@@ -1,4 +1,4 @@
-"""What a user claim-level policy reads and returns (spec §5.4): its config's common keys,
+"""What a user claim-level policy reads and returns: its config's common keys,
 the frozen inputs, a verdict per claim and the decisions object, and the two helpers
 most policies need. Alone here so the framework's apply (`_apply`) and guard read them
 without importing the `ClaimPolicy` class that hands user policies to them."""
@@ -22,7 +22,7 @@ class PolicyConfig(BaseModel):
 
     name: str
     verifier: str | None = Field(default=None, description="None: the run's only verifier.")
-    after: str | None = Field(default=None, description="An evidence_gate policy (§5.9).")
+    after: str | None = Field(default=None, description="An evidence_gate policy.")
 
 
 class ClaimPolicyInputs(BaseModel):

@@ -43,12 +43,12 @@ class Settings(BaseModel):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     by: str | None = Field(default=None, description="Response field to slice metrics by.")
     source_missing: bool = Field(
-        default=False, description="Also the source-missing counterfactual's metrics (§2.7.5)."
+        default=False, description="Also the source-missing counterfactual's metrics."
     )
 
 
 class Chain(BaseModel):
-    """A claim-level policy's gate (§5.9): the gate policy's name, the gate_id it read,
+    """A claim-level policy's gate: the gate policy's name, the gate_id it read,
     and each answer's gate decision as the claim kinds take it."""
 
     model_config = ConfigDict(frozen=True)
@@ -132,7 +132,7 @@ def no_slices(policy: Any, settings: Settings) -> None:
 
 
 def provenance(run: RunInputs, verifier: str | None, gate_id: str | None) -> dict[str, Any]:
-    """The manifest's record of what produced the scores read (§5.7): each verifier's
+    """The manifest's record of what produced the scores read: each verifier's
     model and sha256, the gate's reranker and retriever, and where the retrieval
     configuration came from (with a note when nothing was retrieved)."""
     from assay.policies.engine._provenance import retrieval_provenance

@@ -1,4 +1,4 @@
-"""Canonical JSON (§5.8): what makes policy outputs byte-identical for the same inputs.
+"""Canonical JSON: what makes policy outputs byte-identical for the same inputs.
 
 UTF-8, keys sorted, separators (",", ":"), no ASCII escaping, no NaN, floats in Python's
 shortest round-trip form, one record per line ending in "\n". Hashes are sha256 of it.

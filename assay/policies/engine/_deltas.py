@@ -1,6 +1,6 @@
 """Paired deltas of two policies of one kind on the same units (responses or questions):
 each metric's exact `a - b` with a percentile interval drawn from one set of unit
-resamples shared by both (§2.7.7, §5.5). Kinds that count per unit hand their counts
+resamples shared by both. Kinds that count per unit hand their counts
 here; claim_selective pairs its decisions itself (`claim_selective._compare`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numbers as the policies specification writes them (§1.4): thresholds as decimal
+"""Numbers as the policy reference pages write them: thresholds as decimal
 strings, ratios as exact counts, grids from integers, Wilson intervals.
 
 A ratio keeps its numerator and denominator so tuning compares metrics as exact
@@ -21,7 +21,7 @@ NO_GOLD = "no_gold"
 
 def threshold(value: str | float | int, *, field: str, file: str | None = None) -> float:
     """A threshold in [0, 1] from a decimal string ("0.35"), or a number; anything else,
-    NaN, or a value outside [0, 1] is a one-line error naming `field` (FC-7)."""
+    NaN, or a value outside [0, 1] is a one-line error naming `field`."""
     if isinstance(value, bool):
         raise SpecError(
             f'must be a decimal string such as "0.35", got {value!r}', file=file, field=field
@@ -90,7 +90,7 @@ def ratio(numerator: int, denominator: int, *, when_zero: float | None = None) -
 
 
 def no_gold() -> Ratio:
-    """A metric whose gold field is absent from the data (§5.2.5)."""
+    """A metric whose gold field is absent from the data."""
     return Ratio(numerator=0, denominator=0, value=None, null_reason=NO_GOLD)
 
 

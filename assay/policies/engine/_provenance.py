@@ -1,4 +1,4 @@
-"""What produced the scores a policy reads (policies spec §4.7, §5.7, §6 test 22): the
+"""What produced the scores a policy reads: the
 verifier's model and its weights fingerprint (or prompt, for a language-model verifier),
 the gate's reranker and the retrieval configuration behind the evidence.
 
@@ -81,7 +81,7 @@ def _text(value: Any) -> str | None:
 def portable_model(name: str | None) -> str | None:
     """A model name without the machine's directories: `hf-nli//abs/dir/nli` names the
     model as `hf-nli/nli` (its sha256 identifies the weights), so a manifest holds no
-    absolute path (§5.7) and a certificate reads the same on any machine."""
+    absolute path and a certificate reads the same on any machine."""
     if name is None:
         return None
     provider, sep, rest = name.partition("/")

@@ -1,10 +1,10 @@
-"""What a policy reads from a run directory (policies spec §5.1): answers, claims and
-verification records through `assay.core.rundir` (last line wins, torn last line
-skipped), plus the rows of the answers dataset the manifest names (question, evidence
-passages, the optional gold fields of §5.2.5). The run directory is never modified.
+"""What a policy reads from a run directory: answers, claims and verification records through
+`assay.core.rundir` (last line wins, torn last line skipped), plus the rows of the answers dataset
+the manifest names (question, evidence passages, the optional dataset fields of
+docs/reference/policies/integration.md#dataset-fields). The run directory is never modified.
 
 Every record set is put in key order before use, so the order of distinct input lines
-never changes an output (§5.8); `input_sha256` hashes the canonical records consumed.
+never changes an output; `input_sha256` hashes the canonical records consumed.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def read_dataset_rows(path: Path) -> dict[str, DatasetRow]:
 
 
 def _check_known_fields(value: dict[str, Any], path: Path, line: int) -> None:
-    """The §5.2.5 response fields of a row are validated (unknown ones are ignored): a
+    """The dataset response fields of a row are validated (unknown ones are ignored): a
     bad value is one line naming file, line and field (`gold_action = "maybe"`)."""
     validate_row(ResponseFields, {k: value[k] for k in RESPONSE_FIELDS if k in value}, path, line)
     DatasetRow(fields=value, file=str(path), line=line).passages()  # names evidence.<i>.<field>
@@ -237,7 +237,7 @@ def _dataset_rows(run_dir: Path, manifest_factuality: Any) -> dict[tuple[str, st
 
 
 def read_run(run_dir: Path) -> RunInputs:
-    """The run's answers, claims, verifications and dataset rows (§5.1)."""
+    """The run's answers, claims, verifications and dataset rows."""
     manifest = read_manifest(run_dir)
     answers: dict[tuple[str, str], AnswerRecord] = latest(run_dir / ANSWERS_FILE, AnswerRecord)
     claims: dict[Any, ClaimRecord] = latest(run_dir / CLAIMS_FILE, ClaimRecord)

@@ -1,10 +1,10 @@
-"""`[[policies]]` blocks (policies spec §5.4): read from a policy TOML file or a run spec,
+"""`[[policies]]` blocks: read from a policy TOML file or a run spec,
 each validated by its kind's own parser at load, so a bad block stops before anything is
 read from a run directory or written under it.
 
 Only the keys every kind shares (`name`, `kind`) are checked here; the rest of a block
 (`verifier`, `gate`, `after`, thresholds...) goes whole to the kind's parser, which owns
-its defaults and its one-line errors (FC-7).
+its defaults and its one-line errors.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def tune_record(
     result: TuneResult,
     provenance: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """result.json: what was tuned on what, and what was selected (§5.3, §5.6)."""
+    """result.json: what was tuned on what, and what was selected."""
     return {
         "policy": policy.name,
         "kind": policy.kind,

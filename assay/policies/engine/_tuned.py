@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 
 class Tuned(BaseModel):
-    """A config's `tuned` provenance block (§5.6: `apply --split` on the tuning split
+    """A config's `tuned` provenance block (`apply --split` on the tuning split
     marks the metrics in-sample). Dumped only when set, so a policy never tuned keeps
     the configuration, and `policy_sha256`, it had before the block existed."""
 

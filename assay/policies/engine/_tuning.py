@@ -1,4 +1,4 @@
-"""The tuning engine every policy kind shares (§5.6): enumerate a grid of thresholds,
+"""The tuning engine every policy kind shares: enumerate a grid of thresholds,
 evaluate the pure policy on each candidate, keep the feasible ones, rank them.
 
 Candidates are enumerated in a fixed order (parameters by name, values as listed), each

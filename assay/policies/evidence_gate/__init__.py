@@ -1,4 +1,5 @@
-"""The evidence gate (the evidence-gate paper, policies spec §3): the public API.
+"""The evidence gate (the evidence-gate paper): the public API. Definitions:
+docs/reference/policies/evidence-gate.md.
 
 A question-level answer/abstain gate on cross-encoder scores of retrieved passages. It
 passes a question when the best passage of the initial pool reaches `tau`, reassesses an

@@ -1,4 +1,4 @@
-"""Area under the risk–coverage curve of a confidence ranking, with tie groups (§3.6).
+"""Area under the risk–coverage curve of a confidence ranking, with tie groups.
 
 Not defined by the evidence-gate paper ([assay definition]): questions are ranked by a
 confidence `g`, and the curve visits each distinct confidence value once, so a group of

@@ -1,11 +1,12 @@
-"""A gate in front of a claim-level policy (`after = "<gate>"`, spec §5.9).
+"""A gate in front of a claim-level policy (`after = "<gate>"`,
+docs/reference/policies/evidence-gate.md#chaining-a-gate).
 
 The claim-level policy first looks up the gate's decision for its question: abstain →
 the response abstains and every claim is withheld (`gate_abstained`); refuse, or no gate
-decision at all (FC-3) → the response is refused and every claim withheld
+decision at all → the response is refused and every claim withheld
 (`gate_refused`); pass → the policy decides as usual, with only the passages of the
 gate's evidence set E(q) counting as evidence (any other passage a verification names is
-ignored, FC-4, and logged by the claim-level kinds as `outside_gate_evidence`).
+ignored and logged by the claim-level kinds as `outside_gate_evidence`).
 """
 
 from __future__ import annotations

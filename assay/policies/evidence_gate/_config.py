@@ -1,7 +1,7 @@
-"""The evidence gate's vocabulary, configuration and score normalisation (spec §3.1–3.2).
+"""The evidence gate's vocabulary, configuration and score normalisation.
 
 The gate decides per question from reranker scores of retrieved passages. Its
-configuration is validated before anything is computed (FC-7): thresholds are decimal
+configuration is validated before anything is computed: thresholds are decimal
 strings in [0, 1] with `tau > tau_min`, pool sizes are ordered, unknown keys are a
 one-line error. Reranker logits become scores with the sigmoid (raw logits are what the
 gate stage records; library activations differ between model configs).
@@ -31,7 +31,7 @@ VERSION = 1
 
 
 class SupportLevel(StrEnum):
-    """How much of a passed question's answer the cited evidence supports (§3.6)."""
+    """How much of a passed question's answer the cited evidence supports."""
 
     FULL = "full"  # 1: every claim directly verifiable
     PARTIAL = "partial"  # alpha: some claims need minor inference
@@ -39,7 +39,7 @@ class SupportLevel(StrEnum):
 
 
 class GateRule(StrEnum):
-    """Which branch of the §3.2 algorithm decided a question."""
+    """Which branch of the decision rule decided a question."""
 
     ERROR = "error"
     NO_CANDIDATES = "1_no_candidates"
@@ -58,7 +58,7 @@ class NativeDecision(StrEnum):
 
 
 class RefusalReason(StrEnum):
-    """Why a question was refused at the gate (FC-3: fail closed, never a pass)."""
+    """Why a question was refused at the gate (fail closed: never a pass)."""
 
     MISSING_GATE_RECORD = "missing_gate_record"
     GATE_NOT_OK = "gate_not_ok"
@@ -71,7 +71,7 @@ Normalization = Literal["sigmoid", "identity"]
 
 
 def reranker_scores(values: Sequence[float], normalization: Normalization) -> list[float]:
-    """Reranker outputs as gate scores in [0, 1] (§3.1): `sigmoid` of raw logits, or
+    """Reranker outputs as gate scores in [0, 1]: `sigmoid` of raw logits, or
     `identity` for models that already output probabilities (every value in [0, 1]).
     The mapping is retrieval's (one home); a value that cannot be a score is a one-line
     error naming `normalization`."""
@@ -123,7 +123,7 @@ def parse_support(value: Any) -> SupportLevel | None:
 
 class GateQuestion(BaseModel):
     """One question as the gate reads it: its key, its gate record (None when missing),
-    and the gold fields the metrics read. No text: decisions read ids and numbers (FC-5)."""
+    and the gold fields the metrics read. No text: decisions read ids and numbers."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -178,7 +178,7 @@ class EvidenceGateConfig(Tuned):
     @field_validator("tau", "tau_min", "alpha", mode="before")
     @classmethod
     def _decimal(cls, value: Any, info: Any) -> str:
-        threshold(value, field=info.field_name)  # FC-7: a one-line error outside [0, 1]
+        threshold(value, field=info.field_name)  # a one-line error outside [0, 1]
         return decimal_text(str(value).strip())
 
     @model_validator(mode="after")
@@ -199,7 +199,7 @@ class EvidenceGateConfig(Tuned):
         cls, data: Mapping[str, Any], *, file: str | Path | None = None
     ) -> EvidenceGateConfig:
         """`data` (a `[[policies]]` block) as a config, or a one-line SpecError naming the
-        file and the first bad field (FC-7)."""
+        file and the first bad field."""
         try:
             return cls.model_validate(dict(data))
         except SpecError as exc:

@@ -1,9 +1,10 @@
-"""The evidence gate's decision for one question (spec §3.2–3.3), as pure functions.
+"""The evidence gate's decision for one question, as pure functions.
 
-`pool_scores` reads a gate record once (validating it, fail closed) into the scores of
-its initial and expanded pools; `apply_rule` is the §3.2 algorithm at given thresholds,
-cheap enough to run for every candidate of a tuning grid or a sweep; `decide_question`
-adds the evidence set E(q), its citations and the audit fields of the decision log.
+`pool_scores` reads a gate record once (validating it, fail closed) into the scores of its initial
+and expanded pools; `apply_rule` is the decision rule
+(docs/reference/policies/evidence-gate.md#decision-rule) at given thresholds, cheap enough to run
+for every candidate of a tuning grid or a sweep; `decide_question` adds the evidence set E(q), its
+citations and the audit fields of the decision log.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ class RuleResult:
 
 
 def candidate_score(candidate: GateCandidate, normalization: str) -> float | None:
-    """The candidate's normalised score (`rerank_score`, else its logit normalised), or
-    None when it is absent, NaN, infinite or outside [0, 1] (FC-1 for the gate)."""
+    """The candidate's normalised score (`rerank_score`, else its logit normalised), or None when it
+    is absent, NaN, infinite or outside [0, 1] (refused: an invalid score never passes)."""
     value = candidate.rerank_score
     logit = candidate.rerank_logit
     if value is None and logit is not None and math.isfinite(logit):
@@ -98,7 +99,7 @@ def _states_other(recorded: float | None, computed: float | None) -> bool:
 
 
 def pool_scores(record: GateRecord | None, config: EvidenceGateConfig) -> PoolScores:
-    """Read a gate record into pool scores, or a refusal: missing or non-ok record (FC-3),
+    """Read a gate record into pool scores, or a refusal: missing or non-ok record,
     a record that scored fewer ranks than `k1_expanded`, any invalid score in the pool, or
     recorded maxima that disagree with the candidates."""
     if record is None:
@@ -137,8 +138,8 @@ def pool_scores(record: GateRecord | None, config: EvidenceGateConfig) -> PoolSc
 
 
 def apply_rule(scores: PoolScores, tau: float, tau_min: float) -> RuleResult:
-    """§3.2: refuse on an unusable record; abstain without candidates or below `tau_min`;
-    pass at `s_initial >= tau`; otherwise reassess on the expanded pool (same thresholds)
+    """The decision rule: refuse on an unusable record; abstain without candidates or below
+    `tau_min`; pass at `s_initial >= tau`; otherwise reassess on the expanded pool (same thresholds)
     and pass iff its recomputed maximum reaches `tau`. Ties pass / are admissible."""
     if scores.refusal is not None:
         return RuleResult(GateOutcome.REFUSE, GateRule.ERROR, None, "none")
@@ -187,7 +188,7 @@ def citations(evidence: list[ScoredPassage]) -> list[GateCitation]:
 
 
 def is_correct(outcome: GateOutcome, label: EvidenceLabel | None) -> bool | None:
-    """Null without a label, false for a refusal (FC-8), else pass <=> has_evidence."""
+    """Null without a label, false for a refusal, else pass <=> has_evidence."""
     if label is None:
         return None
     if outcome is GateOutcome.REFUSE:

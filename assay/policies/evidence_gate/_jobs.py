@@ -44,7 +44,7 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "tau": ("0.00", "1.00", "0.01"),
     "tau_min": ("0.00", "1.00", "0.01"),
 }
-CURVE_METRICS = ("coverage", "selective_risk_label", "selective_risk_support")  # §3.6
+CURVE_METRICS = ("coverage", "selective_risk_label", "selective_risk_support")
 AURC_KEYS = ("aurc", "aurc_opt", "e_aurc", "aurc_support", "aurc_opt_support", "e_aurc_support")
 
 
@@ -56,7 +56,7 @@ def records_read(run: RunInputs) -> dict[str, str]:
 def apply(
     policy: Any, run: RunInputs, settings: Settings, chain: Chain | None, file: str
 ) -> Outputs:
-    """§3 decisions (`gate_decisions.jsonl`) and metrics for every question of the run."""
+    """Gate decisions (`gate_decisions.jsonl`) and metrics for every question of the run."""
     no_slices(policy, settings)
     gate_id = resolve_gate(run, policy.config.gate, file=file)
     decisions = policy.decide(gate_inputs(run, gate_id))
@@ -89,7 +89,7 @@ def apply(
 
 
 def chain(policy: Any, run: RunInputs, file: str) -> Chain:
-    """The gate decisions a chained claim-level policy reads (§5.9)."""
+    """The gate decisions a chained claim-level policy reads."""
     gate_id = resolve_gate(run, policy.config.gate, file=file)
     links = chain_links(policy, run, gate_id)
     return Chain(
@@ -100,7 +100,7 @@ def chain(policy: Any, run: RunInputs, file: str) -> Chain:
 def tune(
     policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
 ) -> TuneRun:
-    """§3.4's default tuning of an evidence_gate policy on the run's questions."""
+    """The default tuning of an evidence_gate policy on the run's questions."""
     gate_id = resolve_gate(run, policy.config.gate, file=file)
     grid = grid or default_tuning_spec()
     result = tune_gate(gate_inputs(run, gate_id).questions, policy.config, grid)
@@ -133,7 +133,7 @@ def _check_range(config: Any, resolved: Resolved) -> None:
 
 
 def sweep_points(policy: Any, run: RunInputs, resolved: Resolved, file: str) -> SweepResult:
-    """The curve's points, and the areas under it (C-5), which no point carries."""
+    """The curve's points, and the areas under it, which no point carries."""
     _check_range(policy.config, resolved)
     gate_id = resolve_gate(run, policy.config.gate, file=file)
     questions = gate_inputs(run, gate_id).questions

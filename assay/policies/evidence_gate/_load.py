@@ -1,10 +1,10 @@
-"""Run records -> `evidence_gate` inputs, and the gate links of chained policies (§5.9).
+"""Run records -> `evidence_gate` inputs, and the gate links of chained policies
+(docs/reference/policies/evidence-gate.md#chaining-a-gate).
 
-The gate stage writes one `gates.jsonl` record per question with `question_id` = the
-answer id, so a question is a run answer: every answer is a question (one without a gate
-record is refused, FC-8), and a gate record of a question the run has no answer for is a
-question too. Gold (`evidence_label`, `gold_support`, `gold_citation_quality`) comes from
-the answer records.
+The gate stage writes one `gates.jsonl` record per question with `question_id` = the answer id, so a
+question is a run answer: every answer is a question (one without a gate record is refused, never
+counted as correct), and a gate record of a question the run has no answer for is a question too.
+Gold (`evidence_label`, `gold_support`, `gold_citation_quality`) comes from the answer records.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Metrics of the evidence gate (spec §3.6), each an exact `Ratio` with its null reason.
+"""Metrics of the evidence gate, each an exact `Ratio` with its null reason.
 
 The positive class is `no_evidence`: abstaining on it is a true positive. Refused
-questions (FC-3) are none of TP/TN/FP/FN; they stay in the denominators of accuracy,
-precision, recall and specificity and never reach a numerator (FC-8, C-3).
+questions are none of TP/TN/FP/FN; they stay in the denominators of accuracy,
+precision, recall and specificity and never reach a numerator.
 
 Every ratio metric is pooled from per-question contributions (numerator, denominator),
-so the point value and its bootstrap interval (questions resampled, §2.7.7) come from the
+so the point value and its bootstrap interval (questions resampled) come from the
 same counts. Balanced accuracy and F1 are derived from recall/specificity/precision in
 every resample. Factuality credits a partial answer `alpha`; its counts are scaled by
 alpha's denominator to stay integers (alpha = 0.5: numerator 7, denominator 12 = 3.5/6).
@@ -199,7 +199,7 @@ class BootstrapSettings(BaseModel):
 
 
 class GateMetrics(BaseModel):
-    """Every §3.6 metric of one policy over one set of questions (`metrics.json`)."""
+    """Every gate metric of one policy over one set of questions (`metrics.json`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -328,7 +328,7 @@ def gate_metrics(
     random_state: int = 0,
     confidence: float = 0.95,
 ) -> GateMetrics:
-    """Every §3.6 metric, with bootstrap intervals unless `resamples` is 0."""
+    """Every gate metric, with bootstrap intervals unless `resamples` is 0."""
     rows = [d if isinstance(d, GateRow) else GateRow.of(d) for d in decisions]
     exact_alpha = Fraction(alpha)
     metrics = metric_values(rows, exact_alpha)

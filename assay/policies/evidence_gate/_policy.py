@@ -1,8 +1,9 @@
-"""The `evidence_gate` policy kind: a question-level answer/abstain gate on reranker
-scores (the evidence-gate paper, spec §3), registered in `POLICIES`.
+"""The `evidence_gate` policy kind: a question-level answer/abstain gate on reranker scores (the
+evidence-gate paper), registered in `POLICIES`; definitions:
+docs/reference/policies/evidence-gate.md.
 
 `EvidenceGatePolicy(config).decide(GateInputs(...))` returns one decision-log record per
-question, ordered by (dataset, question_id); `metrics(decisions)` computes §3.6. The
+question, ordered by (dataset, question_id); `metrics(decisions)` computes its metrics. The
 object holds only its configuration: deciding twice, or in another input order, gives
 the same records.
 """
@@ -90,7 +91,8 @@ class EvidenceGatePolicy(PolicyKind):
         random_state: int = 0,
         confidence: float = 0.95,
     ) -> GateMetrics:
-        """§3.6 over these decisions, with this policy's `alpha`."""
+        """The gate metrics (docs/reference/policies/evidence-gate.md#metrics) over these decisions,
+        with this policy's `alpha`."""
         return gate_metrics(
             decisions,
             alpha=self.config.alpha,

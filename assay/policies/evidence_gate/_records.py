@@ -1,4 +1,4 @@
-"""The evidence gate's output record: one `gate_decisions.jsonl` line per question (§3.5).
+"""The evidence gate's output record: one `gate_decisions.jsonl` line per question.
 
 It keeps the paper's log fields (question, system, gold label, ANSWER/NO_ANSWER, evidence
 count, aggregate score, threshold, citations) and adds what an auditor needs to redo the
@@ -27,7 +27,7 @@ PoolUsed = Literal["initial", "expanded", "none"]
 
 
 def gate_confidence(s_initial: float | None, s_expanded: float | None) -> float:
-    """`g(q) = max(s_initial, s_expanded)`, 0.0 without candidates (AURC, §3.6)."""
+    """`g(q) = max(s_initial, s_expanded)`, 0.0 without candidates (AURC)."""
     return max((s for s in (s_initial, s_expanded) if s is not None), default=0.0)
 
 

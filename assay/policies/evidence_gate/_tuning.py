@@ -1,11 +1,11 @@
-"""Threshold selection and sweeps of the evidence gate (spec §3.4, §3.6), on the shared
+"""Threshold selection and sweeps of the evidence gate, on the shared
 tuning engine.
 
 Default selection (the paper's grid and objective): `tau_min` in {0.05 … 0.20} × `tau`
 in {0.20 … 0.40} with `tau > tau_min` (19 pairs), maximising abstention accuracy;
 ties go to fewer false negatives (answers given to `no_evidence` questions: fail
 closed), then larger `tau`, then larger `tau_min` [assay default]. Each gate record is
-read once; every grid point only re-applies the §3.2 rule to the recorded scores.
+read once; every grid point only re-applies the decision rule to the recorded scores.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ CURVE_GRID = decimal_grid("0.00", "1.00", "0.01")
 
 
 def default_tuning_spec() -> TuningSpec:
-    """§3.4: 19 (tau, tau_min) pairs, max accuracy, then min false negatives, then the
-    larger tau, then the larger tau_min."""
+    """docs/reference/policies/evidence-gate.md#tuning: 19 (tau, tau_min) pairs, max accuracy, then
+    min false negatives, then the larger tau, then the larger tau_min."""
     return TuningSpec(
         grid={"tau": list(TAU_GRID), "tau_min": list(TAU_MIN_GRID)},
         where=["tau > tau_min"],
@@ -52,7 +52,7 @@ class Prepared:
         self.scores: list[PoolScores] = [pool_scores(q.record, config) for q in self.questions]
 
     def rows(self, tau: str, tau_min: str) -> list[GateRow]:
-        """What the metrics read at these thresholds (the §3.2 rule, nothing else)."""
+        """What the metrics read at these thresholds (the decision rule, nothing else)."""
         high, low = float(tau), float(tau_min)
         rows = []
         for question, scores in zip(self.questions, self.scores, strict=True):
@@ -162,7 +162,8 @@ def sweep_gate(
 def risk_coverage_curve(
     questions: Sequence[GateQuestion], config: EvidenceGateConfig
 ) -> list[CurvePoint]:
-    """§3.6: tau from 0.00 to 1.00 step 0.01 (values above `tau_min`), `tau_min` fixed."""
+    """The risk-coverage sweep: tau from 0.00 to 1.00 step 0.01 (values above `tau_min`), `tau_min`
+    fixed."""
     return sweep_gate(questions, config, param="tau")
 
 

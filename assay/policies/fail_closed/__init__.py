@@ -1,4 +1,5 @@
-"""Fail-closed rendering (the CertiRAG design, policies spec §4): the public API.
+"""Fail-closed rendering (the CertiRAG design): the public API. Definitions:
+docs/reference/policies/fail-closed.md.
 
 A claim is shown as VERIFIED only when the verifier's entailment on its minimal
 sufficient evidence reaches `tau_entail` with entailment as the top label, and no scored

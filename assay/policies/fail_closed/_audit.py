@@ -1,5 +1,5 @@
-"""The audit export (§4.7): one JSON object per question with everything an auditor needs
-to re-check the rendering by hand, and what debug mode shows (§4.6).
+"""The audit export: one JSON object per question with everything an auditor needs
+to re-check the rendering by hand, and what debug mode shows.
 
 It holds the question, a retrieval summary, the claim IR, every recorded pair and set
 score (marked counted or not), each claim's state with a rule-based sentence ("highest

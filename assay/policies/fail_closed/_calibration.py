@@ -1,4 +1,4 @@
-"""Optional calibration of entailment scores (§4.8) and the reliability report.
+"""Optional calibration of entailment scores and the reliability report.
 
 A calibration is fitted once on a dev split with gold claim labels and stored as data
 (the isotonic breakpoints, or a temperature) with its sha256, so applying it later is a

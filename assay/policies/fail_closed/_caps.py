@@ -1,5 +1,5 @@
-"""Which recorded pairs count as evidence: only scored spans of the retrieval set (FC-4),
-inside a preceding gate's evidence set (§5.9), within the cost caps (§4.5, FC-6).
+"""Which recorded pairs count as evidence: only scored spans of the retrieval set,
+inside a preceding gate's evidence set, within the cost caps.
 
 Caps drop work in a fixed order, never by score: claims beyond `max_claims` (IR order);
 chunks beyond `max_chunks` (retrieval rank) and spans beyond `max_spans_per_chunk`
@@ -66,7 +66,7 @@ def _gate_ids(response: FCResponse) -> set[str] | None:
 
 
 def admit(response: FCResponse, claim: FCClaim) -> Admitted:
-    """The claim's scored evidence (FC-4): pairs naming a span outside the retrieval set
+    """The claim's scored evidence: pairs naming a span outside the retrieval set
     or outside the gate's evidence set, set scores over spans not admitted, and
     `evidence_candidates` with no score record are ignored and noted."""
     pool = response.span_index() if response.chunks is not None else None
@@ -144,7 +144,7 @@ class _Positions:
     def order(self, span_id: str) -> tuple[float, str, float]:
         """(chunk rank, chunk id, start offset): the cap order and the MSE's tie order.
         Offsets compare only within a chunk (chunks of equal rank go by id), so the
-        length of a text never decides a tie (FC-5)."""
+        length of a text never decides a tie."""
         chunk = self.chunk_of[span_id]
         rank = self.chunk_rank[chunk] if chunk is not None else self.rank[span_id]
         return (rank, chunk or "", self.start[span_id])

@@ -1,4 +1,4 @@
-"""One certificate per answer (§4.7): which policy, thresholds, verifier and inputs decided
+"""One certificate per answer: which policy, thresholds, verifier and inputs decided
 each claim's state, the evidence of every VERIFIED claim, and a hash that seals it all.
 
 The certificate's JSON schema is published (`certificate_json_schema()`, committed as

@@ -1,4 +1,4 @@
-"""The fail-closed policy's configuration (§4.3–4.6, §5.4): thresholds as decimal
+"""The fail-closed policy's configuration: thresholds as decimal
 strings, cost caps, the MSE depth, the rendering mode, the atomicity lint and an optional
 calibration. Every default is written out by `describe()` and hashed as `policy_sha256`.
 """
@@ -21,7 +21,7 @@ VERSION = 1
 
 
 class Mode(StrEnum):
-    """What a rendering shows (§4.6); strict is the default everywhere."""
+    """What a rendering shows; strict is the default everywhere."""
 
     STRICT = "strict"
     MIXED = "mixed"
@@ -29,7 +29,7 @@ class Mode(StrEnum):
 
 
 class Caps(BaseModel):
-    """Cost caps (§4.5): work beyond them is dropped, never the rule weakened."""
+    """Cost caps: work beyond them is dropped, never the rule weakened."""
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", json_schema_serialization_defaults_required=True
@@ -97,7 +97,7 @@ class FailClosedConfig(Tuned):
 
 
 def load_config(data: dict[str, Any], *, file: str | None = None) -> FailClosedConfig:
-    """A configuration from a TOML block; a bad key or value is one line naming it (FC-7)."""
+    """A configuration from a TOML block; a bad key or value is one line naming it."""
     try:
         return FailClosedConfig.model_validate(data)
     except ValidationError as exc:

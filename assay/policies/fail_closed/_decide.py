@@ -1,7 +1,7 @@
-"""The fail-closed decision (§4.3): per claim a render state and a reason, per answer an
-outcome and the renderings of §4.6.
+"""The fail-closed decision: per claim a render state and a reason, per answer an
+outcome and its renderings (docs/reference/policies/fail-closed.md#claim-states).
 
-    FC-1 (missing / non-ok verification, invalid score,
+    failed inputs (missing / non-ok verification, invalid score,
           no pair with an entailment probability)            -> UNVERIFIED <reason>
     unsupported_by_design, non_atomic (opt-in), caps         -> UNVERIFIED <reason>
     no scored span                                           -> UNVERIFIED no_evidence
@@ -10,7 +10,7 @@ outcome and the renderings of §4.6.
     some unit >= tau_entail without entailment on top        -> UNVERIFIED entail_not_top_label
     otherwise                                                -> UNVERIFIED below_tau_entail
 
-Only ids and numbers are read (FC-5); texts are carried into evidence for certificates.
+Only ids and numbers are read; texts are carried into evidence for certificates.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def _judge(
     if claim.verification_status != "ok":
         return _unverified(Reason.VERIFICATION_NOT_OK)
     if claim.pairs and all(p.p_entail is None for p in claim.pairs):
-        return _unverified(Reason.NO_ENTAILMENT_SCORES)  # FC-1, named: a label-only verifier
+        # a failed input, named: a label-only verifier
+        return _unverified(Reason.NO_ENTAILMENT_SCORES)
     spans = _scored_spans(capped, config)
     sets = _set_triples(capped, config)
     if spans is None or sets is None:
@@ -93,7 +94,7 @@ def _judge(
         return _unverified(Reason.UNSUPPORTED_BY_DESIGN, spans)
     if flags and config.reject_non_atomic:
         return _unverified(Reason.NON_ATOMIC, spans)
-    if not spans:  # C-6: every pair dropped by a cap (the policy's or the verifier's)
+    if not spans:  # cap_exceeded: every pair dropped by a cap (the policy's or the verifier's)
         capped_out = capped.truncated or claim.pairs_dropped_by_cap > 0
         return _unverified(Reason.CAP_EXCEEDED if capped_out else Reason.NO_EVIDENCE)
     return _rule(spans, sets, config, budget)
@@ -155,7 +156,7 @@ def _correct(claim: FCClaim, judged: _Judged) -> bool | None:
     if claim.gold is None:
         return None
     if judged.reason in INPUT_FAILED:
-        return False  # FC-8: a failed input never counts as a right call
+        return False  # a failed input never counts as a right call
     return (judged.state is RenderState.VERIFIED) == (claim.gold == "supported")
 
 

@@ -1,10 +1,10 @@
-"""What the fail-closed policy reads (§4.1–4.2): evidence chunks with sentence spans, the
+"""What the fail-closed policy reads: evidence chunks with sentence spans, the
 claim IR, and per-claim verification records holding one score triple per (claim, span)
 pair and optional set scores for several spans together.
 
 Texts (question, claim, chunk, span) are carried so certificates and audits can show and
-hash them; the decision never reads them (FC-5). Scores are kept as given, even NaN or
-out of range, because an invalid score is itself a decision input (FC-1: `invalid_score`).
+hash them; the decision never reads them. Scores are kept as given, even NaN or
+out of range, because an invalid score is itself a decision input (`invalid_score`).
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def sentence_spans(chunk_id: str, text: str) -> list[FCSpan]:
 
 
 class FCPair(BaseModel):
-    """The verifier's scores for one (claim, span) pair (§5.2.1; ids and numbers only).
-    Fields a verifier cannot know are None; a score that is None is invalid (FC-1)."""
+    """The verifier's scores for one (claim, span) pair (ids and numbers only).
+    Fields a verifier cannot know are None; a score that is None is invalid."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -163,7 +163,7 @@ class FCClaim(BaseModel):
     pairs: list[FCPair] = Field(default_factory=list)
     set_scores: list[FCSetScore] = Field(default_factory=list)
     pairs_dropped_by_cap: int = Field(
-        default=0, ge=0, description="Pairs the verifier's cost cap left unscored (FC-6)."
+        default=0, ge=0, description="Pairs the verifier's cost cap left unscored."
     )
     gold: GoldClaim | None = None
 
@@ -212,7 +212,7 @@ def _finite_json(value: Any) -> Any:
 
 
 class FCGate(BaseModel):
-    """A preceding evidence gate's decision (§5.9) and its evidence set E(q) (chunk or
+    """A preceding evidence gate's decision and its evidence set E(q) (chunk or
     passage ids; None: the gate names none, so no pair is filtered)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")

@@ -48,7 +48,7 @@ RANGES: dict[str, tuple[str, str, str]] = {
 def fc_context(
     run: RunInputs, verifier: str, gate_id: str | None = None, key: tuple[str, str] | None = None
 ) -> RunContext:
-    """What a fail_closed certificate or audit record names about the run (§4.7): the
+    """What a fail_closed certificate or audit record names about the run: the
     verifier's model and fingerprint from the run manifest, and the retrieval
     configuration behind the answer's evidence: its gate record's retriever when chained
     (`gate_id`, `key` = (dataset, answer_id)), else the verifier's own retriever, else
@@ -77,7 +77,7 @@ def _certificates(
 def apply(
     policy: Any, run: RunInputs, settings: Settings, chain: Chain | None, file: str
 ) -> Outputs:
-    """§4 claim states, renderings, sealed certificates and metrics for every answer."""
+    """Fail-closed claim states, renderings, sealed certificates and metrics for every answer."""
     no_slices(policy, settings)
     verifier = run.resolve_verifier(policy.config.verifier, file=file)
     responses = fc_inputs(run, verifier, chain.links if chain else None)
@@ -117,7 +117,7 @@ def apply(
 def tune(
     policy: Any, run: RunInputs, chain: Chain | None, grid: TuningSpec | None, file: str
 ) -> TuneRun:
-    """§4.8's default tuning of a fail_closed policy on the run's answers."""
+    """The default tuning of a fail_closed policy on the run's answers."""
     verifier = run.resolve_verifier(policy.config.verifier, file=file)
     responses = fc_inputs(run, verifier, chain.links if chain else None)
     grid = grid or default_tuning_spec()
@@ -179,7 +179,7 @@ def deltas(
 
 
 def audit_records(policy: Any, run: RunInputs, inputs: Dump, links: Links | None) -> list[Dump]:
-    """One §4.7 audit object per answer decided, in (dataset, answer_id) order."""
+    """One audit object per answer decided, in (dataset, answer_id) order."""
     verifier = inputs["verifier_ids"][0]
     responses = fc_inputs(run, verifier, links)
     decisions = policy.decide_all(responses)

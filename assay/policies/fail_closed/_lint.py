@@ -1,10 +1,10 @@
-"""The atomicity lint of claims (T-U2): one fact per claim is what makes a verdict
-meaningful, so claims joined by "and", "because" or "which", or longer than
-`max_claim_tokens` whitespace tokens, are flagged.
+"""The atomicity lint of claims (docs/reference/policies/fail-closed.md#atomicity-lint): one fact
+per claim is what makes a verdict meaningful, so claims joined by "and", "because" or "which", or
+longer than `max_claim_tokens` whitespace tokens, are flagged.
 
 This is the one text check of the policy. Its flags are always recorded but change a
 decision only when a policy opts in with `reject_non_atomic = true` (then such claims
-are UNVERIFIED `non_atomic`); with the default, no decision depends on any text (FC-5).
+are UNVERIFIED `non_atomic`); with the default, no decision depends on any text.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""Metrics of fail-closed rendering (§4.9), pooled over every claim of every answer.
+"""Metrics of fail-closed rendering, pooled over every claim of every answer.
 
 Gold claim labels are `supported | unsupported | contradicted`; "hallucinated" means not
 supported. Displayed(strict) = VERIFIED, displayed(mixed) = VERIFIED and UNVERIFIED.
 Gold-dependent metrics use the claims that have a gold label (their denominators say
 how many); with no gold label anywhere they are null with `no_gold`. A claim whose
-inputs failed (FC-1, a refusing gate) is never counted as caught (FC-8), and a refused
-answer counts as an empty strict rendering (C-4). Intervals: the response bootstrap of
-§2.7.7 on the pooled counts.
+inputs failed (a failed verification, a refusing gate) is never counted as caught, and a refused
+answer counts as an empty strict rendering. Intervals: the response bootstrap
+on the pooled counts. Definitions: docs/reference/policies/fail-closed.md#metrics.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ METRIC_NAMES = tuple(GOLD_METRICS) + tuple(PLAIN_METRICS)
 
 
 class FailClosedMetrics(BaseModel):
-    """Every §4.9 metric as an exact ratio, and the counts beside them."""
+    """Every fail-closed metric as an exact ratio, and the counts beside them."""
 
     metrics: dict[str, Ratio]
     n_responses: int
@@ -146,7 +146,7 @@ def fail_closed_metrics(
 
 
 class SystemMetrics(BaseModel):
-    """Cost figures (§4.9), recorded beside the outputs, never part of them."""
+    """Cost figures, recorded beside the outputs, never part of them."""
 
     pairs_per_question_mean: float | None
     pairs_per_question_max: int | None

@@ -1,4 +1,4 @@
-"""Scores as the rule reads them (§4.2) and the minimal sufficient evidence (§4.4).
+"""Scores as the rule reads them and the minimal sufficient evidence.
 
 A unit's top label is the argmax of its triple with ties resolved against entailment
 (contradiction > neutral > entailment), so a tie never verifies. The MSE is greedy: the
@@ -27,7 +27,7 @@ def _valid(value: float | None) -> bool:
 
 def unit_triple(unit: FCPair | FCSetScore, calibration: Calibration | None) -> Triple | None:
     """The unit's scores, with `p_entail` calibrated when a calibration is set; None when
-    a required score is absent, NaN, infinite or outside [0, 1] (FC-1, C-1)."""
+    a required score is absent, NaN, infinite or outside [0, 1]."""
     scores = (unit.p_entail, unit.p_contradict, unit.p_neutral)
     if not all(_valid(v) for v in scores):
         return None

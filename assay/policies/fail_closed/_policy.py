@@ -1,4 +1,4 @@
-"""The `fail_closed` policy kind (§4, the CertiRAG design): a claim is shown as verified
+"""The `fail_closed` policy kind (the CertiRAG design): a claim is shown as verified
 only on verifier entailment over its minimal sufficient evidence, with no contradiction
 anywhere in its scored spans; everything else is withheld or blocked, and every answer
 gets a certificate.
@@ -49,7 +49,7 @@ class FailClosedPolicy(PolicyKind):
 
     @classmethod
     def from_spec(cls, block: dict[str, Any], *, file: str | None = None) -> FailClosedPolicy:
-        """From a `[[policies]]` block; a bad key or value is one line (FC-7)."""
+        """From a `[[policies]]` block; a bad key or value is one line."""
         return cls(load_config(block, file=file))
 
     @property
@@ -69,7 +69,7 @@ class FailClosedPolicy(PolicyKind):
         return decide_response(self.config, inputs)
 
     def decide_all(self, responses: Iterable[FCResponse]) -> list[Decision]:
-        """Every answer, ordered by (dataset, answer_id) (§5.8)."""
+        """Every answer, ordered by (dataset, answer_id)."""
         ordered = sorted(responses, key=lambda r: (r.dataset, r.answer_id))
         return [decide_response(self.config, r) for r in ordered]
 

@@ -1,11 +1,11 @@
-"""The fail-closed policy's output records (§4.3, §4.6, §5.3), canonical-JSON ready:
+"""The fail-closed policy's output records, canonical-JSON ready:
 one `FailClosedClaimRecord` per claim (`claims.jsonl`), one `FailClosedResponseRecord`
-per answer (`responses.jsonl`), and the references the policy ignored (FC-4). The claim
+per answer (`responses.jsonl`), and the references the policy ignored. The claim
 and response records follow the decision-record contract of `assay.core.decisions`
 (`CONTRACT`); their fields keep the order they were first written in (the answer first).
 
 The render state is a structured field set only by the policy; nothing here is ever
-derived from claim or evidence text (§4.6: the badge is never read from text).
+derived from claim or evidence text (the badge is never read from text).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ COMMON_DECISION = {
 
 
 class Reason(StrEnum):
-    """Why a claim has its state (§4.3, FC-1, FC-6, T-U2, §5.9)."""
+    """Why a claim has its state (docs/reference/policies/fail-closed.md#reason-codes)."""
 
     ENTAILED = "entailed"
     CONTRADICTION = "contradiction"
@@ -52,7 +52,7 @@ class Reason(StrEnum):
     VERIFICATION_NOT_OK = "verification_not_ok"
     MISSING_VERIFICATION = "missing_verification"
     INVALID_SCORE = "invalid_score"
-    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-1: no pair has a p_entail at all
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # failed input: no pair has a p_entail at all
     UNSUPPORTED_BY_DESIGN = "unsupported_by_design"
     NON_ATOMIC = "non_atomic"
     GATE_ABSTAINED = "gate_abstained"
@@ -67,8 +67,8 @@ FC1_REASONS = frozenset(
         Reason.NO_ENTAILMENT_SCORES,
     }
 )
-"""Reasons of FC-1: the inputs failed. Such a claim is never counted as caught or
-correct (FC-8), and a response made only of them is refused (FC-2)."""
+"""Reasons meaning the inputs failed: such a claim is never counted as caught or correct,
+and a response made only of them is refused (docs/reference/policies/fail-closed.md#invariants)."""
 
 INPUT_FAILED = FC1_REASONS | {Reason.GATE_REFUSED}
 
@@ -79,7 +79,7 @@ class ResponseReason(StrEnum):
     NO_VERIFIED_CLAIM = "no_verified_claim"
     NO_CLAIMS = "no_claims"
     ALL_VERIFICATIONS_FAILED = "all_verifications_failed"
-    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # FC-2, every claim for that reason
+    NO_ENTAILMENT_SCORES = "no_entailment_scores"  # refused: every claim for that reason
     GATE_ABSTAINED = "gate_abstained"
     GATE_REFUSED = "gate_refused"
 
@@ -152,7 +152,7 @@ class FailClosedClaimRecord(BaseModel):
     mse_score: Triple | None
     evidence: list[EvidenceSpan] = Field(description="The MSE spans of a VERIFIED claim.")
     contradicting: list[str] = Field(description="Spans with p_contradict >= tau_contradict.")
-    spans_scored: list[str] = Field(description="Span ids counted after FC-4 and the caps.")
+    spans_scored: list[str] = Field(description="Span ids counted after the filters and caps.")
     n_pairs_recorded: int
     n_pairs_scored: int = Field(description="Spans kept by the caps plus set scores used.")
     truncated: bool = Field(description="A cap dropped some of this claim's pairs.")
@@ -160,12 +160,12 @@ class FailClosedClaimRecord(BaseModel):
     unsupported_by_design: bool
     gold: GoldClaim | None
     correct: bool | None = Field(
-        description="VERIFIED iff gold supported; False when the inputs failed (FC-8)."
+        description="VERIFIED iff gold supported; False when the inputs failed."
     )
 
 
 class Rendered(BaseModel):
-    """What a rendering shows, by claim id (§4.6). `empty`: no VERIFIED claim, so the
+    """What a rendering shows, by claim id. `empty`: no VERIFIED claim, so the
     strict rendering is empty."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -221,7 +221,7 @@ CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (
 
 
 class ReferenceNote(BaseModel):
-    """Evidence a record named that the policy ignored (FC-4): an unscored id in
+    """Evidence a record named that the policy ignored: an unscored id in
     `evidence_candidates`, a pair or set score naming a span outside the retrieval set,
     or a pair outside a preceding gate's evidence set."""
 

@@ -1,13 +1,13 @@
-"""Renderings and the answer's outcome (§4.3, §4.6).
+"""Renderings and the answer's outcome.
 
     strict  shown: VERIFIED; a "not verified" list of UNVERIFIED claims by id and reason
             code, and the number of BLOCKED claims; everything else hidden
     mixed   shown: VERIFIED; UNVERIFIED collapsed with a warning; BLOCKED hidden
     debug   every claim shown
 
-What a mode *displays* is `shown + collapsed` (§4.9): VERIFIED in strict, VERIFIED and
+What a mode *displays* is `shown + collapsed`: VERIFIED in strict, VERIFIED and
 UNVERIFIED in mixed. The outcome: `refuse` when the gate refused or every claim's
-inputs failed (FC-2); `abstain` when no claim is VERIFIED; `answer_full` when all are;
+inputs failed; `abstain` when no claim is VERIFIED; `answer_full` when all are;
 otherwise `answer_partial`.
 """
 

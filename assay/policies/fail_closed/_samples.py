@@ -1,5 +1,5 @@
-"""Sample strict and mixed renderings of a fail_closed policy, for reports (spec §4.6,
-§5.10): a few answers with the text of each claim and where each mode puts it.
+"""Sample strict and mixed renderings of a fail_closed policy, for reports: a few
+answers with the text of each claim and where each mode puts it.
 
 The modes are `_fc_render.render`'s, applied to the policy's own `claims.jsonl`; claim
 text comes from the run's `claims.jsonl` (the policy records carry ids only). The text

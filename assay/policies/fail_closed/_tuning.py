@@ -1,4 +1,4 @@
-"""Tuning and sweeps of the fail-closed thresholds on the shared engine (§4.8, §5.6).
+"""Tuning and sweeps of the fail-closed thresholds on the shared engine.
 
 Default tuning (the design: maximise verified-claim precision while keeping coverage
 above a floor): `tau_entail` 0.50–0.95 step 0.05 x `tau_contradict` 0.50–0.90 step 0.10

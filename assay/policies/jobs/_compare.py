@@ -1,5 +1,5 @@
 """`assay policies compare`: paired deltas of two applied policies of one kind on the same
-responses (claim kinds) or questions (evidence_gate) (§2.7.7, §5.5). Both policies are
+responses (claim kinds) or questions (evidence_gate). Both policies are
 rebuilt from their manifests and decided again; two outputs of different kinds, or built
 from different input records, are refused, since their difference would mix the
 policies with the data.

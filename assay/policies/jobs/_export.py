@@ -1,4 +1,4 @@
-"""`assay policies export --what audit`: the fail_closed audit objects (§4.7) of an applied
+"""`assay policies export --what audit`: the fail_closed audit objects of an applied
 policy, rebuilt from its manifest. Audit records hold the retrieved chunks and every
 scored unit, so they are derived on demand rather than stored: the manifest's resolved
 configuration rebuilds the same policy, and the run's records must still hash to what

@@ -65,7 +65,7 @@ def check_run_dir(run_dir: Path) -> None:
 
 
 def gates_for(specs: list[PolicySpec], chosen: list[PolicySpec]) -> dict[str, PolicySpec]:
-    """The file's gate policies; a chosen policy's `after` must name one (§5.9)."""
+    """The file's gate policies; a chosen policy's `after` must name one."""
     gates = {s.name: s for s in specs if s.kind in chainable_kinds()}
     for spec in chosen:
         after = spec.block.get("after")
@@ -112,14 +112,14 @@ def load_policies(run_dir: Path, policy: Path, name: str | None, split: str | No
 
 
 def chain_of(gate_spec: PolicySpec, run: RunInputs) -> Chain:
-    """The gate decisions a chained policy reads, from the named gate policy (§5.9)."""
+    """The gate decisions a chained policy reads, from the named gate policy."""
     gate = gate_spec.build()
     chain: Chain = gate.chain(run, gate_spec.file)
     return chain
 
 
 def mark_in_sample(policy: Any, outputs: Outputs, split: str | None) -> Outputs:
-    """Metrics of a policy applied to the split it was tuned on say so (§5.5)."""
+    """Metrics of a policy applied to the split it was tuned on say so."""
     if split is None:
         return outputs
     tuned = getattr(policy.config, "tuned", None)

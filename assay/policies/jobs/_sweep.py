@@ -1,11 +1,11 @@
 """`assay policies sweep` over a run directory: one point (params + metrics) per value
-of the moving threshold, for every kind (§2.8.3, §3.6, §4.8).
+of the moving threshold, for every kind.
 
-The threshold that moves and its default range are the kind's (`sweep_ranges`), so the
-CLI passes None for what the user left out and `resolve` fills it in here. An evidence_gate sweep
-also has a summary the points cannot carry: the areas under its risk-coverage curve
-(C-5 names `aurc`, `aurc_opt`, `e_aurc`), independent of `tau` and `tau_min`; it goes to
-`sweep_summary.json` beside `sweep.jsonl`.
+The threshold that moves and its default range are the kind's (`sweep_ranges`), so the CLI passes
+None for what the user left out and `resolve` fills it in here. An evidence_gate sweep also has a
+summary the points cannot carry: the areas under its risk-coverage curve (`aurc`, `aurc_opt`,
+`e_aurc`: docs/reference/policies/evidence-gate.md#aurc), independent of `tau` and `tau_min`; it
+goes to `sweep_summary.json` beside `sweep.jsonl`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`assay policies tune` over a run directory (§5.6, §2.8): the kind's tuning function
+"""`assay policies tune` over a run directory: the kind's tuning function
 on the run's records, and the `tune/` files it leaves (candidate table and result).
 
 Each kind tunes itself (`PolicyKind.tune`); this module reads `--grid` and writes what
@@ -58,7 +58,7 @@ def tune_run(
 
 
 def write_tune(folder: Path, tuned: TuneRun) -> Path:
-    """`<folder>/tune/candidates.jsonl` and `result.json` (canonical JSON, §5.8)."""
+    """`<folder>/tune/candidates.jsonl` and `result.json` (canonical JSON)."""
     from assay.policies.engine._canonical import write_canonical_json, write_canonical_jsonl
 
     target = folder / TUNE_DIR

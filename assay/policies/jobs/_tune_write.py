@@ -1,5 +1,5 @@
 """`--write-policy`: a policy file holding the tuned thresholds and a `tuned` provenance
-block (§5.6), in TOML so `assay policies apply --policy` reads it back.
+block, in TOML so `assay policies apply --policy` reads it back.
 
 A small writer of our own: no TOML writer is a dependency, and a policy block holds only
 strings, numbers, booleans, lists of those and tables.

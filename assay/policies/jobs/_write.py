@@ -1,4 +1,4 @@
-"""Writing one applied policy under `policies/<name>/` (policies spec §5.3, §5.7, §5.8):
+"""Writing one applied policy under `policies/<name>/`:
 canonical JSON only, a manifest that names the inputs by the hashes of the records
 consumed and every output by its sha256, and no time, host or absolute path in anything
 but `run_info.json`. Files are written to a sibling folder first and moved into place, so
@@ -41,7 +41,7 @@ def manifest_of(
     settings: Settings,
     files: dict[str, str],
 ) -> dict[str, Any]:
-    """The §5.7 manifest: what was applied, to which records, with what result files."""
+    """The policy's manifest: what was applied, to which records, with what result files."""
     return {
         "schema_version": SCHEMA_VERSION,
         "assay_version": __version__,

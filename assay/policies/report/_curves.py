@@ -1,4 +1,4 @@
-"""The risk–coverage curve of an applied policy, for reports (spec §2.8.3, §3.6, §4.8).
+"""The risk–coverage curve of an applied policy, for reports.
 
 Read from the policy's `sweep.jsonl` when the user ran `assay policies sweep`; otherwise
 computed in-process with the kind's default sweep over the run's records, the policy
@@ -25,7 +25,8 @@ from assay.policies.engine._run_inputs import RunInputs, read_run, restrict_to_s
 Dump = dict[str, Any]
 
 
-SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")  # C-5: evidence_gate's curve summary
+# evidence_gate's curve summary (docs/reference/policies/evidence-gate.md#aurc)
+SUMMARY_KEYS = ("aurc", "aurc_opt", "e_aurc")
 ALL_ANSWERS = "all answers"
 UNRECORDED = "unrecorded answers"
 

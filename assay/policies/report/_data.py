@@ -1,4 +1,4 @@
-"""What a run report shows of the policies applied to a run (spec §5.10), as typed data.
+"""What a run report shows of the policies applied to a run, as typed data.
 
 Read from `policies/<name>/` alone — manifest, metrics.json and the record files — plus,
 for the risk–coverage curve and the fail_closed sample renderings, the run's own records

@@ -95,7 +95,7 @@ class DecomposeStage:
 
 def claim_records(answers: Answers, sentences: Mapping[Any, SentenceRecord]) -> list[ClaimRecord]:
     """One record per claim, sentences in order, with the data's gold label and claim
-    fields (§5.2.5) if any."""
+    fields if any."""
     gold = {(ds, item.id, c.id): c for ds, item in answers for c in item.gold_claims or []}
     out: list[ClaimRecord] = []
     for rec in sorted(sentences.values(), key=lambda r: (r.dataset, r.answer_id, r.sentence_id)):

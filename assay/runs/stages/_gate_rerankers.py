@@ -2,7 +2,7 @@
 
 `CrossEncoderPairs` runs a local `hf-ce/` cross-encoder through a `Model` (response
 cache, retries, accounting) and maps its raw logits to [0, 1] with the gate's named
-normalisation (spec §3.1). `LexicalPairs` (`baseline:overlap`) needs no model and no
+normalisation. `LexicalPairs` (`baseline:overlap`) needs no model and no
 `local` extra: a pair's score is the share of the question's content tokens found in
 the passage, from the frozen `tokens@1` lexicon. It is a pure function of the pair and
 that lexicon, cheaper than a cache lookup, so it is not cached: every record says

@@ -28,7 +28,7 @@ TRACKED_PACKAGES = (
     "instructor",
     "transformers",
     "torch",
-    # field libraries behind retrieval and metrics (issue 8)
+    # field libraries behind retrieval and metrics
     "bm25s",
     "scipy",
     "scikit-learn",
