@@ -1,4 +1,4 @@
-"""Optional dataset fields policies read (policies spec §2.1, §3.6, §5.2.5).
+"""Optional dataset fields policies read.
 
 They live in `assay.core` so the answers models, the run records and the policies share
 one definition. Every field is optional; a model that carries them dumps no key for an
@@ -25,11 +25,11 @@ class EvidenceLabel(StrEnum):
     """Gold label of a question: should an evidence gate pass it or abstain?"""
 
     HAS_EVIDENCE = "has_evidence"  # should pass
-    NO_EVIDENCE = "no_evidence"  # should abstain (the positive class of §3.6)
+    NO_EVIDENCE = "no_evidence"  # should abstain (the gate metrics' positive class)
 
 
 class CitationQuality(StrEnum):
-    """Gold quality of an answer's citations (§3.6)."""
+    """Gold quality of an answer's citations."""
 
     GOOD = "GOOD"  # the cited evidence suffices without outside inference
     WEAK = "WEAK"  # indirect or incomplete

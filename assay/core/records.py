@@ -90,7 +90,7 @@ class SentenceRecord(PromptProvenance, CallAccounting):
 
 class ClaimRecord(PromptProvenance, ClaimFields):
     """One claim (`claims.jsonl`) and what produced it, with the dataset's claim fields
-    (§5.2.5) when it gives them."""
+    when it gives them."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -134,7 +134,7 @@ class VerificationRecord(PromptProvenance, CallAccounting):
     )
     set_scores: list[SetScore] = Field(default_factory=list)
     pairs_dropped_by_cap: int = Field(
-        default=0, ge=0, description="Premises a cost cap left unscored (FC-6)."
+        default=0, ge=0, description="Premises a cost cap left unscored."
     )
     gold_label: str | None = None
     finish_reason: str | None = None
@@ -161,7 +161,7 @@ class VerificationRecord(PromptProvenance, CallAccounting):
 
 class AnswerRecord(ResponseFields):
     """One line of answers.jsonl: the response universe of a factuality run, so metrics
-    (and policies, from the §5.2.5 fields) rebuild from the run directory (an answer with
+    (and policies, from the dataset fields) rebuild from the run directory (an answer with
     no claim exists only here)."""
 
     dataset: str
@@ -282,7 +282,7 @@ class GateCandidate(BaseModel):
 
 
 class GateRecord(BaseModel):
-    """One question's gate scores (`gates.jsonl`, spec §5.2.4): the top `k1_expanded`
+    """One question's gate scores (`gates.jsonl`): the top `k1_expanded`
     retrieved passages, each scored by a cross-encoder. `s_initial` / `s_expanded` are the
     maxima of `rerank_score` over ranks <= `k1_initial` / <= `k1_expanded` (None without
     candidates). A non-ok `status` means the scores are unusable (the gate refuses).

@@ -73,13 +73,13 @@ class ContextPassage(BaseModel):
 
 
 class ScoredPair(BaseModel):
-    """One scored (claim, premise) pair: the evidence a policy may use (FC-4).
+    """One scored (claim, premise) pair: the evidence a policy may use.
 
     The premise is a passage, a window of one (`chunk_id`, `start`/`end`), a sentence
     (`span_id`), or several passages read together (`context`, `passage_id` null).
     `start`/`end` are code-point offsets into the passage text. Fields a verifier cannot
     know are null. Scores are recorded as produced and not range-checked here: a policy
-    must see a NaN or out-of-range score to withhold the claim (FC-1), not a load error.
+    must see a NaN or out-of-range score to withhold the claim, not a load error.
     """
 
     passage_id: str | None = None
@@ -106,7 +106,8 @@ class ScoredPair(BaseModel):
 
 
 class SetScore(BaseModel):
-    """A verifier's scores for several spans read together (§4.2 set scores)."""
+    """A verifier's scores for several spans read together
+    (docs/reference/policies/fail-closed.md#inputs-and-scores)."""
 
     span_ids: list[str] = Field(min_length=1)
     p_entail: float | None = None
@@ -134,7 +135,7 @@ class Verdict(CallAccounting):
     pairs: list[ScoredPair] = Field(default_factory=list)
     set_scores: list[SetScore] = Field(default_factory=list)
     pairs_dropped_by_cap: int = Field(
-        default=0, ge=0, description="Premises a cost cap left unscored (FC-6: never scored)."
+        default=0, ge=0, description="Premises a cost cap left unscored (policies: never scored)."
     )
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None
