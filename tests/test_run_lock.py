@@ -358,7 +358,7 @@ def test_a_refused_run_loads_no_dataset_and_no_model_first(
     (seconds to minutes for a large file or a model): `exits 2 at once`."""
     import assay
     from assay.errors import AssayError
-    from assay.runs.execute import _runner
+    from assay.runs.runner import _runner
 
     def assemble(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("datasets and models loaded before the lock was checked")
