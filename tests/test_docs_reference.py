@@ -69,6 +69,14 @@ def test_every_spec_field_is_described(gen: ModuleType) -> None:
     assert missing == [], f"spec fields without Field(description=...): {missing}"
 
 
+def test_every_record_and_manifest_field_is_described(gen: ModuleType) -> None:
+    models = gen.formats.described_models()
+    names = {m.__name__ for m in models}
+    assert {"Manifest", "JudgmentRecord", "GateCandidate", "Usage"} <= names
+    missing = [m for model in models for m in gen.models.missing_descriptions(model)]
+    assert missing == [], f"record fields without Field(description=...): {missing}"
+
+
 def test_every_command_and_option_has_help(gen: ModuleType) -> None:
     assert gen.cli.undocumented() == []
 

@@ -108,17 +108,27 @@ class ResponseFields(BaseModel):
     intent: Annotated[str | None, BeforeValidator(_snake)] = Field(
         default=None, description="Question intent, lower snake case."
     )
-    source_url: str | None = None
+    source_url: str | None = Field(
+        default=None, description="The item's source URL, carried through."
+    )
     evidence_text: str | None = Field(default=None, description="Carried, never read.")
-    claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
-    split: Annotated[Split | None, _choice(Split)] = None
-    gold_action: Annotated[GoldAction | None, _choice(GoldAction)] = None
-    evidence_label: Annotated[EvidenceLabel | None, _choice(EvidenceLabel)] = None
+    claim_type: Annotated[str | None, BeforeValidator(_snake)] = Field(
+        default=None, description="The item's type (a slice), lower snake case."
+    )
+    split: Annotated[Split | None, _choice(Split)] = Field(
+        default=None, description="The tuning split the item belongs to."
+    )
+    gold_action: Annotated[GoldAction | None, _choice(GoldAction)] = Field(
+        default=None, description="Gold: what a policy should do with the response."
+    )
+    evidence_label: Annotated[EvidenceLabel | None, _choice(EvidenceLabel)] = Field(
+        default=None, description="Gold: whether the evidence supports an answer."
+    )
     gold_support: SupportValue | None = Field(
         default=None, description="1 (fully traceable), alpha (partly) or 0 (not)."
     )
     gold_citation_quality: Annotated[CitationQuality | None, _choice(CitationQuality, _upper)] = (
-        None
+        Field(default=None, description="Gold: the grade of the response's citations.")
     )
 
 
@@ -129,10 +139,18 @@ class ClaimFields(BaseModel):
     """Per-claim gold fields; None means absent (policies apply their defaults: `critical`
     true, `required` = `critical`)."""
 
-    claim_type: Annotated[str | None, BeforeValidator(_snake)] = None
-    critical: bool | None = None
-    required: bool | None = None
-    gold_status: Annotated[GoldStatus | None, _choice(GoldStatus)] = None
+    claim_type: Annotated[str | None, BeforeValidator(_snake)] = Field(
+        default=None, description="The claim's type (a slice), lower snake case."
+    )
+    critical: bool | None = Field(
+        default=None, description="Whether the claim is critical (absent: true)."
+    )
+    required: bool | None = Field(
+        default=None, description="Whether the answer needs the claim (absent: = critical)."
+    )
+    gold_status: Annotated[GoldStatus | None, _choice(GoldStatus)] = Field(
+        default=None, description="Gold: the claim's status."
+    )
     gold_usable: bool | None = Field(
         default=None, validate_default=True, description="Derived from `gold_status` when absent."
     )

@@ -17,8 +17,8 @@ class Sentence(BaseModel):
 
 class Claim(BaseModel):
     id: str = Field(description="Stable within an answer: '<answer_id>:s<sentence>:c<k>'.")
-    text: str
-    sentence_id: int = Field(ge=0)
+    text: str = Field(description="The claim's text.")
+    sentence_id: int = Field(ge=0, description="The sentence it came from.")
     span: tuple[int, int] | None = Field(
         default=None, description="Span of the source sentence in the answer."
     )

@@ -33,90 +33,138 @@ class _Open(BaseModel):
 class Session(_Open):
     """One `assay run` invocation on the run directory (a resume adds one)."""
 
-    started_at: str | None = None
+    started_at: str | None = Field(default=None, description="When it started (ISO 8601, UTC).")
     todo: int | None = Field(default=None, description="Work items this session planned to run.")
-    resumed: bool | None = None
-    ended_at: str | None = None
+    resumed: bool | None = Field(default=None, description="Whether it continued an earlier run.")
+    ended_at: str | None = Field(default=None, description="When it ended (ISO 8601, UTC).")
     written: int | None = Field(default=None, description="Judgments written this session.")
-    status: str | None = None
+    status: str | None = Field(default=None, description="How the session ended, as the run.")
 
 
 class DatasetInfo(_Open):
-    name: str
-    path: str | None = None
-    sha256: str | None = None
-    format: str | None = None
-    rows: int | None = None
+    """One dataset the run read, identified by its content hash."""
+
+    name: str = Field(description="The dataset's name in the spec and the records.")
+    path: str | None = Field(default=None, description="The file it was read from.")
+    sha256: str | None = Field(default=None, description="Hash of the file's bytes.")
+    format: str | None = Field(default=None, description="The importer that read it.")
+    rows: int | None = Field(default=None, description="Rows (pairs, items or answers) read.")
 
 
 class CacheInfo(_Open):
-    enabled: bool | None = None
-    refresh: bool | None = None
+    """The response cache as the run used it."""
+
+    enabled: bool | None = Field(default=None, description="False with --no-cache.")
+    refresh: bool | None = Field(default=None, description="True with --refresh-cache.")
     dir: str | None = Field(default=None, description="The cache directory actually used.")
 
 
 class FactualitySection(_Open):
     """The decompose → verify pipeline: its components (each `describe()` plus `stats`)."""
 
-    datasets: list[DatasetInfo] = Field(default_factory=list)
-    decomposer: dict[str, Any] = Field(default_factory=dict)
-    verifiers: list[dict[str, Any]] = Field(default_factory=list)
-    length_penalty: Any = None
-    planned_verifications: int | None = None
-    recorded_verifications: int | None = None
+    datasets: list[DatasetInfo] = Field(
+        default_factory=list, description="The answers datasets read."
+    )
+    decomposer: dict[str, Any] = Field(
+        default_factory=dict, description="The decomposer's `describe()` and `stats`."
+    )
+    verifiers: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each verifier's `describe()`, `id` and `stats`."
+    )
+    length_penalty: Any = Field(default=None, description="The spec's `length_penalty`.")
+    planned_verifications: int | None = Field(
+        default=None, description="Claim-verifier pairs to verify."
+    )
+    recorded_verifications: int | None = Field(
+        default=None, description="Verifications written so far."
+    )
 
 
 class GateSection(_Open):
     """The gate stage: its reranker and retriever (each `describe()`), settings, and
     counters derived from `gates.jsonl`."""
 
-    id: str | None = None
-    reranker: dict[str, Any] = Field(default_factory=dict)
-    retriever: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    planned_questions: int | None = None
-    recorded_questions: int | None = None
-    stats: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = Field(default=None, description="The gate_id of its records.")
+    reranker: dict[str, Any] = Field(default_factory=dict, description="The reranker's describe().")
+    retriever: dict[str, Any] = Field(
+        default_factory=dict, description="The retriever's describe()."
+    )
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="The [gate] settings the scores depend on."
+    )
+    planned_questions: int | None = Field(default=None, description="Questions to score.")
+    recorded_questions: int | None = Field(default=None, description="Gate records written.")
+    stats: dict[str, Any] = Field(
+        default_factory=dict, description="Counters derived from gates.jsonl."
+    )
 
 
 class Reparse(_Open):
-    from_parser: str | None = None
-    to_parser: str | None = None
-    changes: dict[str, int] = Field(default_factory=dict)
-    backup: str | None = None
+    """One `assay reparse` of the run's raw outputs."""
+
+    from_parser: str | None = Field(default=None, description="Parser version before.")
+    to_parser: str | None = Field(default=None, description="Parser version after.")
+    changes: dict[str, int] = Field(
+        default_factory=dict, description="Records whose status changed, counted by change."
+    )
+    backup: str | None = Field(default=None, description="Where the old records were kept.")
 
 
 class Manifest(_Open):
     """The whole manifest. Judges are their own `describe()` plus `id` and `stats`."""
 
-    manifest_version: int = MANIFEST_VERSION
-    run_id: str | None = None
-    name: str | None = None
-    created_at: str | None = None
-    sessions: list[Session] = Field(default_factory=list)
-    environment: dict[str, Any] = Field(default_factory=dict)
-    imported_from: dict[str, Any] | None = None
-    spec_path: str | None = None
-    spec_sha256: str | None = None
-    spec: dict[str, Any] = Field(default_factory=dict)
-    datasets: list[DatasetInfo] = Field(default_factory=list)
-    parser_version: str | None = None
-    cache: CacheInfo | None = None
-    failure_policy: dict[str, Any] | None = None
-    outputs: dict[str, str] = Field(default_factory=dict)
+    manifest_version: int = Field(default=MANIFEST_VERSION, description="This layout's version.")
+    run_id: str | None = Field(default=None, description="Unique id of the run directory.")
+    name: str | None = Field(default=None, description="The spec's `name`.")
+    created_at: str | None = Field(default=None, description="When the run began (ISO 8601).")
+    sessions: list[Session] = Field(
+        default_factory=list, description="Each `assay run` on this directory, in order."
+    )
+    environment: dict[str, Any] = Field(
+        default_factory=dict, description="Python, platform and package versions."
+    )
+    imported_from: dict[str, Any] | None = Field(
+        default=None, description="The tool and source of an imported run."
+    )
+    spec_path: str | None = Field(default=None, description="The run spec file.")
+    spec_sha256: str | None = Field(default=None, description="Hash of the spec file's bytes.")
+    spec: dict[str, Any] = Field(
+        default_factory=dict, description="The spec as parsed (secrets redacted)."
+    )
+    datasets: list[DatasetInfo] = Field(default_factory=list, description="The datasets read.")
+    parser_version: str | None = Field(
+        default=None, description="The output parser's version the records were parsed with."
+    )
+    cache: CacheInfo | None = Field(default=None, description="How the cache was used.")
+    failure_policy: dict[str, Any] | None = Field(
+        default=None, description="The spec's [failure] settings."
+    )
+    outputs: dict[str, str] = Field(
+        default_factory=dict, description="The run directory and each output file: name -> path."
+    )
     status: str | None = Field(default=None, description="running|complete|failed|interrupted")
-    message: str | None = None
-    updated_at: str | None = None
-    planned_judgments: int | None = None
-    recorded_judgments: int | None = None
-    judges: list[dict[str, Any]] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-    factuality: FactualitySection | None = None
-    gate: GateSection | None = None
-    finished_at: str | None = None
-    reparses: list[Reparse] = Field(default_factory=list)
-    incomplete: list[str] | None = None
-    redacted_fields: list[str] = Field(default_factory=list)
+    message: str | None = Field(default=None, description="Why the run stopped, or a note.")
+    updated_at: str | None = Field(default=None, description="Last rewrite (ISO 8601).")
+    planned_judgments: int | None = Field(default=None, description="Judgments to make.")
+    recorded_judgments: int | None = Field(default=None, description="Judgments written.")
+    judges: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each judge's `describe()`, `id` and `stats`."
+    )
+    warnings: list[str] = Field(default_factory=list, description="What the run warned about.")
+    factuality: FactualitySection | None = Field(
+        default=None, description="The decompose-then-verify stage, if any."
+    )
+    gate: GateSection | None = Field(default=None, description="The gate stage, if any.")
+    finished_at: str | None = Field(default=None, description="When the run ended.")
+    reparses: list[Reparse] = Field(
+        default_factory=list, description="Each `assay reparse`, in order."
+    )
+    incomplete: list[str] | None = Field(
+        default=None, description="Problems that make the run's records incomplete."
+    )
+    redacted_fields: list[str] = Field(
+        default_factory=list, description="Paths of values replaced because they held secrets."
+    )
 
     def dump(self) -> dict[str, Any]:
         """The JSON object to write: the fields read or set, unknown ones kept."""

@@ -21,25 +21,31 @@ class Status(StrEnum):
 
 
 class Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cost_usd: float | None = None
+    prompt_tokens: int = Field(default=0, description="Tokens sent.")
+    completion_tokens: int = Field(default=0, description="Tokens generated.")
+    total_tokens: int = Field(default=0, description="Sent plus generated.")
+    cost_usd: float | None = Field(
+        default=None, description="Cost in US dollars, where the provider's price is known."
+    )
 
 
 class CallAccounting(BaseModel):
     """What producing one result cost: shared by every result and record model."""
 
-    attempts: int = 0
-    latency_s: float = 0.0
-    usage: Usage = Field(default_factory=Usage)
-    cache_hit: bool = False
+    attempts: int = Field(
+        default=0, description="Calls made, retries included (0: a cache hit or no model)."
+    )
+    latency_s: float = Field(default=0.0, description="Seconds spent producing it.")
+    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of the call.")
+    cache_hit: bool = Field(
+        default=False, description="Whether the answer came from the response cache."
+    )
 
 
 class PromptProvenance(BaseModel):
     """Which model and which exact prompt produced a record (null for baselines)."""
 
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    prompt_sha256: str | None = None
+    model: str | None = Field(default=None, description="The model id that produced it.")
+    prompt_id: str | None = Field(default=None, description="The prompt's id.")
+    prompt_version: int | None = Field(default=None, description="The prompt's version.")
+    prompt_sha256: str | None = Field(default=None, description="Hash of the prompt's text.")

@@ -36,23 +36,31 @@ class JudgmentRecord(PromptProvenance, CallAccounting):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    pair_id: str
-    member: Member
-    judge_id: str
-    axis: Axis | None = None
-    severity: int | None = None
-    model_returned: str | None = None
-    parser_version: str | None = None
-    status: Status
-    label: str | None = None
-    score: float | None = None
-    finish_reason: str | None = None
-    raw_output: str | None = None
-    refusal: str | None = None
-    parsed: dict[str, Any] | None = None
-    error: str | None = None
-    recorded_at: datetime | None = None
+    dataset: str = Field(description="The dataset's name.")
+    pair_id: str = Field(description="The pair's id in the dataset.")
+    member: Member = Field(description="Which response of the pair was judged.")
+    judge_id: str = Field(description="The judge's id.")
+    axis: Axis | None = Field(default=None, description="The pair's axis (ForceBench).")
+    severity: int | None = Field(default=None, description="The pair's severity (ForceBench).")
+    model_returned: str | None = Field(
+        default=None, description="The model id the provider reported."
+    )
+    parser_version: str | None = Field(default=None, description="The output parser's version.")
+    status: Status = Field(description="How the judgment ended; only ok carries a label.")
+    label: str | None = Field(default=None, description="The parsed verdict.")
+    score: float | None = Field(
+        default=None, description="The parsed numeric score, if the prompt asks for one."
+    )
+    finish_reason: str | None = Field(
+        default=None, description="Why the model stopped, as the provider says."
+    )
+    raw_output: str | None = Field(default=None, description="The model's text, as returned.")
+    refusal: str | None = Field(default=None, description="The provider's refusal message, if any.")
+    parsed: dict[str, Any] | None = Field(default=None, description="The parsed output object.")
+    error: str | None = Field(
+        default=None, description="What went wrong, for a status other than ok."
+    )
+    recorded_at: datetime | None = Field(default=None, description="When the line was written.")
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -68,20 +76,24 @@ class SentenceRecord(PromptProvenance, CallAccounting):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    answer_id: str
-    sentence_id: int
-    sentence: str
-    span: tuple[int, int] | None = None
-    decomposer_id: str
-    status: Status
-    n_claims: int = 0
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    sentence_id: int = Field(description="Position of the sentence in the answer, from 0.")
+    sentence: str = Field(description="The sentence's text.")
+    span: tuple[int, int] | None = Field(
+        default=None, description="Character span [start, end) in the answer."
+    )
+    decomposer_id: str = Field(description="The decomposer's id.")
+    status: Status = Field(description="How the decomposition ended.")
+    n_claims: int = Field(default=0, description="Claims found in the sentence.")
     claims: list[Claim] = Field(
         default_factory=list, description="The sentence's claims; claims.jsonl is derived."
     )
-    raw_output: str | None = None
-    error: str | None = None
-    recorded_at: datetime | None = None
+    raw_output: str | None = Field(default=None, description="The model's text, as returned.")
+    error: str | None = Field(
+        default=None, description="What went wrong, for a status other than ok."
+    )
+    recorded_at: datetime | None = Field(default=None, description="When the line was written.")
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -94,13 +106,15 @@ class ClaimRecord(PromptProvenance, ClaimFields):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    answer_id: str
-    sentence_id: int
-    claim_id: str
-    claim: str
-    span: tuple[int, int] | None = None
-    decomposer_id: str
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    sentence_id: int = Field(description="The sentence the claim came from.")
+    claim_id: str = Field(description="Unique within the answer.")
+    claim: str = Field(description="The claim's text.")
+    span: tuple[int, int] | None = Field(
+        default=None, description="Character span [start, end) in the answer."
+    )
+    decomposer_id: str = Field(description="The decomposer's id.")
     gold_label: str | None = Field(default=None, description="From datasets that ship labels.")
 
     @property
@@ -118,30 +132,40 @@ class VerificationRecord(PromptProvenance, CallAccounting):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    answer_id: str
-    claim_id: str
-    sentence_id: int | None = None
-    claim: str
-    verifier_id: str
-    parser_version: str | None = None
-    status: Status
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    claim_id: str = Field(description="The claim's id.")
+    sentence_id: int | None = Field(default=None, description="The claim's sentence.")
+    claim: str = Field(description="The claim's text.")
+    verifier_id: str = Field(description="The verifier's id.")
+    parser_version: str | None = Field(default=None, description="The output parser's version.")
+    status: Status = Field(description="How the verification ended; only ok carries a label.")
     label: str | None = Field(default=None, description="supported | unsupported | contradicted")
-    score: float | None = None
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    score: float | None = Field(
+        default=None, description="The verifier's support score, if it gives one."
+    )
+    evidence: list[dict[str, Any]] = Field(
+        default_factory=list, description="The passages shown to the verifier."
+    )
     pairs: list[ScoredPair] = Field(
         default_factory=list, description="Every scored (claim, passage/span) pair."
     )
-    set_scores: list[SetScore] = Field(default_factory=list)
+    set_scores: list[SetScore] = Field(
+        default_factory=list, description="Scores of sets of spans taken together."
+    )
     pairs_dropped_by_cap: int = Field(
         default=0, ge=0, description="Premises a cost cap left unscored."
     )
-    gold_label: str | None = None
-    finish_reason: str | None = None
-    raw_output: str | None = None
-    parsed: dict[str, Any] | None = None
-    error: str | None = None
-    recorded_at: datetime | None = None
+    gold_label: str | None = Field(default=None, description="From datasets that ship labels.")
+    finish_reason: str | None = Field(
+        default=None, description="Why the model stopped, as the provider says."
+    )
+    raw_output: str | None = Field(default=None, description="The model's text, as returned.")
+    parsed: dict[str, Any] | None = Field(default=None, description="The parsed output object.")
+    error: str | None = Field(
+        default=None, description="What went wrong, for a status other than ok."
+    )
+    recorded_at: datetime | None = Field(default=None, description="When the line was written.")
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -164,12 +188,18 @@ class AnswerRecord(ResponseFields):
     (and policies, from the dataset fields) rebuild from the run directory (an answer with
     no claim exists only here)."""
 
-    dataset: str
-    answer_id: str
-    question: str | None = None
-    answer_chars: int | None = None
-    gold_factuality: float | None = None
-    source: str | None = None
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    question: str | None = Field(default=None, description="The question answered.")
+    answer_chars: int | None = Field(
+        default=None, description="Length of the answer in characters."
+    )
+    gold_factuality: float | None = Field(
+        default=None, description="The dataset's own factuality score of the answer."
+    )
+    source: str | None = Field(
+        default=None, description="Where the answer came from, when the dataset says."
+    )
 
     @property
     def key(self) -> tuple[str, str]:
@@ -191,14 +221,20 @@ class ItemRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    item_id: str
-    line: int | None = None
-    pairwise: bool = False
-    gold_label: str | None = None
-    gold_score: float | None = None
-    gold_preference: Preference | None = None
-    ratings: dict[str, str | None] = Field(default_factory=dict)
+    dataset: str = Field(description="The dataset's name.")
+    item_id: str = Field(description="The item's id.")
+    line: int | None = Field(
+        default=None, description="The item's line (or row) in its file, from 1."
+    )
+    pairwise: bool = Field(default=False, description="Whether it is a pairwise item.")
+    gold_label: str | None = Field(default=None, description="The item's gold label.")
+    gold_score: float | None = Field(default=None, description="The gold score.")
+    gold_preference: Preference | None = Field(
+        default=None, description="The gold preference of a pairwise item."
+    )
+    ratings: dict[str, str | None] = Field(
+        default_factory=dict, description="Each rater column's label for the item."
+    )
 
     @property
     def key(self) -> tuple[str, str]:
@@ -216,25 +252,38 @@ class ItemJudgmentRecord(PromptProvenance, CallAccounting):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    item_id: str
-    judge_id: str
-    order: Order | None = None
-    model_returned: str | None = None
-    parser_version: str | None = None
-    status: Status
-    label: str | None = None
-    score: float | None = None
+    dataset: str = Field(description="The dataset's name.")
+    item_id: str = Field(description="The item's id.")
+    judge_id: str = Field(description="The judge's id.")
+    order: Order | None = Field(
+        default=None, description="Pairwise: ab shows response A first, ba response B."
+    )
+    model_returned: str | None = Field(
+        default=None, description="The model id the provider reported."
+    )
+    parser_version: str | None = Field(default=None, description="The output parser's version.")
+    status: Status = Field(description="How the judgment ended; only ok carries a label.")
+    label: str | None = Field(default=None, description="The parsed verdict.")
+    score: float | None = Field(
+        default=None,
+        description="The parsed score, mapped to [0, 1] where the prompt declares a scale.",
+    )
     raw_score: float | None = Field(
         default=None, description="The answer's value on the prompt's declared scale."
     )
-    preference: Preference | None = None
-    finish_reason: str | None = None
-    raw_output: str | None = None
-    refusal: str | None = None
-    parsed: dict[str, Any] | None = None
-    error: str | None = None
-    recorded_at: datetime | None = None
+    preference: Preference | None = Field(
+        default=None, description="Pairwise: the verdict mapped back to the dataset's responses."
+    )
+    finish_reason: str | None = Field(
+        default=None, description="Why the model stopped, as the provider says."
+    )
+    raw_output: str | None = Field(default=None, description="The model's text, as returned.")
+    refusal: str | None = Field(default=None, description="The provider's refusal message, if any.")
+    parsed: dict[str, Any] | None = Field(default=None, description="The parsed output object.")
+    error: str | None = Field(
+        default=None, description="What went wrong, for a status other than ok."
+    )
+    recorded_at: datetime | None = Field(default=None, description="When the line was written.")
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -247,11 +296,15 @@ class GateReranker(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str
-    model_sha256: str | None = None
-    max_length: int | None = None
-    activation: Literal["identity"] = "identity"
-    normalization: Literal["sigmoid", "identity"] = "sigmoid"
+    model: str = Field(description="The reranker (hf-ce/... or baseline:overlap).")
+    model_sha256: str | None = Field(default=None, description="Hash of the model's files.")
+    max_length: int | None = Field(default=None, description="Input cap, in tokens.")
+    activation: Literal["identity"] = Field(
+        default="identity", description="Applied to the raw output: none."
+    )
+    normalization: Literal["sigmoid", "identity"] = Field(
+        default="sigmoid", description="Raw output to score."
+    )
 
 
 class GateRetriever(BaseModel):
@@ -259,8 +312,8 @@ class GateRetriever(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    kind: str
-    config_sha256: str | None = None
+    kind: str = Field(description="bm25, dense or hybrid.")
+    config_sha256: str | None = Field(default=None, description="Hash of the retriever's settings.")
     score_normalization: str | None = Field(
         default=None, description="How retrieval_score was mapped to [0, 1] from the raw score."
     )
@@ -271,13 +324,15 @@ class GateCandidate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    passage_id: str
-    doc_id: str | None = None
-    page: int | str | None = None
+    passage_id: str = Field(description="The passage's id in the corpus.")
+    doc_id: str | None = Field(default=None, description="The passage's document.")
+    page: int | str | None = Field(default=None, description="The passage's page in its document.")
     retrieval_rank: int = Field(ge=1, description="1 = best; s_initial reads ranks <= k1_initial.")
-    retrieval_score_raw: float | None = None
+    retrieval_score_raw: float | None = Field(
+        default=None, description="The retriever's own score."
+    )
     retrieval_score: float | None = Field(default=None, description="Normalised to [0, 1].")
-    rerank_logit: float | None = None
+    rerank_logit: float | None = Field(default=None, description="The reranker's raw output.")
     rerank_score: float | None = Field(default=None, description="normalization(rerank_logit).")
 
 
@@ -290,21 +345,25 @@ class GateRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    dataset: str
-    question_id: str
-    gate_id: str
-    status: Status
-    error: str | None = None
-    reranker: GateReranker
-    retriever: GateRetriever
-    k1_initial: int = Field(ge=1)
-    k1_expanded: int = Field(ge=1)
-    top_k: int = Field(ge=1)
-    candidates: list[GateCandidate] = Field(default_factory=list)
-    s_initial: float | None = None
-    s_expanded: float | None = None
-    latency_s: float = 0.0
-    cache_hit: bool = False
+    dataset: str = Field(description="The dataset's name.")
+    question_id: str = Field(description="The question's id.")
+    gate_id: str = Field(description="The gate's id (its name, else its model).")
+    status: Status = Field(description="ok, or why the scores are unusable.")
+    error: str | None = Field(
+        default=None, description="What went wrong, for a status other than ok."
+    )
+    reranker: GateReranker = Field(description="What scored the passages.")
+    retriever: GateRetriever = Field(description="What retrieved them.")
+    k1_initial: int = Field(ge=1, description="The initial pool's depth.")
+    k1_expanded: int = Field(ge=1, description="The expanded pool's depth.")
+    top_k: int = Field(ge=1, description="Evidence passages to keep.")
+    candidates: list[GateCandidate] = Field(
+        default_factory=list, description="The retrieved passages, best first."
+    )
+    s_initial: float | None = Field(default=None, description="Best score in the initial pool.")
+    s_expanded: float | None = Field(default=None, description="Best score in the expanded pool.")
+    latency_s: float = Field(default=0.0, description="Seconds spent scoring.")
+    cache_hit: bool = Field(default=False, description="Whether the scores came from the cache.")
 
     @property
     def key(self) -> tuple[str, str, str]:

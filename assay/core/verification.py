@@ -64,12 +64,18 @@ class SentenceSpan(BaseModel):
 class ContextPassage(BaseModel):
     """One passage of a premise made of several (an LLM shown the whole context)."""
 
-    passage_id: str
-    doc_id: str | None = None
-    page: int | str | None = None
-    retrieval_rank: int | None = None
-    retrieval_score_raw: float | None = None
-    retrieval_score: float | None = None
+    passage_id: str = Field(description="The passage's id in the corpus.")
+    doc_id: str | None = Field(default=None, description="The passage's document.")
+    page: int | str | None = Field(default=None, description="The passage's page in its document.")
+    retrieval_rank: int | None = Field(
+        default=None, description="The passage's retrieval rank, 1 = best."
+    )
+    retrieval_score_raw: float | None = Field(
+        default=None, description="The retriever's own score."
+    )
+    retrieval_score: float | None = Field(
+        default=None, description="The retrieval score mapped to [0, 1]."
+    )
 
 
 class ScoredPair(BaseModel):
@@ -82,37 +88,65 @@ class ScoredPair(BaseModel):
     must see a NaN or out-of-range score to withhold the claim, not a load error.
     """
 
-    passage_id: str | None = None
-    doc_id: str | None = None
-    page: int | str | None = None
-    chunk_id: str | None = None
-    span_id: str | None = None
-    start: int | None = None
-    end: int | None = None
-    context: list[ContextPassage] | None = None
-    retrieval_rank: int | None = None
-    retrieval_score_raw: float | None = None
-    retrieval_score: float | None = None
-    retrieval_normalization: str | None = None
-    p_entail: float | None = None
-    p_contradict: float | None = None
-    p_neutral: float | None = None
-    s_support: float | None = None
-    s_conflict: float | None = None
-    s_limitation: float | None = None
-    relation_source: RelationSource
-    score_source: ScoreSource
-    limitation_source: LimitationSource | None = None
+    passage_id: str | None = Field(
+        default=None, description="The premise's passage; null for a context of several."
+    )
+    doc_id: str | None = Field(default=None, description="The passage's document.")
+    page: int | str | None = Field(default=None, description="The passage's page in its document.")
+    chunk_id: str | None = Field(
+        default=None, description="The window of the passage scored, if a window."
+    )
+    span_id: str | None = Field(default=None, description="The sentence scored, if a sentence.")
+    start: int | None = Field(
+        default=None, description="Start of the premise in the passage (code points)."
+    )
+    end: int | None = Field(
+        default=None, description="End of the premise in the passage (code points)."
+    )
+    context: list[ContextPassage] | None = Field(
+        default=None, description="The passages of a premise read together."
+    )
+    retrieval_rank: int | None = Field(
+        default=None, description="The passage's retrieval rank, 1 = best."
+    )
+    retrieval_score_raw: float | None = Field(
+        default=None, description="The retriever's own score."
+    )
+    retrieval_score: float | None = Field(
+        default=None, description="The retrieval score mapped to [0, 1]."
+    )
+    retrieval_normalization: str | None = Field(
+        default=None, description="How retrieval_score was mapped from the raw score."
+    )
+    p_entail: float | None = Field(
+        default=None, description="Probability the premise entails the claim."
+    )
+    p_contradict: float | None = Field(
+        default=None, description="Probability the premise contradicts the claim."
+    )
+    p_neutral: float | None = Field(default=None, description="Probability it does neither.")
+    s_support: float | None = Field(default=None, description="Support score the policies read.")
+    s_conflict: float | None = Field(default=None, description="Conflict score the policies read.")
+    s_limitation: float | None = Field(
+        default=None, description="Limitation score: the premise qualifies the claim."
+    )
+    relation_source: RelationSource = Field(description="What related the claim to the premise.")
+    score_source: ScoreSource = Field(description="How the scores were obtained.")
+    limitation_source: LimitationSource | None = Field(
+        default=None, description="What gave s_limitation."
+    )
 
 
 class SetScore(BaseModel):
     """A verifier's scores for several spans read together
     (docs/reference/policies/fail-closed.md#inputs-and-scores)."""
 
-    span_ids: list[str] = Field(min_length=1)
-    p_entail: float | None = None
-    p_contradict: float | None = None
-    p_neutral: float | None = None
+    span_ids: list[str] = Field(min_length=1, description="The spans read together, sorted.")
+    p_entail: float | None = Field(
+        default=None, description="Probability the spans together entail the claim."
+    )
+    p_contradict: float | None = Field(default=None, description="Probability they contradict it.")
+    p_neutral: float | None = Field(default=None, description="Probability they do neither.")
 
     @field_validator("span_ids")
     @classmethod
