@@ -20,7 +20,7 @@ COMMAND_PAGES: dict[str, str] = {
     "run": "get-started/concepts.md",
     "report": "reference/reports.md",
     "compare": "tutorials/compare-judges.md",
-    "recompute": "how-to/resume.md",
+    "recompute": "explanations/run-directory.md",
     "import-medscore": "how-to/import-datasets.md",
     "reparse": "reference/cli.md",
     "validate": "how-to/dry-run.md",
