@@ -1,4 +1,4 @@
-"""Issue 9 §4 agreement statistics: hand-computed cases, library cross-checks, undefined cases."""
+"""Agreement statistics: hand-computed cases, library cross-checks, undefined cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provider batch jobs (`mode = "batch"`, issue 11 item 4) against the loopback server's
+"""Provider batch jobs (`mode = "batch"`) against the loopback server's
 files and batches endpoints: the same records and cache entries as an online run, a
 re-run fully cached, an expired batch's rest sent online, error lines as error records,
 upload/create failures retried, a run killed while polling resumed without resubmitting,

@@ -1,4 +1,4 @@
-"""Bounded work, always interruptible (issue 18 item 3), beyond `assay run`: a sweep range
+"""Bounded work, always interruptible, beyond `assay run`: a sweep range
 is bounded when read, the policies bootstrap never holds every resample's weights at
 once, and Ctrl-C or SIGTERM ends `compare` and `policies tune` at once with exit 130,
 one line saying what to rerun, and no half-written output."""

@@ -1,4 +1,4 @@
-"""The policy decision records (issue 19: one claim/response record contract in `core`).
+"""The policy decision records (one claim/response record contract in `core`).
 
 The field order of every record is pinned as it was before the contract existed: a dump
 lists fields in declaration order (base-class fields first), so moving a field into a

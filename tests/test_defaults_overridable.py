@@ -1,4 +1,4 @@
-"""Every `[defaults]` key can be overridden in a model block (issue 18, item 7): the
+"""Every `[defaults]` key can be overridden in a model block: the
 README says so, but `initial_wait_s` and `max_wait_s` were refused in `[[judges]]`,
 decomposer and verifier blocks."""
 

@@ -250,7 +250,7 @@ CASES: dict[str, Case] = {
     "spec-block-initial-wait-negative": lambda d: _run(
         d, _judge_with('"generic-support@1"') + "initial_wait_s = -1\n", "judges[0].initial_wait_s"
     ),
-    # Issue 18 item 3: every size parameter has an upper bound, checked at load.
+    # Every size parameter has an upper bound, checked at load.
     "spec-bootstrap-too-large": lambda d: _run(
         d, BASELINE, "'bootstrap'", "100000", top="bootstrap = 1000000000\n"
     ),
@@ -258,7 +258,7 @@ CASES: dict[str, Case] = {
         ["compare", str(d), "--n-boot", "100001"],
         ["--n-boot", "less than or equal to 100000"],
     ),
-    # Issue 18 item 4: compare of runs with nothing to compare.
+    # Compare of runs with nothing to compare.
     "compare-runs-share-no-item": lambda d: (
         ["compare", str(_labelled_run(d)), str(_demo_run(d, "demo"))],
         ["runs labelled (2 items), demo (60 ForceBench pairs", "no item in common"],
@@ -437,12 +437,12 @@ CASES: dict[str, Case] = {
         ["decompositions.jsonl:1", "JSON"],
     ),
     "run-unknown-option": lambda d: (["run", "x.toml", "--bogus"], ["--bogus", "--help"]),
-    # Issue 18 item 1: a second writer of a run directory (here: this process holds it).
+    # A second writer of a run directory (here: this process holds it).
     "recompute-while-another-writes": lambda d: (
         ["recompute", str(_locked_run(d / "run"))],
         [str(d / "run"), "another assay process (pid", "is writing this run directory"],
     ),
-    # Issue 18 item 2: gold that does not fit the judge's labels.
+    # Gold that does not fit the judge's labels.
     **{
         f"items-gold-not-judge-labels-{command}": (
             lambda d, c=command: _gold_case(
@@ -499,7 +499,7 @@ def _cache_env_file(d: Path) -> Argv:
     return ["run", str(_spec(d, BASELINE)), "--no-progress"], ["c.txt", "ASSAY_CACHE_DIR"]
 
 
-# Issue 18 item 5: inputs that must not be taken literally.
+# Inputs that must not be taken literally.
 LITERAL_INPUT_CASES: dict[str, Case] = {
     "run-output-dir-empty": lambda d: _blank_flag(d, "run", "SPEC", "--output-dir", ""),
     "run-output-dir-blank": lambda d: _blank_flag(d, "run", "SPEC", "--output-dir", "  "),
@@ -576,7 +576,7 @@ CASES |= LITERAL_INPUT_CASES
 
 
 def _policies_run(d: Path, *args: str) -> Argv:
-    """`assay policies ARGS` over a real factuality run and a policy file (issue 18 item 4:
+    """`assay policies ARGS` over a real factuality run and a policy file (its
     options are checked before any output is written); RUN and P.TOML are substituted."""
     spec = f'name = "p"\noutput_dir = "{d / "run"}"\n{FACT}'
     spec += 'decomposer = { kind = "sentence" }\nverifiers = [{ kind = "overlap" }]\n'

@@ -1,4 +1,4 @@
-"""Items datasets (issue 9 §1): any columns as variables, optional gold and raters, and
+"""Items datasets: any columns as variables, optional gold and raters, and
 one-line errors naming file:line and the column for every bad row."""
 
 from __future__ import annotations

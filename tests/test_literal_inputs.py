@@ -1,4 +1,4 @@
-"""Issue 18 item 5: inputs that must not be taken literally.
+"""Inputs that must not be taken literally.
 
 Blank paths are refused on every path-valued CLI parameter; files saved with a UTF-8
 byte-order mark read as without one; `;`-, tab- and `|`-separated "CSV" is detected (or

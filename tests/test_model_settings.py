@@ -1,4 +1,4 @@
-"""Model settings are declared once (issue 19): what a spec's settings become is pinned
+"""Model settings are declared once: what a spec's settings become is pinned
 here — the manifest's client and decoding description (keys in order), the cache key,
 the one-line spec errors — so that moving where the settings are declared cannot
 change a manifest, a cache key or an error."""

@@ -1,4 +1,4 @@
-"""A server answering 200 with a page instead of JSON (issue 18 item 5): on both
+"""A server answering 200 with a page instead of JSON: on both
 transports the record and the run's failure line say "response is not JSON
 (content-type text/html)", not `InternalServerError 500`, and the request is not retried
 (the same URL answers the same page). JSON under another label is still read."""

@@ -1,4 +1,4 @@
-"""One bootstrap for the project (issue 19): every resample is drawn, counted and turned
+"""One bootstrap for the project: every resample is drawn, counted and turned
 into a percentile interval in `assay.metrics._resampling`, the policies' intervals too."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The lean transport (`transport = "openai"`) against the real loopback server: the same
-request, the same typed failures, the same records and cache entries as the litellm path
-(issue 11, item 1). The hosted-client, redaction, connection and fault-storm tests run
+request, the same typed failures, the same records and cache entries as the litellm path.
+The hosted-client, redaction, connection and fault-storm tests run
 over both transports in their own files."""
 
 from __future__ import annotations

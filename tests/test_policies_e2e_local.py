@@ -1,4 +1,4 @@
-"""End to end on local models (issue 10): the bundled factuality answers verified by an
+"""End to end on local models: the bundled factuality answers verified by an
 `nli-local` verifier (a tiny `hf-nli` model built here) with a `[gate]` scored by a tiny
 `hf-ce` cross-encoder, then `assay policies apply` of all three kinds. Every file is
 written, the records and certificates name the models' sha256, and the fail-closed

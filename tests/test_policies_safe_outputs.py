@@ -1,7 +1,7 @@
 """`assay policies` options are checked before any output is opened, and outputs are
 replaced atomically: a bad range, a bad target file or a crash mid-write (here: the
 file-size limit of the process, a real EFBIG) leaves an earlier output byte for byte
-as it was (issue 18, item 4)."""
+as it was."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ the code's pointers into the docs.
   default) is on the kind's page, so a value added in the code without its definition
   fails here.
 - No file under assay/ cites a section of a document outside the repository ("§4.9",
-  "FC-8", "issue 10", ...): code points at the reference pages instead.
+  "FC-8", an issue number, ...): code points at the reference pages instead.
 - Every `docs/<page>.md#<anchor>` written in assay/ names a page that exists and a
   heading of it (anchors as Python-Markdown's toc extension makes them).
 """

@@ -1,6 +1,6 @@
 """The README/docs block checker itself (fast; tests/test_readme.py runs the blocks).
 
-Issue 18, item 7: a ```text block showing 2 of the 5 lines a command printed passed
+A ```text block showing 2 of the 5 lines a command printed passed
 silently. A text block is now the whole output unless `<!-- excerpt -->` says it is a
 part; an excerpt's lines must keep the output's order."""
 

@@ -1,4 +1,4 @@
-"""Header values are credentials by default (issue 18, item 6): redaction by name
+"""Header values are credentials by default: redaction by name
 patterns let `X-Custom-Auth`, `Private-Token`, `X-Amz-Security-Token`, `X-Access-Key`
 through. Only a short allow-list of harmless headers keeps its value; every other header
 keeps its name and loses its value, wherever a headers mapping sits. What is *sent* is

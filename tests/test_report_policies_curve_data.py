@@ -1,4 +1,4 @@
-"""The policies charts of the HTML report say what they show (issue 18, item 4): the
+"""The policies charts of the HTML report say what they show: the
 risk–coverage curve and the applied point (diamond) each name the answers they were
 computed on, a curve from another split or another configuration than the applied
 policy's is flagged, and the action-mix legend has one colour per action, the colour

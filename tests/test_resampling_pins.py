@@ -1,7 +1,7 @@
 """Every bootstrap of the project pinned to the bit, for a few fixed seeds and inputs.
 
-The expected values were computed with the code before the bootstraps got one home
-(issue 19): the policies' response bootstrap (multinomial draw counts, percentiles on a
+The expected values were computed with the code before the bootstraps got one home:
+the policies' response bootstrap (multinomial draw counts, percentiles on a
 percent scale) and the metrics' row-index bootstraps (means, ratios of sums, item
 statistics, Spearman). A refactor that changes any draw, chunk or rounding fails here.
 Floats are compared through `float.hex`; arrays through the sha256 of their bytes.

@@ -1,5 +1,5 @@
-"""A run that ends without completing says so on stderr in one `error:` line (issue 18,
-item 7): docs/reference/errors.md promises that every failure ends in a line starting `error:`,
+"""A run that ends without completing says so on stderr in one `error:` line:
+docs/reference/errors.md promises that every failure ends in a line starting `error:`,
 but a failed run printed only its reason ("cannot connect to ..."), which `grep ^error:`
 misses. The stdout status line (`failed: 0/120 judgments ...`) stays as it was."""
 

@@ -1,4 +1,4 @@
-"""One writer per run directory (issue 18 item 1).
+"""One writer per run directory.
 
 `run`, `recompute`, `reparse`, `policies apply` and `import-medscore` hold an OS lock on
 RUN_DIR/.assay.lock while they write; a second writer exits 2 at once naming the

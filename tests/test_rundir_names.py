@@ -1,4 +1,4 @@
-"""Run-directory file names are spelled once, in `assay.core.rundir` (issue 19): a
+"""Run-directory file names are spelled once, in `assay.core.rundir`: a
 module that writes or reads `claims.jsonl` names it by its constant, so a rename (or a
 reader that drifts from the writer) cannot happen in one place only."""
 

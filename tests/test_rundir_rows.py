@@ -1,4 +1,4 @@
-"""Every reader of a run directory's JSONL files reads them one way (issue 19): a torn
+"""Every reader of a run directory's JSONL files reads them one way: a torn
 last line (a process killed mid-write) is skipped, never a crash or a half record."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`transport_for` chooses through the `TRANSPORTS` registry only (issue 19): the model
+"""`transport_for` chooses through the `TRANSPORTS` registry only: the model
 id's prefix names the transport, and a config that selects instructor or the lean
 OpenAI-compatible client gets that transport's registered variant. No `if` per variant."""
 

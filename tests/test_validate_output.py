@@ -1,6 +1,6 @@
 """`assay validate SPEC` names a bundled dataset as the spec names it (`builtin:NAME`),
 not by the path of the installed package: the README shows the command's whole output,
-which must be the same on every machine (issue 18, item 7)."""
+which must be the same on every machine."""
 
 from __future__ import annotations
 
