@@ -1,4 +1,5 @@
-"""Builders for claim-selective policy inputs and the spec's fixture S-1 (§2.11)."""
+"""Builders for claim-selective policy inputs and fixture S-1 (responses R1-R4 with their expected
+decisions)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def response(answer_id: str, claims: list[ClaimInput], **fields: Any) -> Respons
 
 
 def s1() -> list[ResponseInput]:
-    """Fixture S-1 exactly as §2.11 gives it (all claims critical)."""
+    """Fixture S-1 (all claims critical)."""
     return [
         response(
             "R1",

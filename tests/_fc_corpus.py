@@ -1,4 +1,4 @@
-"""The bundled mini-corpus of the fail-closed policy (T-I1): 50 questions about fictional
+"""The bundled mini-corpus of the fail-closed policy: 50 questions about fictional
 drugs, each with a retrieval set of three chunks (sentence spans from the project's
 splitter), an answer of claims with recorded NLI pair scores, and gold claim labels.
 

@@ -1,5 +1,5 @@
 """Builders for the fail-closed policy tests: chunks with exact span offsets, pairs from
-(span, p_entail, p_contradict) as the spec's tables write them, and fixture C-1 (§4.11)."""
+(span, p_entail, p_contradict) as the tables write them, and fixture C-1."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def chunk(
 def pair(
     span_id: str, p_entail: float | None, p_contradict: float | None, **extra: Any
 ) -> dict[str, Any]:
-    """A pair as the spec's tables write it: p_neutral = 1 - both."""
+    """A pair as the fixture tables write it: p_neutral = 1 - both."""
     neutral = None if p_entail is None or p_contradict is None else 1 - p_entail - p_contradict
     return {
         "span_id": span_id,

@@ -1,5 +1,5 @@
-"""Gate records and questions for the evidence-gate tests, built from the spec's tables
-(§3.8): each question's scores become real `gates.jsonl` records whose candidates have the
+"""Gate records and questions for the evidence-gate tests, built from the fixture tables
+G-1 to G-3: each question's scores become real `gates.jsonl` records whose candidates have the
 stated maxima over retrieval ranks <= 50 (s_init) and <= 100 (s_exp)."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def scored_record(question_id: str, s_init: float | None, s_exp: float | None) -
     return gate_record(question_id, candidates)
 
 
-# §3.8 G-2: q, s_init, s_exp, label, expected outcome, rule, support (passed only)
+# fixture G-2: q, s_init, s_exp, label, expected outcome, rule, support (passed only)
 G2 = [
     ("q01", 0.92, 0.92, "has_evidence", "pass", "4a_sufficient", "1"),
     ("q02", None, None, "no_evidence", "abstain", "1_no_candidates", None),

@@ -1,4 +1,4 @@
-"""The gate stage on a tiny random cross-encoder built here (spec §5.2.4, §6 test 19):
+"""The gate stage on a tiny random cross-encoder built here:
 what `gates.jsonl` holds is checked against BM25, the model run by plain transformers,
 and scipy's sigmoid; re-runs read the cache and write the same bytes; resuming,
 torn lines and failures behave like every other record file."""

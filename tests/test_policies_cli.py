@@ -50,7 +50,7 @@ def test_apply_writes_records_metrics_and_a_manifest(run_dir: Path, policy_file:
         assert str(run_dir) not in text and "applied_at" not in text
         assert "applied_at" in json.loads((folder / "run_info.json").read_text())
     assert "uccr_cert" in out and "empty_strict_rate" in out
-    # lexical pairs are label_confidence (§4.2): VERIFIED exactly where a pair's p_entail
+    # lexical pairs are label_confidence: VERIFIED exactly where a pair's p_entail
     # reaches tau_entail and no pair's p_contradict reaches tau_contradict
     assert "no entailment probability" not in err
     pairs = {v["claim_id"]: v["pairs"] for v in _lines(run_dir / "verifications.jsonl")}

@@ -263,8 +263,8 @@ def test_by_adds_metrics_per_value_of_a_response_field(
 
 
 def test_source_missing_slice_abstains_everywhere(run_dir: Path, policy_file: Path) -> None:
-    """§2.7.5: with every evidence pool emptied a selector abstains on every response
-    (action accuracy 1.0), PAU and precision are null, nothing is expressed."""
+    """The source-missing slice: with every evidence pool emptied a selector abstains on every
+    response (action accuracy 1.0), PAU and precision are null, nothing is expressed."""
     args = ("policies", "apply", run_dir, "--policy", policy_file)
     code, _, err = _assay(*args, "--name", "cert", "--slice", "source-missing")
     assert code == 0, err

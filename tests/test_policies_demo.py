@@ -106,7 +106,7 @@ def test_every_policy_prints_its_metrics_and_writes_its_files(demo: tuple[Path, 
 
 def test_the_gold_labels_are_coherent() -> None:
     """Claim labels agree with claim statuses; a has_evidence answer's gold action is the
-    action rule (§2.5) applied to its claims' gold statuses, a no_evidence answer's is
+    action rule applied to its claims' gold statuses, a no_evidence answer's is
     abstain; gold_support is 1, 0.5 or 0 as all, some or none of its claims are supported.
     Both splits, every gold action and both evidence labels occur."""
     for row in ROWS:
@@ -172,7 +172,7 @@ def test_claim_selective_metrics_match_the_gold_counts(demo: tuple[Path, str]) -
 
 
 def test_gate_metrics_match_sklearn_on_the_gold_labels(demo: tuple[Path, str]) -> None:
-    """Abstention is the positive class (§3.6): accuracy, precision, recall, specificity
+    """Abstention is the positive class: accuracy, precision, recall, specificity
     and coverage agree with scikit-learn on (evidence_label, outcome); factuality is the
     mean gold_support over the questions the gate passed."""
     run_dir, _ = demo
@@ -197,7 +197,7 @@ def test_gate_metrics_match_sklearn_on_the_gold_labels(demo: tuple[Path, str]) -
 
 
 def test_fail_closed_metrics_match_the_gold_counts(demo: tuple[Path, str]) -> None:
-    """VCP, VC, UER, CER and the catch rate (§4.9) from the written render states and the
+    """VCP, VC, UER, CER and the catch rate from the written render states and the
     dataset's claim labels; the demo verifies only supported claims and blocks some."""
     run_dir, _ = demo
     claims = _read(run_dir / "policies" / "render" / "claims.jsonl")
@@ -222,7 +222,7 @@ def test_fail_closed_metrics_match_the_gold_counts(demo: tuple[Path, str]) -> No
 
 
 def test_gate_decisions_follow_the_recorded_scores(demo: tuple[Path, str]) -> None:
-    """pass iff s_initial >= tau_min and max(s_initial, s_expanded) >= tau (§3.2); a
+    """pass iff s_initial >= tau_min and max(s_initial, s_expanded) >= tau; a
     pass cites the candidates scored at tau_min or more; no question is refused."""
     run_dir, _ = demo
     block = _policy("gate")

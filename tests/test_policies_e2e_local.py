@@ -130,7 +130,7 @@ def test_fail_closed_certificates_name_the_verifiers_model_sha256(
 def test_certificates_and_manifests_name_what_produced_the_scores(
     applied: tuple[Path, str],
 ) -> None:
-    """§6 test 22 on real records: each certificate (both claim kinds) names the NLI
+    """On real records: each certificate (both claim kinds) names the NLI
     model's sha256; a chained fail_closed certificate names its question's gate retriever
     hash, as does its audit record; each policy manifest names the verifier's and the
     reranker's sha256, and no absolute path."""

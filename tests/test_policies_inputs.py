@@ -1,4 +1,4 @@
-"""Bad inputs to `assay policies apply` (policies spec §5.1, §6 test 37): a malformed JSON
+"""Bad inputs to `assay policies apply` : a malformed JSON
 line or a record failing validation in any file a policy reads is exit 2 with one line
 naming file, line and field, and nothing is written under `policies/<name>/`; a torn
 last line (a process killed mid-write) is still ignored, as everywhere a run is read."""
@@ -150,7 +150,7 @@ def test_unknown_dataset_fields_are_ignored(run_dir: Path, policy_file: Path) ->
     assert code == 0, err
 
 
-# ---- FC-6: pairs a verifier's cost cap dropped (a real local NLI run, tiny model) ----
+# ---- pairs a verifier's cost cap dropped (a real local NLI run, tiny model) ----
 
 NLI_SPEC = """
 name = "nli-cap"
@@ -213,7 +213,7 @@ def test_a_verifier_cap_records_the_pairs_it_dropped(nli_runs: tuple[Path, Path]
 
 def test_dropped_pairs_reach_both_claim_kinds(nli_runs: tuple[Path, Path], tmp_path: Path) -> None:
     """The cap reaches the kinds: fail_closed marks the claims `truncated`; a claim whose
-    every pair was dropped is `cap_exceeded` in both kinds (C-6), and one with no pair
+    every pair was dropped is `cap_exceeded` in both kinds, and one with no pair
     and no drop stays `no_evidence`."""
     run = tmp_path / "run"
     shutil.copytree(nli_runs[1], run)
@@ -255,7 +255,7 @@ def test_no_entailment_scores_is_its_own_fail_closed_reason(
 ) -> None:
     """Hand-built records (not the overlap verifier, whose scores may change): every pair
     of answer A without p_entail -> its claims withheld `no_entailment_scores` and A
-    refused for that reason (FC-1, FC-2); answer B with one such claim among scored ones
+    refused for that reason; answer B with one such claim among scored ones
     -> that claim alone; one warning naming the verifier and the count."""
     path = run_dir / "verifications.jsonl"
     records = [json.loads(line) for line in path.read_text().splitlines()]
@@ -297,8 +297,8 @@ def test_no_entailment_scores_is_its_own_fail_closed_reason(
 
 
 def test_one_pair_without_entailment_among_scored_ones_stays_invalid_score() -> None:
-    """C-1 is unchanged: a claim whose pairs are partly unscored is `invalid_score`;
-    only a claim none of whose pairs has p_entail is `no_entailment_scores`."""
+    """The invalid-score rule is unchanged: a claim whose pairs are partly unscored is
+    `invalid_score`; only a claim none of whose pairs has p_entail is `no_entailment_scores`."""
     from assay.policies.fail_closed import FailClosedPolicy, FCClaim, FCPair, FCResponse
 
     scored = FCPair(span_id="s1", p_entail=0.9, p_contradict=0.05, p_neutral=0.05)

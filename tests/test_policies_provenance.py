@@ -1,7 +1,6 @@
-"""Certificates and policy manifests name what produced the scores (spec §4.7, §5.7, §6
-test 22): the verifier's model, its sha256 and prompt, and the hash of the retrieval
-configuration behind the evidence, read from the run (a real `assay run` here; the
-tiny-NLI and gate run is in test_policies_e2e_local.py).
+"""Certificates and policy manifests name what produced the scores: the verifier's model, its sha256
+and prompt, and the hash of the retrieval configuration behind the evidence, read from the run (a
+real `assay run` here; the tiny-NLI and gate run is in test_policies_e2e_local.py).
 
 A retrieval verifier (a hosted model on the loopback server) names its retriever; a
 verifier reading the dataset's evidence names none, and the manifest says why."""

@@ -126,7 +126,7 @@ def test_fail_closed_tuning_without_entailment_scores_is_infeasible(
     run_dir: Path, policy_file: Path, tmp_path: Path
 ) -> None:
     """The bundled answers carry no gold labels, so VC is null for all 50 candidates
-    of §4.8's grid and `vc >= 0.50` fails."""
+    of the default grid and `vc >= 0.50` fails."""
     args = ("--policy", policy_file, "--name", "render")
     code, out, err = assay("policies", "tune", run_dir, *args)
     result = json.loads((run_dir / "policies/render/tune/result.json").read_text())
@@ -140,7 +140,7 @@ def test_fail_closed_tuning_without_entailment_scores_is_infeasible(
 def test_gate_tuning_without_gold_labels_falls_to_the_tie_break(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    """No evidence labels: both objectives are null everywhere, so §3.4's tie-break (tau
+    """No evidence labels: both objectives are null everywhere, so the default tie-break (tau
     desc, tau_min desc) picks the top of the grid."""
     write_gates(run_dir, {"fd-01": 0.9, "fd-02": 0.05}, "factuality-demo")
     gate = '[[policies]]\nname = "gate"\nkind = "evidence_gate"\ngate = "ce-tiny"\n'

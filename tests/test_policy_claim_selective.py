@@ -1,5 +1,5 @@
-"""claim_selective decisions (spec §2.2–§2.6, §6 tests 7–10): S-1, S-2, ties, the order
-of the action algorithm, FC-1/FC-4/FC-6, links and certificates, priors, the gate."""
+"""claim_selective decisions: fixtures S-1, S-2, ties, the order of the action algorithm, failed
+inputs, evidence filters and capped pairs, links and certificates, priors, the gate."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_s1_express_all_reference() -> None:
 def test_binary_support_gate_answers_on_the_best_support() -> None:
     decisions = binary_support_gate(s1(), "0.34")
     actions = {r.answer_id: r.native for r in decisions.responses}
-    # R4's best support is its parse_error claim's 0.99: references ignore FC-1
+    # R4's best support is its parse_error claim's 0.99: references ignore failed inputs
     assert actions == {
         "R1": "full", "R2": "full", "R3": "full", "R4": "full", "R5": "full",
         "R6": "abstain", "R7": "full",

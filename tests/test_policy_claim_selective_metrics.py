@@ -1,4 +1,4 @@
-"""claim_selective metrics (spec §2.7, §2.10; §6 tests 1–6, 12, 32–34, 36): the paper's
+"""claim_selective metrics: the paper's
 count fixtures F-1 … F-10, Wilson and κ against the libraries, slices, controls, the
 source-missing slice, bootstrap intervals and paired deltas."""
 

@@ -1,4 +1,4 @@
-"""Property-based invariants of claim_selective (spec §6 tests 24, 26–29): random
+"""Property-based invariants of claim_selective: random
 responses with 0–15 claims and 0–25 scored passages each, scores drawn from {0, the
 thresholds, 1, random floats, invalid values}, random verification statuses and hostile
 texts."""

@@ -1,4 +1,4 @@
-"""claim_selective tuning and sweeps (spec §2.8; §6 test 11): the default grid, the
+"""claim_selective tuning and sweeps: the default grid, the
 engine's choice against a by-hand enumeration, the tie-break, infeasibility (exit 3),
 and the risk–coverage sweep."""
 

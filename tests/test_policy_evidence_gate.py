@@ -1,4 +1,4 @@
-"""The evidence gate's decisions (spec §3.1–3.5, §5.9): G-2 decisions and rule codes,
+"""The evidence gate's decisions: G-2 decisions and rule codes,
 score normalisation, fail-closed refusals, the evidence set and citations, the decision
 log record, and what a claim-level policy chained behind the gate must do."""
 

@@ -1,4 +1,4 @@
-"""The evidence gate's metrics, tuning, sweep and AURC (spec §3.4, §3.6, §3.8): G-1 from
+"""The evidence gate's metrics, tuning, sweep and AURC: fixture G-1 from
 the paper's matrices, G-2 end to end, G-3 tie groups, refusals in the denominators, the
 bootstrap intervals, and agreement with scikit-learn where the definitions coincide."""
 
@@ -229,7 +229,8 @@ def test_without_ties_aurc_is_the_mean_risk_of_the_top_k() -> None:
 
 
 def test_refusals_stay_in_denominators_and_never_in_numerators() -> None:
-    """One missing and one api_error record among G-2's questions (test 18, C-3)."""
+    """One missing and one api_error record among G-2's questions: they stay in the
+    denominators."""
     from _gate_fixtures import gate_record
 
     from assay.core.outcomes import Status

@@ -1,4 +1,4 @@
-"""Property-based invariants of the evidence gate (spec §6 24, 26, 29–31, gate parts):
+"""Property-based invariants of the evidence gate:
 random questions with 0–25 candidates at random ranks, scores drawn from {0, the
 thresholds, 1, random floats, invalid values}, random record statuses and gold fields."""
 

@@ -1,6 +1,6 @@
-"""Fail-closed rendering (spec §4): fixture C-1 exactly as §4.11 gives it, the state rule
-and its ties, renderings and outcomes (§6 20, 23), T-R2..T-R4, T-U2, FC-1/FC-7, the
-gate composition (§5.9)."""
+"""Fail-closed rendering: fixture C-1, the state rule and its ties, renderings and
+outcomes, negation, paraphrase and set-score evidence, the atomicity lint, failed inputs,
+one-line configuration errors, the gate composition."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_entailment_ties_verify_and_label_ties_go_against_entailment() -> None:
 
 
 def test_negation_flip_is_never_verified() -> None:
-    """T-R2: 'X is not approved' against the claim 'X is approved'."""
+    """Negation: 'X is not approved' against the claim 'X is approved'."""
     flipped = {"span_id": "s", "p_entail": 0.05, "p_contradict": 0.90, "p_neutral": 0.05}
     neutral_top = {"span_id": "s", "p_entail": 0.30, "p_contradict": 0.20, "p_neutral": 0.50}
     policy = FailClosedPolicy()
@@ -128,7 +128,7 @@ def test_negation_flip_is_never_verified() -> None:
 
 
 def test_paraphrase_is_verified_on_the_score_alone() -> None:
-    """T-R3: no lexical overlap between claim and span, p_entail 0.90 -> VERIFIED."""
+    """Paraphrase: no lexical overlap between claim and span, p_entail 0.90 -> VERIFIED."""
     span = chunk("k", [("s", "The medication received regulatory clearance in 2019.")], rank=1)
     answer = response(
         [claim("c", [pair("s", 0.90, 0.02)], text="Approval came two years before 2021.")],
@@ -139,7 +139,7 @@ def test_paraphrase_is_verified_on_the_score_alone() -> None:
 
 
 def test_multi_hop_needs_the_recorded_set_score() -> None:
-    """T-R4: c5 of C-1 verifies on {s8, s9}; without the set score it does not."""
+    """A set score: c5 of fixture C-1 verifies on {s8, s9}; without it, it does not."""
     status, pairs, sets, _ = C1["c5"]
     with_set = [claim("c5", [pair(*p) for p in pairs], set_scores=[set_score(*sets[0])])]
     decided = FailClosedPolicy().decide(response(with_set)).claims[0]
@@ -166,7 +166,7 @@ def test_mse_is_the_greedy_prefix_by_entailment_then_rank_then_offset() -> None:
 
 def test_offsets_break_ties_only_within_a_chunk() -> None:
     """Chunks of equal rank go by chunk id, so a longer text elsewhere never flips a tie
-    (offsets follow from text lengths; FC-5)."""
+    (offsets follow from text lengths; texts are never read)."""
     for filler in ("x", "a much longer first sentence that moves the offsets."):
         chunks = [
             chunk("b", [("b0", "B.")], rank=1),
@@ -178,7 +178,7 @@ def test_offsets_break_ties_only_within_a_chunk() -> None:
 
 
 def test_every_claim_unverified_or_blocked_abstains_and_all_failed_refuses() -> None:
-    """§6 23 and FC-2."""
+    """No VERIFIED claim abstains; every claim's inputs failed refuses."""
     policy = FailClosedPolicy()
     none_verified = response(
         [claim("a", [pair("s1", 0.2, 0.1)]), claim("b", [pair("s2", 0.15, 0.8)])]
@@ -219,7 +219,7 @@ def test_every_claim_unverified_or_blocked_abstains_and_all_failed_refuses() -> 
     ],
 )
 def test_one_invalid_score_withholds_the_whole_claim(bad: dict[str, Any]) -> None:
-    """FC-1 / C-1: valid pairs of the claim are not salvaged."""
+    """One invalid score withholds the claim: valid pairs of the claim are not salvaged."""
     pairs = [pair("good", 0.95, 0.0), {**pair("bad", 0.1, 0.1), **bad}]
     decided = FailClosedPolicy().decide(response([claim("c", pairs)])).claims[0]
     assert (decided.native, decided.reason) == ("UNVERIFIED", "invalid_score")
@@ -249,7 +249,8 @@ def test_unsupported_by_design_and_label_confidence_scores() -> None:
 
 
 def test_atomicity_lint_flags_and_rejects_only_when_asked() -> None:
-    """T-U2."""
+    """The lint flags joined or long claims; it changes a state only with
+    `reject_non_atomic`."""
     texts = {
         "and": "Aspirin thins blood and eases pain.",
         "because": "It works BECAUSE of COX inhibition.",
@@ -293,7 +294,7 @@ def test_atomicity_lint_flags_and_rejects_only_when_asked() -> None:
     ],
 )
 def test_bad_configuration_is_one_line_naming_the_field(block: dict[str, Any], field: str) -> None:
-    """FC-7."""
+    """A bad key or value is one line naming the field, before any work."""
     with pytest.raises(SpecError) as info:
         load_config(block, file="policies.toml")
     text = info.value.render()
@@ -320,7 +321,7 @@ def test_configuration_defaults_and_canonical_thresholds() -> None:
 
 
 def test_gate_composition() -> None:
-    """§5.9: gate abstain -> abstain, every claim withheld; refuse -> refuse; pass ->
+    """Behind a gate: gate abstain -> abstain, every claim withheld; refuse -> refuse; pass ->
     only evidence inside the gate's E(q)."""
     base = c1_response()
     policy = FailClosedPolicy()

@@ -1,5 +1,6 @@
-"""Cost caps and deterministic degradation (§4.5, FC-6, C-6), the four allocations of
-§4.5, the set-score budget, FC-4 (§6 35) and the T-P1 property."""
+"""Cost caps and deterministic degradation (capped pairs count as never scored,
+`cap_exceeded`), the four allocations, the set-score budget, pairs outside the retrieval
+set, and the property that caps always bound the work."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_chunk_caps_drop_whole_chunks_and_late_spans() -> None:
     chunks = [chunk(f"k{r:02d}", [(f"s{r:02d}", f"S{r}.")], rank=r) for r in range(1, 12)]
     support_in_11th = response([claim("c", [pair("s11", 0.95, 0.0)])], chunks=chunks)
     decided = FailClosedPolicy().decide(support_in_11th).claims[0]
-    assert (decided.native, decided.reason) == ("UNVERIFIED", "cap_exceeded")  # C-6
+    assert (decided.native, decided.reason) == ("UNVERIFIED", "cap_exceeded")
     wider = FailClosedPolicy.from_spec({"caps": {"max_chunks": 11}}).decide(support_in_11th)
     assert wider.claims[0].native == "VERIFIED"
     nine = [chunk("k", [(f"s{i}", f"Sentence {i}.") for i in range(9)], rank=1)]
@@ -79,7 +80,7 @@ def test_chunk_caps_drop_whole_chunks_and_late_spans() -> None:
 
 
 def test_no_pairs_is_no_evidence_but_all_pairs_capped_is_cap_exceeded() -> None:
-    """C-6: the reason says whether there was nothing or the caps took it."""
+    """The reason says whether there was nothing or the caps took it."""
     answer = response([claim("a", _spans("a", 2)), claim("b", []), claim("c", _spans("c", 2))])
     decided = FailClosedPolicy.from_spec({"caps": {"max_pairs": 2}}).decide(answer)
     assert [(len(c.spans_scored), c.reason.value) for c in decided.claims] == [
@@ -102,7 +103,7 @@ def test_a_set_score_costs_one_pair_of_the_budget() -> None:
 
 
 def test_unscored_and_foreign_references_are_ignored_and_logged() -> None:
-    """FC-4 / §6 35: a pair naming a span outside the retrieval set counts for nothing."""
+    """A pair naming a span outside the retrieval set counts for nothing."""
     chunks = [chunk("k1", [("s1", "One."), ("s2", "Two.")], rank=1, doc_id="d1")]
     pairs = [pair("s1", 0.3, 0.0), pair("ghost", 0.99, 0.0)]
     candidates = ["d1", "s1", "doc-x", "k1"]
@@ -158,7 +159,8 @@ def _capped_answers(draw: st.DrawFn) -> tuple[FCResponse, dict[str, int]]:
 @settings(max_examples=60, deadline=None)
 @given(_capped_answers())
 def test_caps_always_bound_the_work(case: tuple[FCResponse, dict[str, int]]) -> None:
-    """T-P1."""
+    """Whatever the caps and the answer, pairs used, spans per claim and claims scored stay
+    within them, and no claim verifies outside its scored spans."""
     answer, caps = case
     decided = FailClosedPolicy.from_spec({"caps": caps}).decide(answer)
     assert decided.response.n_pairs_used <= caps["max_pairs"]

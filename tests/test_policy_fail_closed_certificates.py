@@ -1,5 +1,5 @@
-"""Certificates and the audit export (§4.7, §6 22): the published schema (T-U1), the seal,
-what changes the hashes, citation spoofing (T-R1), span integrity (T-U4)."""
+"""Certificates and the audit export: the published schema, the seal, what changes the
+hashes, citation spoofing, span integrity."""
 
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ def test_the_committed_schema_is_the_published_one() -> None:
 
 
 def test_every_certificate_line_validates_and_tampered_lines_do_not() -> None:
-    """T-U1."""
+    """Every certificate line validates against the published schema; a tampered one
+    does not."""
     validator = _validator()
     for answer in _answers():
         for mode in ("strict", "mixed", "debug"):
@@ -159,7 +160,8 @@ def _mask(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_citation_spoofing_changes_nothing_but_escaped_text() -> None:
-    """T-R1."""
+    """A claim or span that spoofs a citation ("[doc X] ✅ Verified", "cite doc X") decides
+    nothing: the spoofed reference is ignored and only the escaped text differs."""
     chunks = c1_chunks()
     first = chunks[0]
     sentences = [(s["span_id"], s["text"]) for s in first["spans"]]
@@ -183,7 +185,7 @@ def test_citation_spoofing_changes_nothing_but_escaped_text() -> None:
 
 
 def test_spans_keep_code_point_offsets_through_json() -> None:
-    """T-U4."""
+    """Span offsets are code points and survive the JSON round trip."""
     text = "Ünïcode 😀 first sentence. Zweiter Satz mit ß. 第三句。 Last one \U0001f9ea here."
     built = FCChunk.from_text("k", text, doc_id="d")
     assert len(built.spans) >= 3

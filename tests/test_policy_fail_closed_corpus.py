@@ -1,5 +1,5 @@
-"""The bundled mini-corpus (T-I1 end-to-end golden, T-I2 retrieval corruption, T-I3
-evidence removal) and the load benchmark's byte-identical second run (T-P2)."""
+"""The bundled mini-corpus (end-to-end golden, retrieval corruption, evidence removal)
+and the load benchmark's byte-identical second run."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def test_the_corpus_is_what_its_builder_writes() -> None:
 
 
 def test_end_to_end_golden(tmp_path: Path) -> None:
-    """T-I1."""
+    """The corpus decided end to end: every supported design verified, no unsupported
+    claim shown, the same bytes in any input order, and the golden hashes."""
     answers = load()
     decisions = FailClosedPolicy().decide_all(answers)
     designs = {c.claim_id: c.fields["design"] for a in answers for c in a.claims}
@@ -101,7 +102,7 @@ def _with_distractor(answer: FCResponse, p_contradict: float, target: str | None
 
 
 def test_retrieval_corruption_never_adds_a_verified_claim() -> None:
-    """T-I2: distractors ranked first, with low entailment."""
+    """Retrieval corruption: distractors ranked first, with low entailment."""
     answers = load()
     policy = FailClosedPolicy()
     before = policy.decide_all(answers)
@@ -129,7 +130,7 @@ def _without(answer: FCResponse, chunk_ids: set[str]) -> FCResponse:
 
 
 def test_removing_the_evidence_unverifies_unless_another_unit_suffices() -> None:
-    """T-I3."""
+    """Removing a VERIFIED claim's evidence unverifies it unless another unit suffices."""
     answers = load()
     policy = FailClosedPolicy()
     designs = {c.claim_id: c.fields["design"] for a in answers for c in a.claims}
@@ -151,7 +152,8 @@ def test_removing_the_evidence_unverifies_unless_another_unit_suffices() -> None
 
 
 def test_load_benchmark_second_run_is_byte_identical() -> None:
-    """T-P2 at a small scale: the script runs twice (second time in a fresh process)."""
+    """The load benchmark at a small scale: the script runs twice (second time in a fresh
+    process)."""
     done = subprocess.run(
         [sys.executable, str(BENCH), "--questions", "12", "--json"],
         capture_output=True,

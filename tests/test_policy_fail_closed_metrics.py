@@ -1,5 +1,6 @@
-"""Fail-closed metrics (§4.9, FC-8, C-4), bootstrap intervals, the default tuning and
-sweep on the shared engine (§4.8), calibration and the reliability report."""
+"""Fail-closed metrics (refusals never caught, a refused answer an empty rendering), bootstrap
+intervals, the default tuning and sweep on the shared engine, calibration and the reliability
+report."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_empty_sets_are_null_with_zero_denominator() -> None:
 
 
 def test_refusals_count_as_empty_renderings_and_are_never_caught() -> None:
-    """C-4 and FC-8."""
+    """A refused answer counts as an empty strict rendering and its claims are never
+    caught."""
     policy = FailClosedPolicy()
     decisions = [policy.decide(c1_response()), policy.decide(_refused())]
     result = fail_closed_metrics(decisions)
@@ -103,13 +105,13 @@ def test_system_metrics() -> None:
         for a, d in zip(answers, decisions, strict=True)
     ]
     figures = system_metrics(decisions, lines)
-    # C-1: 11 spans and the set score {s8, s9}; the refused answer: its one span
+    # fixture C-1: 11 spans and the set score {s8, s9}; the refused answer: its one span
     assert figures.pairs_per_question_max == 12 and figures.pairs_per_question_mean == 6.5
     assert figures.certificate_bytes_max == max(len(x.encode()) for x in lines)
 
 
 def _tuning_answers() -> list[FCResponse]:
-    """C-1 and responses whose claims sit at several entailment levels."""
+    """Fixture C-1 and responses whose claims sit at several entailment levels."""
     answers = [c1_response()]
     levels = [0.55, 0.62, 0.74, 0.81, 0.88, 0.93, 0.97]
     for i, level in enumerate(levels):

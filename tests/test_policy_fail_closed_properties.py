@@ -1,4 +1,4 @@
-"""Property-based invariants of fail-closed rendering (§6 24–29, 31; T-U3): random answers
+"""Property-based invariants of fail-closed rendering: random answers
 with 0–15 claims and 0–25 pairs each, scores from {0, the thresholds, 1, random floats,
 invalid values}, random verification statuses and hostile texts."""
 
@@ -120,7 +120,8 @@ def _verified(decision: Decision) -> set[str]:
 @FAST
 @given(answers(), st.sampled_from(THRESHOLDS), st.sampled_from(THRESHOLDS))
 def test_failed_inputs_are_never_expressed(answer: FCResponse, tau_e: str, tau_c: str) -> None:
-    """§6 24 (FC-1, FC-2)."""
+    """A claim whose inputs failed is never VERIFIED, and an answer of such claims is
+    refused."""
     decision = _policy(tau_e, tau_c).decide(answer)
     failed = 0
     for record, given_claim in zip(decision.claims, answer.claims, strict=True):
@@ -138,7 +139,8 @@ def test_failed_inputs_are_never_expressed(answer: FCResponse, tau_e: str, tau_c
 @FAST
 @given(answers(), st.sampled_from(THRESHOLDS), st.sampled_from(THRESHOLDS))
 def test_verified_claims_carry_their_proof(answer: FCResponse, tau_e: str, tau_c: str) -> None:
-    """§6 25 and T-U3, checked against the inputs and in the certificate."""
+    """Every VERIFIED claim has an ok verification, a sufficient MSE among its scored spans and no
+    contradiction, checked against the inputs and in the certificate."""
     policy = _policy(tau_e, tau_c)
     decision = policy.decide(answer)
     by_id = {c.claim_id: c for c in answer.claims}
@@ -165,7 +167,8 @@ def test_verified_claims_carry_their_proof(answer: FCResponse, tau_e: str, tau_c
     answers(), st.sampled_from(THRESHOLDS), st.sampled_from(THRESHOLDS), st.sampled_from(THRESHOLDS)
 )
 def test_stricter_thresholds_never_verify_more(answer: FCResponse, a: str, b: str, c: str) -> None:
-    """§6 26: raising tau_entail or lowering tau_contradict never adds a VERIFIED claim."""
+    """Monotone thresholds: raising tau_entail or lowering tau_contradict never adds a VERIFIED
+    claim."""
     low_e, high_e = sorted((a, b), key=float)
     base = _verified(_policy(low_e, c).decide(answer))
     assert _verified(_policy(high_e, c).decide(answer)) <= base
@@ -182,7 +185,7 @@ def test_stricter_thresholds_never_verify_more(answer: FCResponse, a: str, b: st
 @FAST
 @given(answers(), st.randoms(use_true_random=False))
 def test_order_of_pairs_and_chunks_changes_nothing(answer: FCResponse, rng: random.Random) -> None:
-    """§6 27 (permutation) and 31 (input order)."""
+    """Shuffled pairs, chunks and spans give the same decisions."""
     data = answer.model_dump(mode="python")
     rng.shuffle(data["chunks"])
     for chunk_data in data["chunks"]:
@@ -197,7 +200,7 @@ def test_order_of_pairs_and_chunks_changes_nothing(answer: FCResponse, rng: rand
 @FAST
 @given(answers(invalid=False))
 def test_a_null_pair_at_the_end_changes_no_state(answer: FCResponse) -> None:
-    """§6 27 for fail-closed: a (0, 0, 0) pair on a span ranked after all others."""
+    """A (0, 0, 0) pair on a span ranked after all others."""
     data = answer.model_dump(mode="python")
     data["chunks"].append(chunk("zz", [("zz#s0", "Nothing.")], rank=99))
     for claim_data in data["claims"]:
@@ -235,7 +238,7 @@ def _retexted(answer: FCResponse, rng: random.Random) -> FCResponse:
 def test_texts_never_change_a_decision_or_a_metric(
     batch: list[FCResponse], rng: random.Random
 ) -> None:
-    """§6 28: claim, passage and question texts replaced by hostile strings."""
+    """Text is never read: claim, passage and question texts replaced by hostile strings."""
     policy = _policy()
     before = [policy.decide(a) for a in batch]
     after = [policy.decide(_retexted(a, rng)) for a in batch]
@@ -253,7 +256,7 @@ def test_texts_never_change_a_decision_or_a_metric(
 @BATCH
 @given(st.lists(answers(), max_size=3), st.sampled_from(THRESHOLDS))
 def test_metrics_stay_in_range(batch: list[FCResponse], tau_e: str) -> None:
-    """§6 29 for fail-closed: every metric in [0, 1]; CER <= UER in both modes."""
+    """Every metric in [0, 1]; CER <= UER in both modes."""
     result = fail_closed_metrics([_policy(tau_e).decide(a) for a in batch])
     for ratio in result.metrics.values():
         assert ratio.value is None or 0.0 <= ratio.value <= 1.0
@@ -270,7 +273,7 @@ def test_metrics_stay_in_range(batch: list[FCResponse], tau_e: str) -> None:
 def test_decide_all_is_byte_identical_for_any_input_order(
     batch: list[FCResponse], rng: random.Random
 ) -> None:
-    """§6 31."""
+    """Answers decided in any order give the same records."""
     policy = _policy()
     shuffled = list(batch)
     rng.shuffle(shuffled)

@@ -1,4 +1,4 @@
-"""Policy dataset fields (policies spec §5.2.5): read from answers JSONL, validated with
+"""Policy dataset fields: read from answers JSONL, validated with
 one-line errors naming file, line and field, carried into answers.jsonl / claims.jsonl,
 and absent from every dump when a dataset does not give them."""
 
@@ -228,7 +228,7 @@ def test_a_run_carries_the_fields_into_answers_and_claims(tmp_path: Path) -> Non
 
 def test_claim_records_read_as_claim_selective_inputs(tmp_path: Path) -> None:
     """The carried fields are what the policy reads: defaults (critical true, required =
-    critical, C-2) apply where the dataset is silent."""
+    critical) apply where the dataset is silent."""
     out = _given_claims_run(tmp_path, [FULL_ROW, BARE_ROW])
     claims = _lines(out / "claims.jsonl")
     read = {k: ClaimInput.model_validate(v) for k, v in claims.items()}
@@ -247,14 +247,14 @@ def test_claim_records_read_as_claim_selective_inputs(tmp_path: Path) -> None:
 
 
 def test_gold_claim_fields_match_the_policy_derivation() -> None:
-    """One rule for `gold_usable` (spec §2.1) in the dataset and in the policy input."""
+    """One rule for `gold_usable` in the dataset and in the policy input."""
     for status in ("certified", "condition_limited", "conflicting", "omitted"):
         given = GoldClaim(id="c", text="t", gold_status=status)
         assert given.gold_usable == ClaimInput(claim_id="c", gold_status=status).gold_usable
 
 
 def test_the_cli_refuses_a_bad_gold_action_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
-    """Spec §6 test 37 for the dataset field: exit 2, one line, no run directory."""
+    """A bad dataset field: exit 2, one line, no run directory."""
     _jsonl(tmp_path / "answers.jsonl", [BARE_ROW, {**FULL_ROW, "gold_action": "maybe"}])
     spec = tmp_path / "spec.toml"
     spec.write_text(

@@ -1,5 +1,5 @@
 """Scored pairs without a model: record contract, retrieval normalisation, the cue
-lexicon, sentence spans, and the overlap verifier's pairs (policies spec §5.2)."""
+lexicon, sentence spans, and the overlap verifier's pairs."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _corpus() -> Corpus:
     return Corpus.from_passages(Passage(id=i, text=t) for i, t in DOCS)
 
 
-# ---- normalisation of retrieval scores (§5.2.3) ------------------------------------------
+# ---- normalisation of retrieval scores ---------------------------------------------------
 
 
 def test_sigmoid_maps_logits_as_the_spec_says() -> None:
@@ -134,7 +134,7 @@ def test_every_retriever_names_its_normalization() -> None:
         assert retriever.describe()["score_normalization"]["method"] == method
 
 
-# ---- the cue lexicon (§2.2, §2.12) --------------------------------------------------------
+# ---- the cue lexicon -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -186,7 +186,7 @@ def test_lexical_triple_is_overlap_times_cues() -> None:
     assert (none.support, none.conflict, none.limitation) == (0.0, 0.0, 0.0)
 
 
-# ---- sentence spans (§5.2.6) -------------------------------------------------------------
+# ---- sentence spans --------------------------------------------------------------------
 
 
 def test_sentence_spans_are_code_point_offsets() -> None:
@@ -218,7 +218,7 @@ def test_span_and_set_score_models_validate() -> None:
     with pytest.raises(ValidationError):
         SentenceSpan(span_id="p#s0", passage_id="p", start=5, end=2)
     assert SetScore(span_ids=["p#s2", "p#s10", "a#s0"]).span_ids == ["a#s0", "p#s10", "p#s2"]
-    # a score outside [0, 1] loads: a policy must see it to withhold the claim (FC-1)
+    # a score outside [0, 1] loads: a policy must see it to withhold the claim
     pair = ScoredPair(s_support=1.5, relation_source="llm", score_source="label_confidence")
     assert pair.s_support == 1.5
 
@@ -250,7 +250,7 @@ def test_overlap_verifier_records_a_lexical_pair_per_passage() -> None:
     for pair in verdict.pairs:
         assert (pair.relation_source, pair.score_source) == ("lexical", "label_confidence")
         assert pair.chunk_id is None and pair.retrieval_rank is None
-    # label_confidence (§4.2): a neutral (1 - 0); b neutral (1 - 0.5): its ov and its
+    # label_confidence: a neutral (1 - 0); b neutral (1 - 0.5): its ov and its
     # conflict cue's score 0.5 are under the threshold 0.6; c entailment at ov 0.75
     triples = [(p.p_entail, p.p_contradict, p.p_neutral) for p in verdict.pairs]
     assert triples == [(0.0, 0.0, 1.0), (0.0, 0.0, 0.5), (0.75, 0.0, 0.0)]

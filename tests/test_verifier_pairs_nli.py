@@ -1,4 +1,4 @@
-"""The local NLI verifier records every window it scored (policies spec §5.2.1, §5.2.6).
+"""The local NLI verifier records every window it scored.
 
 Tiny models (tests/_tiny_models.py): random weights for the mechanics, and a model
 whose classifier bias fixes every prediction, so the recorded probabilities are known.
