@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.building import BuildContext
 from assay.core.decomposition import Claim, Decomposer, Decomposition, Sentence
@@ -86,7 +86,9 @@ class SentenceParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = None
+    name: str | None = Field(
+        default=None, description="The id its records carry instead of the default one."
+    )
 
 
 class GivenParams(BaseModel):

@@ -104,8 +104,13 @@ class LLMDecomposerParams(EndpointOverrides):
     """The llm decomposer's block keys: endpoint settings, model, prompt, name."""
 
     model: str = Field(description="The model id (litellm provider/model, or hf/<dir>).")
-    prompt: str = "decompose-conditional@1"
-    name: str | None = None
+    prompt: str = Field(
+        default="decompose-conditional@1",
+        description="The prompt (id@version) that asks for the claims.",
+    )
+    name: str | None = Field(
+        default=None, description="The id its records carry instead of the default one."
+    )
 
 
 @DECOMPOSERS.register("llm", description="an LLM splits each sentence into claims")

@@ -138,8 +138,10 @@ class LLMJudge(PromptedModel):
 class LLMJudgeParams(EndpointOverrides):
     """A `[[judges]]` block of the default kind: every model crossed with every prompt."""
 
-    models: list[str] = Field(min_length=1)
-    prompts: list[str] = Field(min_length=1)
+    models: list[str] = Field(min_length=1, description="Model ids, each a judge per prompt.")
+    prompts: list[str] = Field(
+        min_length=1, description="Prompts (id@version, or id: the latest), one judge each."
+    )
     name: str | None = Field(default=None, description="Label used instead of the model id.")
     samples: int = Field(default=1, ge=1, le=100, description="Repeated samples per item.")
     mode: JudgeMode = Field(

@@ -86,8 +86,12 @@ class OverlapParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(default=0.7, ge=0.0, le=1.0)
-    name: str | None = None
+    threshold: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="Overlap share from which a claim is supported."
+    )
+    name: str | None = Field(
+        default=None, description="The id its records carry instead of the default one."
+    )
 
 
 @VERIFIERS.register("overlap", description="token overlap with the evidence (baseline, no model)")

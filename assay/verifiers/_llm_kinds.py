@@ -30,26 +30,41 @@ class LLMVerifierParams(EndpointOverrides):
         description="strict, or a published tool's True/False rule for comparability "
         "(legacy = legacy-factscore).",
     )
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    name: str | None = None
+    threshold: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="nli: entailment probability above which a claim is supported (unset: 0.8).",
+    )
+    name: str | None = Field(
+        default=None, description="The id its records carry instead of the default one."
+    )
 
 
 class InternalParams(LLMVerifierParams):
-    prompt: str = "verify-internal@1"
+    prompt: str = Field(
+        default="verify-internal@1", description="The prompt (id@version) the verifier asks."
+    )
 
 
 class ContextParams(LLMVerifierParams):
-    prompt: str = "verify-context@1"
+    prompt: str = Field(
+        default="verify-context@1", description="The prompt (id@version) the verifier asks."
+    )
 
 
 class NLIParams(LLMVerifierParams):
-    prompt: str = "nli-entailment@1"
+    prompt: str = Field(
+        default="nli-entailment@1", description="The prompt (id@version) the verifier asks."
+    )
 
 
 class RetrievalParams(LLMVerifierParams):
-    prompt: str = "verify-context@1"
+    prompt: str = Field(
+        default="verify-context@1", description="The prompt (id@version) the verifier asks."
+    )
     corpus: PathText = Field(description="Passages JSONL, relative to the spec.")
-    top_k: int = Field(default=10, ge=1, le=1000)
+    top_k: int = Field(default=10, ge=1, le=1000, description="Passages retrieved per claim.")
     dense_model: PathText | None = Field(default=None, description="Local embedding model dir.")
 
 

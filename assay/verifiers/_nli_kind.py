@@ -20,9 +20,19 @@ class LocalNLIParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="hf-nli/<directory or hub id>")
-    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
-    batch_size: int = Field(default=32, ge=1, le=4096)
-    label_map: dict[str, int] | None = None
+    threshold: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Entailment probability above which a claim is supported.",
+    )
+    batch_size: int = Field(
+        default=32, ge=1, le=4096, description="Premise-claim pairs scored at once."
+    )
+    label_map: dict[str, int] | None = Field(
+        default=None,
+        description="Label -> output index, when the model's config does not name its labels.",
+    )
     premise: Literal["chunk", "sentence"] = Field(
         default="chunk",
         description="What the model reads: token windows of a passage, or its sentences.",
@@ -36,7 +46,9 @@ class LocalNLIParams(BaseModel):
         default=None,
         description="Opt-in: run the model's Linear layers in int8 (CPU only; own cache keys).",
     )
-    name: str | None = None
+    name: str | None = Field(
+        default=None, description="The id its records carry instead of the default one."
+    )
 
 
 def nli_local(params: LocalNLIParams, ctx: BuildContext) -> Verifier:

@@ -13,6 +13,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, Tag
 
+from _reference_gen.kinds import kinds_lines, params_models
 from _reference_gen.models import escape, rows, slug, table, union_members, unwrap
 
 UNSET = "unset"
@@ -159,6 +160,7 @@ def spec_page() -> str:
     for spec_table in tables:
         lines += _table_lines(spec_table, tables)
     lines += _policies_lines()
+    lines += kinds_lines(UNSET)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -166,4 +168,4 @@ def spec_models() -> list[type[BaseModel]]:
     """Every model the spec page shows (each field needs a description)."""
     from assay.runs.spec._spec import RunSpec
 
-    return list(dict.fromkeys(t.model for t in spec_tables(RunSpec)))
+    return list(dict.fromkeys([*(t.model for t in spec_tables(RunSpec)), *params_models()]))
