@@ -72,7 +72,7 @@ def test_every_spec_field_is_described(gen: ModuleType) -> None:
 def test_every_record_and_manifest_field_is_described(gen: ModuleType) -> None:
     models = gen.formats.described_models()
     names = {m.__name__ for m in models}
-    assert {"Manifest", "JudgmentRecord", "GateCandidate", "Usage"} <= names
+    assert {"Manifest", "JudgmentRecord", "GateCandidate", "Usage", "ForceRow"} <= names
     missing = [m for model in models for m in gen.models.missing_descriptions(model)]
     assert missing == [], f"record fields without Field(description=...): {missing}"
 

@@ -52,45 +52,55 @@ class FactualityRow(VerifierRow):
     zero_claim_rate: float = Field(description="n_zero_claim / n_responses.")
     n_responses_unscored: int = Field(description="Has claims, none scored by this verifier.")
     n_responses_undecomposed: int = Field(description="No claims, >= 1 failed sentence.")
-    n_responses_with_failed_sentences: int | None = None
-    n_claims: int
-    n_scored: int
-    n_unscored: int
-    n_supported: int
-    n_unsupported: int
-    n_contradicted: int
-    n_parse_error: int
-    n_refusal: int
-    n_truncated: int
-    n_api_error: int
+    n_responses_with_failed_sentences: int | None = Field(
+        default=None, description="Responses with a failed sentence."
+    )
+    n_claims: int = Field(description="Claims of every response.")
+    n_scored: int = Field(description="Claims this verifier scored.")
+    n_unscored: int = Field(description="Claims it did not score (failed or missing).")
+    n_supported: int = Field(description="Claims verified supported.")
+    n_unsupported: int = Field(description="Claims verified unsupported.")
+    n_contradicted: int = Field(description="Claims verified contradicted.")
+    n_parse_error: int = Field(description="Claims whose verification ended parse_error.")
+    n_refusal: int = Field(description="Claims whose verification ended refusal.")
+    n_truncated: int = Field(description="Claims whose verification ended truncated.")
+    n_api_error: int = Field(description="Claims whose verification ended api_error.")
     n_missing: int = Field(description="Claims this verifier has no record for.")
     claims_per_response: float | None = Field(description="n_claims / n_responses.")
-    n_sentences: int | None = None
-    n_sentences_ok: int | None = None
-    n_sentences_failed: int | None = None
+    n_sentences: int | None = Field(default=None, description="Sentences decomposed, if known.")
+    n_sentences_ok: int | None = Field(default=None, description="Sentences decomposed ok.")
+    n_sentences_failed: int | None = Field(
+        default=None, description="Sentences whose decomposition failed."
+    )
     claims_per_sentence: float | None = Field(
         default=None,
         description="n_claims / n_sentences_ok; None without sentences or when some "
         "response's claims could not be mapped to its sentences.",
     )
     macro: float | None = Field(description="Mean of F(r) over responses with F defined.")
-    macro_lo: float | None
-    macro_hi: float | None
+    macro_lo: float | None = Field(description="Lower CI bound of macro.")
+    macro_hi: float | None = Field(description="Upper CI bound of macro.")
     micro: float | None = Field(description="sum(supported) / sum(scored) over all responses.")
-    micro_lo: float | None
-    micro_hi: float | None
+    micro_lo: float | None = Field(description="Lower CI bound of micro.")
+    micro_hi: float | None = Field(description="Upper CI bound of micro.")
     macro_length_penalized: float | None = Field(
         default=None, description="Mean of F'(r) (FActScore penalty); None unless requested."
     )
-    macro_length_penalized_lo: float | None = None
-    macro_length_penalized_hi: float | None = None
+    macro_length_penalized_lo: float | None = Field(
+        default=None, description="Lower CI bound of macro_length_penalized."
+    )
+    macro_length_penalized_hi: float | None = Field(
+        default=None, description="Upper CI bound of macro_length_penalized."
+    )
 
 
 class FactualityReport(BootstrapFields, RowsReport[FactualityRow]):
     """One `FactualityRow` per verifier (sorted), plus the settings used."""
 
-    length_penalty: LengthPenalty | None = None
-    gamma: float = FACTSCORE_GAMMA
+    length_penalty: LengthPenalty | None = Field(
+        default=None, description="The length penalty applied, if any."
+    )
+    gamma: float = Field(default=FACTSCORE_GAMMA, description="FActScore's penalty constant.")
 
 
 def factuality_scores(

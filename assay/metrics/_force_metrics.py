@@ -44,16 +44,18 @@ UNKNOWN_AXIS = "unknown"
 class ForceRow(JudgeRow):
     """MVR and FS, with bootstrap CIs, for one judge on one group of pairs."""
 
-    group_by: GroupBy
+    group_by: GroupBy = Field(description="What the group splits by.")
     group: str = Field(description="'all' for overall; axis value; '1'..'3' or 'unrated'.")
     n: int = Field(description="Pairs in the group, failed ones included.")
-    n_failed: int
-    mvr: float
+    n_failed: int = Field(description="Pairs with a member not ok (counted as violations).")
+    mvr: float = Field(
+        description="Monotonicity violation rate: share of pairs with s_raised >= s_cal."
+    )
     mvr_lo: float | None = Field(description="None when no CI was asked for (n_boot=0).")
-    mvr_hi: float | None
-    fs: float
-    fs_lo: float | None
-    fs_hi: float | None
+    mvr_hi: float | None = Field(description="Upper CI bound of mvr.")
+    fs: float = Field(description="Force sensitivity: mean of s_cal - s_raised.")
+    fs_lo: float | None = Field(description="Lower CI bound of fs.")
+    fs_hi: float | None = Field(description="Upper CI bound of fs.")
 
 
 class ForceReport(BootstrapFields, RowsReport[ForceRow]):

@@ -56,22 +56,22 @@ def confusion_frame(confusion: ConfusionDict, index: str, columns: str) -> pd.Da
 class GoldRow(VerifierRow):
     """One verifier against gold claim labels (binary: supported vs not supported)."""
 
-    unscored: UnscoredPolicy
+    unscored: UnscoredPolicy = Field(description="How unscored claims count: exclude or wrong.")
     n: int = Field(description="Claims in the confusion matrix.")
     n_gold: int = Field(description="Claims with a gold label (scored or not).")
-    n_scored: int
+    n_scored: int = Field(description="Gold claims this verifier scored.")
     n_unscored: int = Field(description="Gold claims this verifier did not score.")
     n_excluded_unscored: int = Field(description="n_unscored if unscored='exclude', else 0.")
     n_no_gold: int = Field(description="Claims verified by this verifier with no gold label.")
-    tp: int
+    tp: int = Field(description="Gold positive, predicted supported.")
     fp: int = Field(description="Gold negative, predicted supported (or unscored if 'wrong').")
     fn: int = Field(description="Gold positive, not predicted supported (or unscored if 'wrong').")
-    tn: int
-    accuracy: float | None
+    tn: int = Field(description="Gold negative, not predicted supported.")
+    accuracy: float | None = Field(description="(tp + tn) / n.")
     balanced_accuracy: float | None = Field(description="None unless both gold classes occur.")
-    precision: float | None
-    recall: float | None
-    f1: float | None
+    precision: float | None = Field(description="tp / (tp + fp).")
+    recall: float | None = Field(description="tp / (tp + fn).")
+    f1: float | None = Field(description="Harmonic mean of precision and recall.")
     confusion: ConfusionDict = Field(
         description="gold ('supported' | 'not_supported') -> predicted -> count."
     )
@@ -91,8 +91,8 @@ class GoldRow(VerifierRow):
 class GoldReport(RowsReport[GoldRow]):
     """One `GoldRow` per verifier (sorted)."""
 
-    positive: list[str]
-    unscored: UnscoredPolicy
+    positive: list[str] = Field(description="The gold labels counted as supported.")
+    unscored: UnscoredPolicy = Field(description="How unscored claims count: exclude or wrong.")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per verifier; the nested confusion dicts are left out (see `row()`)."""

@@ -46,8 +46,8 @@ class CorrelationRow(VerifierRow):
     n_predicted: int = Field(description="Responses with predicted factuality defined.")
     n_gold: int = Field(description="Responses with gold factuality defined.")
     spearman: float | None = Field(description="None when n < 2 or a side is constant.")
-    spearman_lo: float | None
-    spearman_hi: float | None
+    spearman_lo: float | None = Field(description="Lower CI bound of spearman.")
+    spearman_hi: float | None = Field(description="Upper CI bound of spearman.")
     n_boot_degenerate: int = Field(
         description="Resamples with a constant side (no rho), left out of the CI."
     )
@@ -56,11 +56,15 @@ class CorrelationRow(VerifierRow):
 class CorrelationReport(RowsReport[CorrelationRow]):
     """One `CorrelationRow` per verifier (sorted), the gold used, and the settings."""
 
-    gold_source: Literal["given", "claims"]
-    predicted: Literal["factuality", "factuality_length_penalized"]
-    n_boot: int
-    seed: int
-    confidence: float
+    gold_source: Literal["given", "claims"] = Field(
+        description="given: the dataset's; claims: from gold claim labels."
+    )
+    predicted: Literal["factuality", "factuality_length_penalized"] = Field(
+        description="Which F(r) is correlated: plain or length-penalized."
+    )
+    n_boot: int = Field(description="Bootstrap resamples behind the CIs (0: no CI).")
+    seed: int = Field(description="Seed of the resampling.")
+    confidence: float = Field(description="Confidence level of the CIs.")
 
 
 def factuality_correlation(

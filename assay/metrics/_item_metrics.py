@@ -47,20 +47,22 @@ class ItemJudgeRow(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    judge_id: str
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
-    dataset: str
+    judge_id: str = Field(description="The judge's id.")
+    model: str | None = Field(default=None, description="The model id behind the verdicts.")
+    prompt_id: str | None = Field(default=None, description="The prompt's id.")
+    prompt_version: int | None = Field(default=None, description="The prompt's version.")
+    dataset: str = Field(description="The items dataset.")
     task: str = Field(description="single or pairwise")
-    n_items: int
+    n_items: int = Field(description="Items in the dataset.")
     n_scored: int = Field(description="Items with a verdict (pairwise: in both orders).")
-    coverage: float | None
+    coverage: float | None = Field(description="n_scored / n_items.")
     samples: int | None = Field(default=None, description="Majority rows: samples voted.")
     stats: dict[str, float | int | None] = Field(
         default_factory=dict, description="statistic -> value, named as in the README."
     )
-    ci: dict[str, Interval | None] = Field(default_factory=dict)
+    ci: dict[str, Interval | None] = Field(
+        default_factory=dict, description="statistic -> its CI (lo, hi)."
+    )
     n_of: dict[str, int] = Field(
         default_factory=dict,
         description="statistic -> the items it is computed on (gold: items with gold and "
@@ -85,23 +87,29 @@ class RaterRow(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    dataset: str
-    raters: list[str]
-    level: str
-    n_items: int
-    n_complete: int
-    krippendorff_alpha: float | None
-    fleiss_kappa: float | None
-    ci: dict[str, Interval | None] = Field(default_factory=dict)
+    dataset: str = Field(description="The items dataset.")
+    raters: list[str] = Field(description="The rater columns.")
+    level: str = Field(description="Krippendorff's level of measurement.")
+    n_items: int = Field(description="Items in the dataset.")
+    n_complete: int = Field(description="Items every rater labelled (Fleiss' kappa uses these).")
+    krippendorff_alpha: float | None = Field(description="The raters' Krippendorff's alpha.")
+    fleiss_kappa: float | None = Field(description="The raters' Fleiss' kappa.")
+    ci: dict[str, Interval | None] = Field(
+        default_factory=dict, description="statistic -> its CI (lo, hi)."
+    )
     kappa_names: list[str] = Field(description="Judges (majority rows) then raters.")
-    kappa: list[list[float | None]]
+    kappa: list[list[float | None]] = Field(
+        description="Cohen's kappa between each two of kappa_names."
+    )
 
 
 class ItemsReport(BaseModel):
-    rows: list[ItemJudgeRow]
-    raters: list[RaterRow] = Field(default_factory=list)
-    n_boot: int
-    seed: int
+    rows: list[ItemJudgeRow] = Field(description="One row per judge and dataset.")
+    raters: list[RaterRow] = Field(
+        default_factory=list, description="One row per dataset with raters."
+    )
+    n_boot: int = Field(description="Bootstrap resamples behind the CIs (0: no CI).")
+    seed: int = Field(description="Seed of the resampling.")
 
     def rows_flat(self) -> list[dict[str, Any]]:
         return [row.flat() for row in self.rows]

@@ -20,20 +20,20 @@ from assay.metrics._pooling import POOLED, Interval
 class _ProducerFields(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    model: str | None = None
-    prompt_id: str | None = None
-    prompt_version: int | None = None
+    model: str | None = Field(default=None, description="The model id behind the verdicts.")
+    prompt_id: str | None = Field(default=None, description="The prompt's id.")
+    prompt_version: int | None = Field(default=None, description="The prompt's version.")
     dataset: str = Field(
         default=POOLED, description="Dataset name, or 'all' for every dataset pooled."
     )
 
 
 class _JudgeId(BaseModel):
-    judge_id: str
+    judge_id: str = Field(description="The judge's id.")
 
 
 class _VerifierId(BaseModel):
-    verifier_id: str
+    verifier_id: str = Field(description="The verifier's id.")
 
 
 class JudgeRow(_ProducerFields, _JudgeId):
@@ -57,7 +57,7 @@ class RowsReport(BaseModel, Generic[_Row]):
 
     model_config = ConfigDict(frozen=True)
 
-    rows: list[_Row] = Field(default_factory=list)
+    rows: list[_Row] = Field(default_factory=list, description="The report's rows.")
 
     def to_frame(self) -> pd.DataFrame:
         """One DataFrame row per report row, columns in the row model's field order."""
@@ -69,9 +69,9 @@ class BootstrapFields(BaseModel):
     """The bootstrap settings a report's CIs were drawn with (a base listed before
     `RowsReport[...]`, so these fields follow the rows)."""
 
-    n_boot: int
-    seed: int
-    confidence: float
+    n_boot: int = Field(description="Bootstrap resamples behind the CIs (0: no CI).")
+    seed: int = Field(description="Seed of the resampling.")
+    confidence: float = Field(description="Confidence level of the CIs.")
 
 
 def estimate_fields(name: str, point: float | None, interval: Interval) -> dict[str, Any]:

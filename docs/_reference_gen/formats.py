@@ -182,5 +182,6 @@ def formats_page() -> str:
 
 
 def described_models() -> list[type[BaseModel]]:
-    """The run files' models and those they hold: each field must have a description."""
-    return closure([f.model for f in run_files()])
+    """The run files' and metrics' models and those they hold: each field must have a
+    description. (The policies' records are not checked yet.)"""
+    return closure([f.model for f in (*run_files(), *metrics_parts())])
