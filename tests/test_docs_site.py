@@ -139,10 +139,24 @@ def test_no_page_asks_for_mermaid(site: Path) -> None:
     assert not diagrams, f"a mermaid diagram makes the theme fetch mermaid: {diagrams}"
 
 
+def pages_to_open(site: Path) -> list[str]:
+    """Home, the first page of each nav section and every page that embeds an image or a
+    frame: all pages share the theme's assets (the grep above covers every page's own
+    addresses), so these show what a browser loads without opening all ~40 (~1 s each)."""
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    firsts = [next(_nav_pages(section), "") for section in config["nav"]]
+    embeds = [
+        page
+        for page in nav_pages()
+        if re.search(r"<(?:img|iframe)\b", built_path(site, page).read_text(encoding="utf-8"))
+    ]
+    return list(dict.fromkeys(p for p in firsts + embeds if p))
+
+
 @pytest.fixture(scope="module")
 def opened(browser: Any, site: Path) -> dict[str, Loaded]:
-    """Every nav page opened over file://: what it requested and logged."""
-    return {page: _open(browser, built_path(site, page)) for page in nav_pages()}
+    """The pages to open, over file://: what each requested and logged."""
+    return {page: _open(browser, built_path(site, page)) for page in pages_to_open(site)}
 
 
 def test_pages_open_offline_without_console_errors(opened: dict[str, Loaded]) -> None:
