@@ -153,7 +153,7 @@ def rows(model: type[BaseModel], link: Linker, *, null: str | None, unset: str) 
     """Every field of `model`, in declaration order (base classes' fields first)."""
     out = []
     for name, info in model.model_fields.items():
-        key = info.alias or name
+        key = info.serialization_alias or info.alias or name  # the key files hold
         kind = type_text(info.annotation, link, null=null)
         limits = ", ".join(constraints(info))
         typed = f"{kind} ({limits})" if limits else kind

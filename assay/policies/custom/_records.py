@@ -30,19 +30,23 @@ class CustomClaimRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    policy_id: str
-    policy_kind: str = Field(serialization_alias="kind")
-    policy_version: int
-    policy_sha256: str
-    dataset: str
-    answer_id: str
-    claim_id: str
-    decision: ClaimDecision
-    reason: str
-    overridden: ClaimDecision | None
-    verification_status: Status | None
-    critical: bool
-    gold_status: GoldStatus | None
+    policy_id: str = Field(description="The policy's name.")
+    policy_kind: str = Field(serialization_alias="kind", description="The policy's kind.")
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the policy's resolved configuration.")
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    claim_id: str = Field(description="The claim's id.")
+    decision: ClaimDecision = Field(description="What is done with the claim.")
+    reason: str = Field(description="Why, as the policy or the guard said.")
+    overridden: ClaimDecision | None = Field(
+        description="The policy's decision when the guard withheld the claim instead."
+    )
+    verification_status: Status | None = Field(
+        description="How the claim's verification ended (null: none)."
+    )
+    critical: bool = Field(description="Whether the claim is critical.")
+    gold_status: GoldStatus | None = Field(description="Gold: the claim's status.")
 
 
 class CustomResponseRecord(BaseModel):
@@ -50,17 +54,19 @@ class CustomResponseRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    policy_id: str
-    policy_kind: str = Field(serialization_alias="kind")
-    policy_version: int
-    policy_sha256: str
-    dataset: str
-    answer_id: str
-    outcome: ResponseOutcome
-    reason: str
-    gold_action: GoldAction | None
-    split: Split | None
-    n_claims: int
+    policy_id: str = Field(description="The policy's name.")
+    policy_kind: str = Field(serialization_alias="kind", description="The policy's kind.")
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the policy's resolved configuration.")
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    outcome: ResponseOutcome = Field(description="What is done with the response.")
+    reason: str = Field(description="Why, as the policy or the guard said.")
+    gold_action: GoldAction | None = Field(
+        description="Gold: what should be done with the response."
+    )
+    split: Split | None = Field(description="The tuning split of the response.")
+    n_claims: int = Field(description="Claims of the response.")
 
 
 CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (

@@ -36,10 +36,10 @@ class GateCitation(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    doc_id: str | None
-    page: int | str | None
-    passage_id: str
-    score: float
+    doc_id: str | None = Field(description="The cited document.")
+    page: int | str | None = Field(description="The cited page.")
+    passage_id: str = Field(description="Its best-scored admissible passage.")
+    score: float = Field(description="That passage's gate score.")
 
 
 class RerankerRef(BaseModel):
@@ -47,9 +47,9 @@ class RerankerRef(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str
-    fingerprint: str | None = None
-    normalization: str | None = None
+    model: str = Field(description="The reranker's model id.")
+    fingerprint: str | None = Field(default=None, description="The sha256 of its weights.")
+    normalization: str | None = Field(default=None, description="How its outputs became scores.")
 
 
 class GateDecisionRecord(BaseModel):
@@ -57,37 +57,47 @@ class GateDecisionRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    run_id: str | None = None
-    dataset: str
-    question_id: str
-    gate_id: str | None = None
-    policy_id: str
-    policy_version: int
-    policy_sha256: str
-    decision: NativeDecision
-    outcome: GateOutcome
-    rule: GateRule
+    run_id: str | None = Field(default=None, description="The run the gate records came from.")
+    dataset: str = Field(description="The dataset's name.")
+    question_id: str = Field(description="The question's id.")
+    gate_id: str | None = Field(default=None, description="The gate whose scores were read.")
+    policy_id: str = Field(description="The policy's name.")
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the policy's resolved configuration.")
+    decision: NativeDecision = Field(description="ANSWER, NO_ANSWER or REFUSE (the paper's names).")
+    outcome: GateOutcome = Field(description="pass, abstain or refuse.")
+    rule: GateRule = Field(description="The branch of the decision rule that decided.")
     reason: RefusalReason | None = Field(default=None, description="Why refused (rule error).")
-    tau: str
-    tau_min: str
-    k1_initial: int
-    k1_expanded: int
-    top_k: int
+    tau: str = Field(description="Pass threshold (decimal text).")
+    tau_min: str = Field(description="Admissibility threshold (decimal text).")
+    k1_initial: int = Field(description="The initial pool's depth.")
+    k1_expanded: int = Field(description="The expanded pool's depth.")
+    top_k: int = Field(description="Evidence passages kept at most.")
     s_initial: float | None = Field(description="Max score over retrieval ranks <= k1_initial.")
     s_expanded: float | None = Field(description="Max score over ranks <= k1_expanded.")
     s_final: float | None = Field(description="The score the decision used.")
-    reassessed: bool
+    reassessed: bool = Field(description="Whether the expanded pool was consulted.")
     n_candidates: int = Field(description="Scored candidates in the expanded pool.")
-    pool_used: PoolUsed
+    pool_used: PoolUsed = Field(description="The pool the decision read.")
     evidence_count: int = Field(description="Distinct (doc_id, page) pairs of E(q).")
-    citations: list[GateCitation]
+    citations: list[GateCitation] = Field(description="The cited (document, page) pairs of E(q).")
     evidence: list[str] = Field(description="Passage ids of E(q): all generation may use.")
-    label: EvidenceLabel | None = None
+    label: EvidenceLabel | None = Field(
+        default=None, description="Gold: the question's evidence label."
+    )
     correct: bool | None = Field(description="Null without label; false for REFUSE.")
-    support: SupportLevel | None = None
-    citation_quality: CitationQuality | None = None
-    reranker: RerankerRef | None = None
-    gate_record_sha256: str | None = None
+    support: SupportLevel | None = Field(
+        default=None, description="Gold: how much of the answer the evidence supports."
+    )
+    citation_quality: CitationQuality | None = Field(
+        default=None, description="Gold: the citations' grade."
+    )
+    reranker: RerankerRef | None = Field(
+        default=None, description="The reranker that scored the passages."
+    )
+    gate_record_sha256: str | None = Field(
+        default=None, description="Hash of the gate record read."
+    )
 
     @property
     def key(self) -> tuple[str, str]:
