@@ -86,11 +86,13 @@ class GateLink(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    outcome: GateOutcome
-    gate_id: str | None = None
-    rule: str | None = None
-    s_final: float | None = None
-    evidence: list[str] | None = None
+    outcome: GateOutcome = Field(description="pass, abstain or refuse.")
+    gate_id: str | None = Field(default=None, description="The gate whose scores it read.")
+    rule: str | None = Field(default=None, description="The branch of its rule that decided.")
+    s_final: float | None = Field(default=None, description="The score its decision used.")
+    evidence: list[str] | None = Field(
+        default=None, description="E(q): the passage ids generation may use."
+    )
 
 
 class ClaimInput(BaseModel):

@@ -80,10 +80,10 @@ class PolicyStamp(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    policy_id: str
-    kind: str = "claim_selective"
-    policy_version: int
-    policy_sha256: str
+    policy_id: str = Field(description="The policy's name.")
+    kind: str = Field(default="claim_selective", description="The policy's kind.")
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the kind, version and resolved configuration.")
     reference: bool = Field(default=False, description="A comparison system, not a policy.")
 
 
@@ -92,10 +92,10 @@ class Stamped(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    policy_id: str
-    policy_kind: str = "claim_selective"
-    policy_version: int
-    policy_sha256: str
+    policy_id: str = Field(description="The policy's name.")
+    policy_kind: str = Field(default="claim_selective", description="The policy's kind.")
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the kind, version and resolved configuration.")
     reference: bool = Field(default=False, description="A comparison system, not a policy.")
 
     @classmethod
@@ -114,9 +114,9 @@ class PooledScores(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    s_support: float
-    s_conflict: float
-    s_limitation: float
+    s_support: float = Field(description="S_sup: the highest support score in the pool.")
+    s_conflict: float = Field(description="S_conf: the highest conflict score.")
+    s_limitation: float = Field(description="S_lim: the highest limitation score.")
 
 
 class EvidenceLink(BaseModel):
@@ -124,17 +124,21 @@ class EvidenceLink(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    passage_id: str | None
-    context: list[str] | None = None
-    doc_id: str | None = None
-    page: int | str | None = None
-    span_id: str | None = None
-    roles: list[LinkRole]
-    s_support: float | None
-    s_conflict: float | None
-    s_limitation: float | None
-    relation_source: str
-    thresholds: dict[str, str]
+    passage_id: str | None = Field(description="The passage; null for a context of several.")
+    context: list[str] | None = Field(
+        default=None, description="The passages of a context read together."
+    )
+    doc_id: str | None = Field(default=None, description="The passage's document.")
+    page: int | str | None = Field(default=None, description="The passage's page.")
+    span_id: str | None = Field(default=None, description="The sentence scored, if a sentence.")
+    roles: list[LinkRole] = Field(description="What the passage did for the claim's status.")
+    s_support: float | None = Field(description="Its support score.")
+    s_conflict: float | None = Field(description="Its conflict score.")
+    s_limitation: float | None = Field(description="Its limitation score.")
+    relation_source: str = Field(description="What related it to the claim (nli, llm, lexical).")
+    thresholds: dict[str, str] = Field(
+        description="The thresholds it was judged by (decimal text)."
+    )
 
 
 class IgnoredReference(BaseModel):
@@ -143,37 +147,49 @@ class IgnoredReference(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    passage_id: str
-    reason: Literal["unscored_reference", "outside_evidence_pool", "outside_gate_evidence"]
+    passage_id: str = Field(description="The passage.")
+    reason: Literal["unscored_reference", "outside_evidence_pool", "outside_gate_evidence"] = Field(
+        description="Why it is not evidence."
+    )
 
 
 class ClaimSelectiveClaimRecord(Stamped):
     """One line of `policies/<name>/claims.jsonl` (a `core.decisions.ClaimDecisionRecord`)."""
 
-    dataset: str
-    answer_id: str
-    claim_id: str
-    claim: str | None = None
-    verifier_id: str | None
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    claim_id: str = Field(description="The claim's id.")
+    claim: str | None = Field(default=None, description="The claim's text.")
+    verifier_id: str | None = Field(description="The verifier whose scores were read.")
     verification_status: str = Field(description="ok | parse_error | ... | missing")
     verification_ok: bool = Field(description="Verification ok and every score valid.")
-    pooled: PooledScores | None
-    native: ClaimStatus
-    decision: ClaimDecision
-    reason: ClaimReason
-    family: str | None
-    thresholds: dict[str, str]
-    critical: bool
-    required: bool
-    claim_type: str | None = None
-    links: list[EvidenceLink] = Field(default_factory=list)
+    pooled: PooledScores | None = Field(
+        description="The claim's pooled scores (null when verification failed)."
+    )
+    native: ClaimStatus = Field(description="The claim's status under the policy.")
+    decision: ClaimDecision = Field(description="What is done with the claim.")
+    reason: ClaimReason = Field(description="The reason code.")
+    family: str | None = Field(description="The threshold family applied.")
+    thresholds: dict[str, str] = Field(description="The thresholds applied (decimal text).")
+    critical: bool = Field(description="Whether the claim is critical.")
+    required: bool = Field(description="Whether the answer needs the claim.")
+    claim_type: str | None = Field(default=None, description="The claim's type.")
+    links: list[EvidenceLink] = Field(
+        default_factory=list, description="The passages behind its status."
+    )
     certificate_valid: bool | None = Field(
         default=None, description="Expressed claims: under the policy's certificate standard."
     )
-    priors: list[str] = Field(default_factory=list)
-    ignored_references: list[IgnoredReference] = Field(default_factory=list)
-    gold_status: GoldStatus | None = None
-    gold_usable: bool | None = None
+    priors: list[str] = Field(
+        default_factory=list, description="Source-family priors that applied."
+    )
+    ignored_references: list[IgnoredReference] = Field(
+        default_factory=list, description="Cited or scored passages that were not evidence."
+    )
+    gold_status: GoldStatus | None = Field(default=None, description="Gold: the claim's status.")
+    gold_usable: bool | None = Field(
+        default=None, description="Gold: whether the claim may be expressed."
+    )
     correct: bool | None = Field(
         default=None, description="native == gold_status; never true when the inputs failed."
     )
@@ -186,21 +202,27 @@ class ClaimSelectiveClaimRecord(Stamped):
 class ClaimSelectiveResponseRecord(Stamped):
     """One line of `policies/<name>/responses.jsonl` (a `ResponseDecisionRecord`)."""
 
-    dataset: str
-    answer_id: str
-    native: NativeAction
-    outcome: ResponseOutcome
-    reason: ResponseReason
-    n_claims: int
-    status_counts: dict[str, int]
-    family: str | None
-    intent: str | None = None
-    source: str | None = None
-    claim_type: str | None = None
-    split: str | None = None
-    priors: list[str] = Field(default_factory=list)
-    gate: GateLink | None = None
-    gold_action: GoldAction | None = None
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    native: NativeAction = Field(description="The response's action under the policy.")
+    outcome: ResponseOutcome = Field(description="What is done with the response.")
+    reason: ResponseReason = Field(description="The reason code.")
+    n_claims: int = Field(description="Claims of the response.")
+    status_counts: dict[str, int] = Field(description="Claims per status.")
+    family: str | None = Field(description="The threshold family applied.")
+    intent: str | None = Field(default=None, description="The question's intent.")
+    source: str | None = Field(default=None, description="Where the answer came from.")
+    claim_type: str | None = Field(default=None, description="The response's type.")
+    split: str | None = Field(default=None, description="The tuning split.")
+    priors: list[str] = Field(
+        default_factory=list, description="Source-family priors that applied."
+    )
+    gate: GateLink | None = Field(
+        default=None, description="The preceding evidence gate's decision, if chained."
+    )
+    gold_action: GoldAction | None = Field(
+        default=None, description="Gold: what should be done with the response."
+    )
     action_correct: bool | None = Field(default=None, description="Never true for refuse.")
 
     @property
@@ -220,12 +242,12 @@ class ClaimCertificate(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    claim_id: str
-    native: ClaimStatus
-    decision: ClaimDecision
-    reason: ClaimReason
-    links: list[EvidenceLink]
-    certificate_valid: bool | None
+    claim_id: str = Field(description="The claim's id.")
+    native: ClaimStatus = Field(description="Its status.")
+    decision: ClaimDecision = Field(description="What is done with it.")
+    reason: ClaimReason = Field(description="The reason code.")
+    links: list[EvidenceLink] = Field(description="The passages behind its status.")
+    certificate_valid: bool | None = Field(description="Whether it meets the certificate standard.")
 
 
 class CertificateRecord(BaseModel):
@@ -234,20 +256,22 @@ class CertificateRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    dataset: str
-    answer_id: str
-    policy: PolicyStamp
-    family: str | None
-    thresholds: dict[str, str]
-    certificate_standard: dict[str, str]
-    native: NativeAction
-    outcome: ResponseOutcome
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    policy: PolicyStamp = Field(description="Which policy decided.")
+    family: str | None = Field(description="The threshold family applied.")
+    thresholds: dict[str, str] = Field(description="The thresholds applied (decimal text).")
+    certificate_standard: dict[str, str] = Field(description="What a certified claim must show.")
+    native: NativeAction = Field(description="The response's action.")
+    outcome: ResponseOutcome = Field(description="What is done with the response.")
     input_sha256: str = Field(description="sha256 of the canonical response input consumed.")
-    claims: list[ClaimCertificate]
+    claims: list[ClaimCertificate] = Field(description="Each claim's status and evidence.")
     verifier: VerifierInfo | None = Field(
         default=None, description="The verifier and model behind the scores (from the run)."
     )
-    certificate_sha256: str = ""
+    certificate_sha256: str = Field(
+        default="", description="sha256 of the canonical JSON of every other field."
+    )
 
     def sealed(self) -> CertificateRecord:
         """This certificate with its `certificate_sha256` filled in."""
