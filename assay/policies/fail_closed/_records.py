@@ -131,34 +131,44 @@ class FailClosedClaimRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dataset: str
-    answer_id: str
-    question_id: str | None
-    claim_id: str
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    question_id: str | None = Field(description="The question's id, if known.")
+    claim_id: str = Field(description="The claim's id.")
     claim_index: int = Field(description="Position in the claim IR, from 0.")
-    policy_id: str
-    policy_kind: Literal["fail_closed"] = "fail_closed"
-    policy_version: int
-    policy_sha256: str
-    tau_entail: str
-    tau_contradict: str
-    verification_status: str | None
-    native: RenderState
-    decision: ClaimDecision
-    reason: Reason
-    max_entail: float | None
-    max_contradict: float | None
+    policy_id: str = Field(description="The policy's name.")
+    policy_kind: Literal["fail_closed"] = Field(
+        default="fail_closed", description="The policy's kind."
+    )
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the policy's resolved configuration.")
+    tau_entail: str = Field(description="Entailment threshold (decimal text).")
+    tau_contradict: str = Field(description="Contradiction threshold (decimal text).")
+    verification_status: str | None = Field(
+        description="How the claim's verification ended (null: no record)."
+    )
+    native: RenderState = Field(description="VERIFIED, UNVERIFIED or BLOCKED.")
+    decision: ClaimDecision = Field(description="What is done with the claim.")
+    reason: Reason = Field(description="The reason code.")
+    max_entail: float | None = Field(
+        description="Highest entailment probability over the scored spans."
+    )
+    max_contradict: float | None = Field(
+        description="Highest contradiction probability over the scored spans."
+    )
     mse: list[str] = Field(description="Span ids of the minimal sufficient evidence.")
-    mse_score: Triple | None
+    mse_score: Triple | None = Field(description="The scores of the minimal sufficient evidence.")
     evidence: list[EvidenceSpan] = Field(description="The MSE spans of a VERIFIED claim.")
     contradicting: list[str] = Field(description="Spans with p_contradict >= tau_contradict.")
     spans_scored: list[str] = Field(description="Span ids counted after the filters and caps.")
-    n_pairs_recorded: int
+    n_pairs_recorded: int = Field(description="Pairs the verification recorded.")
     n_pairs_scored: int = Field(description="Spans kept by the caps plus set scores used.")
     truncated: bool = Field(description="A cap dropped some of this claim's pairs.")
-    atomicity_flags: list[str]
-    unsupported_by_design: bool
-    gold: GoldClaim | None
+    atomicity_flags: list[str] = Field(
+        description="Signs the claim is not atomic: contains:<word>, too_long."
+    )
+    unsupported_by_design: bool = Field(description="The claim IR marks it as not to be supported.")
+    gold: GoldClaim | None = Field(description="Gold: supported, unsupported or contradicted.")
     correct: bool | None = Field(
         description="VERIFIED iff gold supported; False when the inputs failed."
     )
@@ -182,8 +192,8 @@ class NotVerified(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    claim_id: str
-    reason: Reason
+    claim_id: str = Field(description="The claim's id.")
+    reason: Reason = Field(description="Why it is not verified.")
 
 
 class FailClosedResponseRecord(BaseModel):
@@ -191,26 +201,32 @@ class FailClosedResponseRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dataset: str
-    answer_id: str
-    question_id: str | None
-    policy_id: str
-    policy_kind: Literal["fail_closed"] = "fail_closed"
-    policy_version: int
-    policy_sha256: str
-    native: str
-    outcome: ResponseOutcome
-    reason: ResponseReason
-    n_claims: int
-    n_verified: int
-    n_unverified: int
-    n_blocked: int
-    n_pairs_used: int
-    rendered: Rendered
-    not_verified: list[NotVerified]
-    gate: Literal["pass", "abstain", "refuse"] | None
-    gold_action: GoldAction | None
-    action_correct: bool | None
+    dataset: str = Field(description="The dataset's name.")
+    answer_id: str = Field(description="The answer's id.")
+    question_id: str | None = Field(description="The question's id, if known.")
+    policy_id: str = Field(description="The policy's name.")
+    policy_kind: Literal["fail_closed"] = Field(
+        default="fail_closed", description="The policy's kind."
+    )
+    policy_version: int = Field(description="The kind's version.")
+    policy_sha256: str = Field(description="Hash of the policy's resolved configuration.")
+    native: str = Field(description="The outcome in the CertiRAG design's words.")
+    outcome: ResponseOutcome = Field(description="What is done with the response.")
+    reason: ResponseReason = Field(description="The reason code.")
+    n_claims: int = Field(description="Claims of the answer.")
+    n_verified: int = Field(description="Claims VERIFIED.")
+    n_unverified: int = Field(description="Claims UNVERIFIED.")
+    n_blocked: int = Field(description="Claims BLOCKED.")
+    n_pairs_used: int = Field(description="Pairs scored over all its claims.")
+    rendered: Rendered = Field(description="What the rendering shows, by claim id.")
+    not_verified: list[NotVerified] = Field(description="The collapsed not-verified list.")
+    gate: Literal["pass", "abstain", "refuse"] | None = Field(
+        description="A preceding evidence gate's outcome, if chained."
+    )
+    gold_action: GoldAction | None = Field(
+        description="Gold: what should be done with the response."
+    )
+    action_correct: bool | None = Field(description="Whether the outcome is the gold action's.")
 
 
 CONTRACT: tuple[type[ClaimDecisionRecord], type[ResponseDecisionRecord]] = (
