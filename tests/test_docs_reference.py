@@ -84,6 +84,21 @@ def test_every_command_and_option_has_help(gen: ModuleType) -> None:
     assert gen.cli.undocumented() == []
 
 
+def test_undocumented_names_a_command_or_option_without_help(gen: ModuleType) -> None:
+    import typer
+
+    probe = typer.Typer(help="A probe app.")
+
+    @probe.command(help="Documented.")
+    def said(flag: bool = typer.Option(False, help="Documented.")) -> None: ...
+
+    @probe.command()
+    def silent(count: int = typer.Option(1)) -> None: ...
+
+    found = gen.cli.undocumented(typer.main.get_command(probe))
+    assert found == ["assay silent", "assay silent --count"]
+
+
 def test_undocumented_detects_a_missing_description(gen: ModuleType) -> None:
     from pydantic import BaseModel, Field
 

@@ -127,10 +127,11 @@ def cli_page() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def undocumented() -> list[str]:
-    """Commands, arguments and options without help text, by command path."""
+def undocumented(group: Any = None) -> list[str]:
+    """Commands, arguments and options without help text, by command path (of the
+    `assay` app unless another click group is given)."""
     out = []
-    for command, ctx in walk(root()):
+    for command, ctx in walk(root() if group is None else group):
         if not (command.help or command.short_help or "").strip():
             out.append(_path(ctx))
         for p in command.params:
