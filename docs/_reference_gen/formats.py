@@ -151,7 +151,7 @@ INTRO = [
     "# File formats",
     "",
     "What a run directory holds, file by file, and every field of its records. "
-    "Generated from the record, manifest and metrics models by "
+    "Generated from the record, manifest, metrics and policy-output models by "
     "`python docs/gen_reference.py`; do not edit by hand.",
     "",
     "Record files are JSON Lines (one object a line, appended as work finishes); when "
@@ -163,7 +163,7 @@ INTRO = [
 
 def formats_page() -> str:
     """The whole `reference/file-formats.md`."""
-    from assay.core.rundir import POLICIES_DIR
+    from assay.core.rundir import DIGESTS_KEY, POLICIES_DIR
 
     lines = [*INTRO, "## Files", "", "Written by `assay run`:", ""]
     for f in run_files():
@@ -171,6 +171,7 @@ def formats_page() -> str:
     lines += ["", "`metrics.json`, rebuilt from the record files by `assay recompute`:", ""]
     for f in metrics_parts():
         lines += _file_lines(f, f"`{f.where}`")
+    lines.append(f'- `"{DIGESTS_KEY}"`: record file -> the sha256 the metrics were computed from.')
     lines += ["", f"Written by `assay policies apply` under `{POLICIES_DIR}/<name>/`:", ""]
     for f in policy_files():
         lines += _file_lines(f, f"`{f.name}` ({f.where})")
