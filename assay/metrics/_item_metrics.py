@@ -58,7 +58,9 @@ class ItemJudgeRow(BaseModel):
     coverage: float | None = Field(description="n_scored / n_items.")
     samples: int | None = Field(default=None, description="Majority rows: samples voted.")
     stats: dict[str, float | int | None] = Field(
-        default_factory=dict, description="statistic -> value, named as in the README."
+        default_factory=dict,
+        description="statistic -> value (accuracy, cohen_kappa, ...; see "
+        "docs/tutorials/compare-judges.md).",
     )
     ci: dict[str, Interval | None] = Field(
         default_factory=dict, description="statistic -> its CI (lo, hi)."
