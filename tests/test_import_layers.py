@@ -220,7 +220,8 @@ def test_policies_subpackages_import_only_what_their_layer_allows() -> None:
 
 
 # Inside runs/, the folders follow the data flow: spec -> store -> plan / execute /
-# assemble -> stages -> runner -> preview, and rebuild reads the store (docs/explanations/architecture.md).
+# assemble -> stages -> runner -> preview, and rebuild reads the store
+# (docs/explanations/architecture.md).
 RUNS_ALLOWED = {
     "spec": set(),
     "store": {"spec"},

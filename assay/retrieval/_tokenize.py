@@ -1,6 +1,7 @@
 """The default BM25 analyser: NFKC, lowercase, word/number tokens, stopwords, optional
 plural stemming. Kept from assay 0.1 so BM25 rankings stay as they were (see
-docs/reference/retrieval.md); bm25s's own tokenizer is measured against it in benchmarks/bench_bm25.py.
+docs/reference/retrieval.md); bm25s's own tokenizer is measured against it in
+benchmarks/bench_bm25.py.
 """
 
 from __future__ import annotations
