@@ -1,4 +1,4 @@
-"""bench_throughput's report: the table and the ratios against issue 11's targets,
+"""bench_throughput's report: the table and the ratios against the project's targets,
 printed, and the same figures as a markdown block for docs/benchmarks.md and
 benchmarks/README.md (--update-readme)."""
 
@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-TARGET_COLD_VS_PLAIN = 0.95  # issue 11
-TARGET_COLD_VS_CACHED = 30.0  # issue 11
+TARGET_COLD_VS_PLAIN = 0.95  # the project's speed target
+TARGET_COLD_VS_CACHED = 30.0  # the project's speed target
 TARGET_LEAN_VS_PLAIN = 4.0  # throughput
 TARGET_LEAN_CPU_SHARE = 0.25  # lean client CPU per judgment / the plain loop's
 TARGET_LEAN_VS_RAW = 0.6  # throughput
 
 
 def report_lean(res: dict[str, Any]) -> dict[str, Any]:
-    """The lean transport's three ratios (issue 11) against the plain and raw loops."""
+    """The lean transport's three ratios against the plain and raw loops."""
     plain, lean, raw = res["plain"], res["assay_lean"], res["raw"]
     vs_plain = plain["best_s"] / lean["best_s"]
     vs_plain_med = plain["median_s"] / lean["median_s"]
@@ -194,7 +194,7 @@ def readme_table(res: dict[str, Any]) -> str:
 
 
 def readme_ratios(res: dict[str, Any]) -> str:
-    """The default transport's two ratios against their targets (issue 11)."""
+    """The default transport's two ratios against their targets."""
     r = res["ratios"]
     return (
         f"assay cold / plain loop throughput: **{r['assay_cold_over_plain_best']:.2f}×** best, "
@@ -206,7 +206,7 @@ def readme_ratios(res: dict[str, Any]) -> str:
 
 
 def readme_lean(res: dict[str, Any]) -> str:
-    """The lean transport's figures against the plain and raw loops and issue 11's targets."""
+    """The lean transport's figures against the plain and raw loops and their targets."""
     r = res["ratios"]
     cpu = {k: res[k]["client_cpu_us_per_judgment"] for k in ("assay_lean", "plain", "raw")}
     share_ok = r["assay_lean_cpu_share_of_plain"] <= TARGET_LEAN_CPU_SHARE

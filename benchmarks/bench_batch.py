@@ -1,4 +1,4 @@
-"""Batch mode (`mode = "batch"`, issue 11 item 4) at scale, through the loopback server's
+"""Batch mode (`mode = "batch"`) at scale, through the loopback server's
 files and batches endpoints.
 
 Phases, each against the same in-process `FakeOpenAIServer` (its batch endpoints answer

@@ -15,7 +15,7 @@ Besides the peak it prints the RSS right after loading (spec, dataset, judges: b
 run starts) and when the final metrics start (everything judged and recorded), so the
 growth can be placed.
 
-Target (issue 11): peak RSS of a 100,000-judgment run <= 300 MB and flat: the largest
+Target: peak RSS of a 100,000-judgment run <= 300 MB and flat: the largest
 size's RSS within +-15% of the smallest size's.
 
 Usage::

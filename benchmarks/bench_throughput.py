@@ -25,7 +25,7 @@ process with a fixed per-request latency, so the client's CPU is what differs):
 
 Targets: assay cold >= 0.95x the plain loop's judgments/s; cold time / cached time >= 30x;
 lean >= 4x the plain loop's judgments/s, <= 1/4 of its client CPU per judgment, and
->= 0.6x the raw aiohttp loop's judgments/s (issue 11).
+>= 0.6x the raw aiohttp loop's judgments/s.
 Besides wall time it reports client CPU time per judgment, which is robust to other load
 on the machine (wall figures are not). With --repeat, plain and cold runs alternate.
 
