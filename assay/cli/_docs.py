@@ -17,7 +17,7 @@ DOCS_DIR = "docs"
 # command path ("" is `assay` itself, "policies apply" a subcommand) -> page under docs/
 COMMAND_PAGES: dict[str, str] = {
     "": "index.md",
-    "run": "get-started/concepts.md",
+    "run": "get-started/first-run.md",
     "report": "reference/reports.md",
     "compare": "tutorials/compare-judges.md",
     "recompute": "explanations/run-directory.md",
