@@ -1,8 +1,8 @@
 """The documentation site (mkdocs.yml) builds strictly and works offline.
 
 `mkdocs build --strict` fails on a broken link, a missing anchor, a nav entry without its
-page or a page missing from the nav. The built site must then stand alone, as issue 20
-asks: opened over file:// in headless Chromium (test_report_browser's browser), no page
+page or a page missing from the nav. The built site must then stand alone:
+opened over file:// in headless Chromium (test_report_browser's browser), no page
 requests anything but local files, logs no console error, and the search box finds pages.
 Without mkdocs (the `docs` extra) or the browser the tests skip, except in CI (`CI` set),
 where they fail.

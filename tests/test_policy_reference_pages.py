@@ -228,7 +228,34 @@ def _files() -> list[Path]:
 
 
 def _is_text(path: Path) -> bool:
-    return path.suffix in {".py", ".toml", ".md", ".txt", ".json", ".prompt", ".html", ".js"}
+    suffixes = {".py", ".toml", ".md", ".txt", ".json", ".prompt", ".html", ".js", ".yml", ""}
+    return path.suffix in suffixes and "__pycache__" not in path.parts
+
+
+OUTSIDE = re.compile(r"§|\b[Ii]ssue \d+|polic(?:y|ies) spec(?:ification)?\b")
+"""Outside assay/ (tests, benchmarks, docs, configuration): a section sign, an issue
+number or the outside specification. Test fixtures keep their own names (`C-1`, `F-2`),
+which the repository defines."""
+
+
+def _repository_files() -> list[Path]:
+    """Text files of the repository outside assay/ that a reader sees: tests, benchmarks,
+    docs, examples, the README and the configuration (this test file left out: it spells
+    the patterns)."""
+    found = [ROOT / name for name in ("README.md", "mkdocs.yml", "pyproject.toml")]
+    for folder in ("tests", "benchmarks", "docs", "examples", ".ci"):
+        found += [p for p in (ROOT / folder).rglob("*") if p.is_file() and _is_text(p)]
+    return sorted(p for p in found if p.exists() and p != Path(__file__).resolve())
+
+
+def test_nothing_in_the_repository_cites_an_issue_or_an_outside_section() -> None:
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}: {line.strip()}"
+        for path in _repository_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert not found, "\n".join(found)
 
 
 def test_no_code_cites_a_document_outside_the_repository() -> None:
