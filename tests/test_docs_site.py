@@ -134,6 +134,18 @@ def test_no_asset_is_loaded_from_the_network(site: Path) -> None:
     assert not found, "the site loads from the network:\n" + "\n".join(found)
 
 
+def test_the_example_report_pages_are_made_by_the_build(site: Path) -> None:
+    """docs/_hooks/example_reports.py runs the examples at build time: the pages hold the
+    numbers the code computes now (the demo's forcecheck-axis MVR, the items run's
+    forcecheck-rule accuracy), and a tutorial links each one."""
+    demo = (site / "examples" / "demo-report.html").read_text(encoding="utf-8")
+    assert "baseline:forcecheck-axis" in demo and "0.100" in demo
+    items = (site / "examples" / "compare-items-comparison.html").read_text(encoding="utf-8")
+    assert "forcecheck-rule" in items and "0.812" in items
+    linked = (site / "tutorials" / "compare-judges.html").read_text(encoding="utf-8")
+    assert "../examples/compare-items-comparison.html" in linked
+
+
 def test_no_page_asks_for_mermaid(site: Path) -> None:
     diagrams = [p.name for p in site.rglob("*.html") if 'class="mermaid"' in p.read_text("utf-8")]
     assert not diagrams, f"a mermaid diagram makes the theme fetch mermaid: {diagrams}"
