@@ -588,3 +588,24 @@ def test_failed_import_leaves_no_directory(tmp_path: Path) -> None:
     proc = _assay("import-medscore", tmp_path / "ms", "--output-dir", out, cwd=tmp_path)
     _one_error_line(proc, "verifications.jsonl:1")
     assert not out.exists()
+
+
+def test_one_line_messages_stay_one_line_when_piped(tmp_path: Path) -> None:
+    """Piped output is read by scripts: a long path must not wrap a message in two (rich
+    wraps at 80 columns when stdout is not a terminal)."""
+    from assay.models import RawResponse, ResponseCache
+
+    folder = tmp_path / ("a-long-folder-name-" * 6) / "cache"
+    cache = ResponseCache(folder)
+    cache.set("k1", RawResponse(content="x", finish_reason="stop"))
+    cache.close()
+    for command in (["info"], ["clear", "--yes"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", "cache", *command, "--cache-dir", str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "COLUMNS": "80"},
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count("\n") == 1 and str(folder) in done.stdout, done.stdout

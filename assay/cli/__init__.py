@@ -163,7 +163,7 @@ def recompute(
     from assay.runs.rebuild._reparse import recompute_run
 
     problems = recompute_run(run_dir)
-    _console().print(f"recomputed {run_dir / METRICS_FILE}")
+    _console().print(f"recomputed {run_dir / METRICS_FILE}", soft_wrap=True)
     _print_run_table(run_dir)
     _exit_if_incomplete(problems, run_dir)
 
@@ -196,7 +196,7 @@ def import_medscore(
     from assay.runs.rebuild._imported import import_medscore_run
 
     import_medscore_run(source, output_dir, dataset=dataset)
-    _console().print(f"imported {source} → {output_dir}")
+    _console().print(f"imported {source} → {output_dir}", soft_wrap=True)
     _print_run_table(output_dir)
 
 
@@ -209,7 +209,7 @@ def reparse(
 
     changes, problems = reparse_run_checked(run_dir)
     summary = ", ".join(f"{k}: {v}" for k, v in changes.items()) or "no status changed"
-    _console().print(f"re-parsed {run_dir}: {summary}")
+    _console().print(f"re-parsed {run_dir}: {summary}", soft_wrap=True)
     _print_run_table(run_dir)
     _exit_if_incomplete(problems, run_dir)
 
@@ -319,7 +319,9 @@ def validate(
     ds = load_pairs(dataset)
     axes = Counter(p.axis.value for p in ds.pairs)
     _console().print(
-        f"{ds.path}: {ds.rows} pairs ok · " + ", ".join(f"{k} {v}" for k, v in sorted(axes.items()))
+        f"{ds.path}: {ds.rows} pairs ok · "
+        + ", ".join(f"{k} {v}" for k, v in sorted(axes.items())),
+        soft_wrap=True,
     )
 
 
@@ -346,7 +348,9 @@ def cache_info(cache_dir: CacheDir = None) -> None:
     from assay.models import ResponseCache
 
     cache = ResponseCache(cache_dir)
-    _console().print(f"{cache.directory}: {len(cache)} entries, {cache.volume() / 1e6:.1f} MB")
+    _console().print(
+        f"{cache.directory}: {len(cache)} entries, {cache.volume() / 1e6:.1f} MB", soft_wrap=True
+    )
 
 
 @cache_app.command("clear")
@@ -360,7 +364,7 @@ def cache_clear(
     cache = ResponseCache(cache_dir)
     if not yes and not typer.confirm(f"delete {len(cache)} entries in {cache.directory}?"):
         raise typer.Exit(1)
-    _console().print(f"removed {cache.clear()} entries from {cache.directory}")
+    _console().print(f"removed {cache.clear()} entries from {cache.directory}", soft_wrap=True)
 
 
 @app.command()
