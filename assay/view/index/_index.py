@@ -1,0 +1,111 @@
+"""`ViewIndex`: the runs under the given paths and a judgments table per run, in DuckDB.
+
+One DuckDB connection, used under one lock: the server calls from its worker threads,
+and the tables of a run being written change between calls. The database is a file
+in a private temporary folder (with DuckDB's spill folder) and a memory limit, so a
+run of a few hundred thousand judgments with long raw outputs stays out of RAM;
+`close()` removes the folder."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+
+from assay.view.index._models import Facets, JudgmentPage, JudgmentQuery, RunSummary
+from assay.view.index._query import facets, select_page
+from assay.view.index._runs import discover, find_run_dirs, run_id
+from assay.view.index._table import RunTable, create_shared
+
+__all__ = ["MEMORY_LIMIT", "ViewIndex"]
+
+MEMORY_LIMIT = "256MB"  # DuckDB's own buffers; beyond it, it spills to the temp folder
+
+
+class ViewIndex:
+    """Thread-safe; a run's records are loaded on its first query, then followed."""
+
+    def __init__(self, paths: Sequence[Path], *, memory_limit: str = MEMORY_LIMIT) -> None:
+        self.paths = [Path(p) for p in paths]
+        self._lock = threading.RLock()
+        self._dir = Path(tempfile.mkdtemp(prefix="assay-view-"))
+        self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(str(self._dir / "index.db"))
+        self._con.execute("SET memory_limit = ?", [memory_limit])
+        self._con.execute("SET temp_directory = ?", [str(self._dir / "spill")])
+        self._con.execute("SET preserve_insertion_order = true")
+        create_shared(self._con)
+        self._dirs: dict[str, Path] = {}
+        self._tables: dict[str, RunTable] = {}
+
+    def runs(self) -> list[RunSummary]:
+        """Every run under the paths, scanned again (runs started since appear)."""
+        found = discover(self.paths)
+        with self._lock:
+            for summary in found:
+                self._dirs.setdefault(summary.id, Path(summary.dir))
+        return found
+
+    def run_dir(self, run_id_: str) -> Path:
+        """The directory of a run listed by `runs()` (KeyError for an unknown id)."""
+        with self._lock:
+            if run_id_ not in self._dirs:
+                for _root, run_dir in find_run_dirs(self.paths):
+                    self._dirs.setdefault(run_id(run_dir), run_dir)
+            return self._dirs[run_id_]
+
+    def _table(self, rid: str) -> RunTable:
+        table = self._tables.get(rid)
+        if table is None:
+            table = RunTable(self._connection(), rid, self.run_dir(rid), self._dir)
+            self._tables[rid] = table
+        table.refresh()
+        return table
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise RuntimeError("the view index is closed")
+        return self._con
+
+    def query(self, run_id_: str, q: JudgmentQuery) -> JudgmentPage:
+        """One page of the run's judgments (new records read first)."""
+        with self._lock:
+            table = self._table(run_id_)
+            rows, total = select_page(self._connection(), run_id_, q)
+            return JudgmentPage(
+                rows=rows,
+                total=total,
+                page=q.page,
+                page_size=q.page_size,
+                sort=q.sort,
+                desc=q.desc,
+                version=table.version,
+            )
+
+    def version(self, run_id_: str) -> int:
+        """The run's version after reading what changed (a stat per file when nothing)."""
+        with self._lock:
+            return self._table(run_id_).version
+
+    def facets(self, run_id_: str) -> Facets:
+        with self._lock:
+            self._table(run_id_)
+            return facets(self._connection(), run_id_)
+
+    def close(self) -> None:
+        """Close the database and remove its folder; the index is unusable after."""
+        with self._lock:
+            con, self._con = self._con, None
+            if con is not None:
+                con.close()
+            self._tables.clear()
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> ViewIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
