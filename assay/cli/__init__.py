@@ -395,6 +395,38 @@ def _root(
     """Reproducible LLM judges and claim-level verification."""
 
 
+@app.command()
+def view(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(parser=cli_path, help="Run directories or folders of them (default runs/)."),
+    ] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (default 0: a free one).")] = 0,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; anything but 127.0.0.1 warns.")
+    ] = "127.0.0.1",
+    open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Refuse every write (no labels).")
+    ] = False,
+    annotator: Annotated[
+        str | None, typer.Option(help="Name written with labels (default $USER or anonymous).")
+    ] = None,
+) -> None:
+    """Browse runs, items and judgments in a local web viewer and adjudicate items; the
+    printed URL holds the session token (needs the view extra)."""
+    from assay.cli._view import view_command
+
+    view_command(
+        paths or [Path("runs")],
+        host=host,
+        port=port,
+        open_browser=open_browser,
+        read_only=read_only,
+        annotator=annotator,
+    )
+
+
 LIST_SECTIONS = (  # assay.catalog.SECTIONS, spelled out so --help imports no registry
     "judges, baselines, decomposers, verifiers, schemas, importers, transports, "
     "report-formats, policies, prompts, datasets"
