@@ -22,7 +22,12 @@ from assay.adjudication._check import checked
 from assay.adjudication._model import LABELS_FILE, Adjudication, AdjudicationError
 from assay.core.rundir import iter_jsonl
 
-__all__ = ["adjudication_history", "append_adjudication", "read_adjudications"]
+__all__ = [
+    "adjudication_history",
+    "append_adjudication",
+    "iter_adjudications",
+    "read_adjudications",
+]
 
 _LOCK_WAIT_S = 10.0  # an append holds the lock for one read and one write: milliseconds
 
@@ -124,17 +129,18 @@ def _write_all(fd: int, data: bytes, path: Path) -> None:
         ) from None
 
 
-def _entries(run_dir: Path) -> Iterator[Adjudication]:
-    """The labels file's entries in file order; none when there is no file."""
+def iter_adjudications(run_dir: Path) -> Iterator[Adjudication]:
+    """Every entry of the labels file in file order (the history of all items); none
+    when there is no file."""
     return iter_jsonl(Path(run_dir) / LABELS_FILE, Adjudication)
 
 
 def read_adjudications(run_dir: Path) -> dict[tuple[str, str], Adjudication]:
     """The latest entry per (dataset, item_id); a later line wins. A torn last line is
     skipped; a corrupt line is a `RunError` naming the file and line."""
-    return {entry.key: entry for entry in _entries(run_dir)}
+    return {entry.key: entry for entry in iter_adjudications(run_dir)}
 
 
 def adjudication_history(run_dir: Path, dataset: str, item_id: str) -> list[Adjudication]:
     """Every entry for one item, oldest first (the last one is the item's gold)."""
-    return [e for e in _entries(run_dir) if e.dataset == dataset and e.item_id == item_id]
+    return [e for e in iter_adjudications(run_dir) if e.dataset == dataset and e.item_id == item_id]

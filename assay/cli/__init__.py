@@ -11,6 +11,7 @@ import typer
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.cli._docs import link_docs
+from assay.cli._labels import labels_app
 from assay.cli._paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
 from assay.cli._policies import policies_app
 from assay.errors import AssayError
@@ -28,6 +29,11 @@ cache_app = typer.Typer(help="Inspect or clear the response cache.", no_args_is_
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(cache_app, name="cache")
 app.add_typer(policies_app, name="policies")
+app.add_typer(labels_app, name="labels")
+GOLD_HELP = (
+    "Items' gold: dataset, adjudicated (a person's labels from RUN_DIR/labels.jsonl "
+    "over the dataset's) or adjudicated-only."
+)
 
 
 def _console(stderr: bool = False) -> Any:
@@ -99,17 +105,21 @@ def report(
             help="File to write instead of stdout (html: RUN_DIR/report.html).",
         ),
     ] = None,
+    gold: Annotated[str, typer.Option(help=GOLD_HELP)] = "dataset",
 ) -> None:
     """Print a run's metrics (table, json, csv, markdown), or write them to -o FILE; html
     always goes to a file (default RUN_DIR/report.html). Formats come from the registry
     (`assay list`), so a plugin's format works here too."""
+    from assay.adjudication import check_gold_source
     from assay.report import RunReport, emit_report, resolve_format
+    from assay.report._gold import with_gold
     from assay.runs.store._rundir import read_run_manifest, read_run_metrics
 
     fmt = resolve_format(format)  # a typo is reported before the run directory is read
+    check_gold_source(gold)
     manifest = redact(read_run_manifest(run_dir))  # a manifest written before redaction
     run = RunReport(run_dir, manifest, read_run_metrics(run_dir), detail=detail)
-    emit_report(fmt, run, output, _console())
+    emit_report(fmt, with_gold(run, gold), output, _console())
 
 
 @app.command()
@@ -137,6 +147,7 @@ def compare(
         Path | None,
         typer.Option("--output", "-o", parser=cli_path, help="File to write instead of stdout."),
     ] = None,
+    gold: Annotated[str, typer.Option(help=GOLD_HELP)] = "dataset",
 ) -> None:
     """Compare judges on the same items, within one run or across runs: paired
     differences with bootstrap CIs, McNemar tests, Holm correction, an ablation table."""
@@ -151,6 +162,7 @@ def compare(
         n_boot=n_boot,
         seed=seed,
         output=output,
+        gold=gold,
     )
 
 

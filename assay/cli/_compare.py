@@ -21,15 +21,24 @@ def compare_command(
     n_boot: int,
     seed: int,
     output: Path | None,
+    gold: str = "dataset",
 ) -> None:
     """Compare the runs and print (or, with `output`, write) the report in `fmt`."""
+    from assay.adjudication import check_gold_source
     from assay.compare import compare_runs
     from assay.report import comparison_renderer, write_report_file
 
     render = comparison_renderer(fmt)  # a typo is reported before any run is read
+    check_gold_source(gold)
 
     report = compare_runs(
-        run_dirs, reference=reference, strict=strict, metrics=metrics, n_boot=n_boot, seed=seed
+        run_dirs,
+        reference=reference,
+        strict=strict,
+        metrics=metrics,
+        n_boot=n_boot,
+        seed=seed,
+        gold=gold,
     )
     text = render(report)
     if output is None:

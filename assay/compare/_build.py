@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
+from assay.adjudication import GoldOverlay, gold_overlay
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -108,6 +109,13 @@ def _select(metrics: list[MetricOutcomes], wanted: Sequence[str] | None) -> list
     return metrics
 
 
+def _gold_notes(runs: Sequence[LoadedRun], overlay: GoldOverlay) -> list[str]:
+    """Where the items' gold came from, when it is not only the datasets'."""
+    keys = {k for run in runs if run.items is not None for k in run.items.gold}
+    note = overlay.note(keys)
+    return [note] if note else []
+
+
 def _check_settings(n_boot: int, seed: int, confidence: float) -> None:
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise AssayError(f"--n-boot must be a positive integer, got {n_boot!r}")
@@ -178,6 +186,7 @@ def compare_runs(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    gold: str = "dataset",
 ) -> ComparisonReport:
     """Compare the judges (and verifiers) of one or more runs on the items they share.
 
@@ -187,13 +196,18 @@ def compare_runs(
     and a bootstrap p otherwise, Holm-adjusted within each family of comparisons on the
     same items. Runs whose item sets differ are compared on the intersection (a note says
     so; `strict=True` refuses); runs sharing no item with any other are refused.
+
+    `gold` is where items' gold comes from: "dataset" (what the runs recorded),
+    "adjudicated" (each run's labels.jsonl laid over it, pooled across the runs) or
+    "adjudicated-only" (only adjudicated items have gold); see `assay.adjudication`.
     """
     _check_settings(n_boot, seed, confidence)
     if not run_dirs:
         raise AssayError("give at least one run directory")
-    runs = [load_run(d) for d in run_dirs]
+    overlay = gold_overlay([Path(d) for d in run_dirs], gold)
+    runs = [load_run(d, overlay) for d in run_dirs]
     _unique_run_names(runs)
-    notes: list[str] = []
+    notes: list[str] = _gold_notes(runs, overlay)
     check_overlap(runs, notes)
     names = _Names(runs, notes)
     outcomes, table = _outcomes(runs, names, strict, notes)

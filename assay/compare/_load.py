@@ -24,6 +24,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from assay.adjudication import GoldOverlay
 from assay.core.outcomes import Status
 from assay.core.records import ClaimRecord, ItemRecord, VerificationRecord
 from assay.core.rundir import (
@@ -122,8 +123,9 @@ class LoadedRun:
         return ids
 
 
-def load_run(run_dir: str | Path) -> LoadedRun:
-    """Read `run_dir` (errors name the directory or the file and line)."""
+def load_run(run_dir: str | Path, overlay: GoldOverlay | None = None) -> LoadedRun:
+    """Read `run_dir` (errors name the directory or the file and line); `overlay` lays
+    adjudicated gold over the items' (`assay compare --gold`)."""
     from assay.runs.store._rundir import read_run_manifest
 
     path = Path(run_dir)
@@ -132,7 +134,7 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     try:
         with _collector_paused():
             run.force = _force(path, run.majority)
-            run.items = _items(path, run.majority)
+            run.items = _items(path, run.majority, overlay or GoldOverlay())
             run.facts = _facts(path)
     except ValueError as exc:  # records that the metrics refuse (e.g. conflicting gold)
         raise RunError(f"cannot compare: {exc}", file=path) from None
@@ -176,11 +178,12 @@ def _gold(record: ItemRecord) -> Gold:
     )
 
 
-def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
+def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData | None:
     judged = run_dir / ITEM_JUDGMENTS_FILE
     if not judged.exists():
         return None
-    gold = {r.key: _gold(r) for r in iter_jsonl(run_dir / ITEMS_FILE, ItemRecord)}
+    gold = {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(run_dir / ITEMS_FILE, ItemRecord)}
+    rows = set(gold)
     votes: dict[str, dict[VoteKey, Vote]] = {}
     meta: dict[str, ProducerMeta] = {}
     for r in iter_jsonl(judged, _ItemVoteFields):
@@ -198,6 +201,11 @@ def _items(run_dir: Path, majority: list[str]) -> ItemData | None:
             gold[item] = Gold(pairwise=r.order is not None)
     if not votes:
         return None
+    if overlay.active:  # items judged without an items.jsonl row get adjudicated gold too
+        for (dataset, item_id), g in gold.items():
+            if (dataset, item_id) not in rows:
+                row = ItemRecord(dataset=dataset, item_id=item_id, pairwise=g.pairwise)
+                gold[(dataset, item_id)] = _gold(overlay.apply(row))
     data = ItemData(gold=gold, votes=votes, meta=meta)
     majority += _add_majority(data)
     return data

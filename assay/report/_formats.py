@@ -45,6 +45,8 @@ class RunReport:
     metrics: dict[str, Any]
     label: str = ""  # how table titles name the run (default: the directory)
     detail: bool = False  # tables: also per-axis and per-severity rows
+    gold: str = "dataset"  # where items' gold comes from (`assay.adjudication`)
+    notes: tuple[str, ...] = ()  # lines every format shows (where the gold came from)
 
     @property
     def title(self) -> str:
@@ -77,7 +79,7 @@ class RunReport:
         tables are what was recorded), and the stale warning."""
         status, message = self.manifest.get("status"), self.manifest.get("message")
         lines = [f"{status}: {message}"] if status != "complete" and message else []
-        return lines + ([self.stale_line] if self.stale_line else [])
+        return lines + ([self.stale_line] if self.stale_line else []) + list(self.notes)
 
     def grids(self) -> list[Grid]:
         """The run's tables, then the policies tables."""
@@ -163,6 +165,8 @@ def json_format(report: RunReport) -> str:
     data = {**report.metrics, DIGESTS_KEY: report.records.as_json()}
     if report.policies:
         data["policies"] = [p.model_dump(mode="json") for p in report.policies]
+    if report.notes:
+        data["notes"] = list(report.notes)
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -200,8 +204,9 @@ class HtmlFormat:
     compare = staticmethod(compare_formats.html_format)
 
     def __call__(self, report: RunReport) -> str:
+        notes = [*(report.manifest.get("warnings") or []), *report.notes]
         return render_html_report(
-            report.manifest,
+            {**report.manifest, "warnings": notes} if report.notes else report.manifest,
             report.metrics,
             _judgment_statuses(report),
             report.records,
@@ -217,7 +222,9 @@ def run_compared(report: RunReport) -> ComparisonReport | None:
     spec = report.manifest.get("spec") or {}
     n_boot = int(spec.get("bootstrap", 1000) or 1000)
     try:
-        compared = compare_runs([report.run_dir], n_boot=n_boot, seed=int(spec.get("seed", 0)))
+        compared = compare_runs(
+            [report.run_dir], n_boot=n_boot, seed=int(spec.get("seed", 0)), gold=report.gold
+        )
     except AssayError:  # one judge, or no metric two judges share
         return None
     if not compared.comparisons:

@@ -12,6 +12,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from assay.adjudication import GoldOverlay
 from assay.core.outcomes import Status
 from assay.core.records import (
     ClaimRecord,
@@ -75,11 +76,17 @@ def compute_metrics(
     return out
 
 
-def items_metrics(run_dir: Path, *, n_boot: int, seed: int) -> dict[str, Any]:
-    """Agreement of every items judge with gold, raters and itself (`items.jsonl`)."""
+def items_metrics(
+    run_dir: Path, *, n_boot: int, seed: int, overlay: GoldOverlay | None = None
+) -> dict[str, Any]:
+    """Agreement of every items judge with gold, raters and itself (`items.jsonl`);
+    with `overlay`, against the gold after adjudication (`assay report --gold`), in
+    memory: metrics.json is only ever the dataset gold's."""
     from assay.metrics import item_metrics
 
     items = list(latest(run_dir / ITEMS_FILE, ItemRecord).values())
+    if overlay is not None:
+        items = [overlay.apply(it) for it in items]
     judgments = list(latest(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).values())
     report = item_metrics(items, judgments, n_boot=n_boot, seed=seed)
     return {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
