@@ -1,10 +1,10 @@
 """`ViewIndex`: the runs under the given paths and a judgments table per run, in DuckDB.
 
 One DuckDB connection, used under one lock: the server calls from its worker threads,
-and the tables of a run being written change between calls. The database is a file
-in a private temporary folder (with DuckDB's spill folder) and a memory limit, so a
-run of a few hundred thousand judgments with long raw outputs stays out of RAM;
-`close()` removes the folder."""
+and the tables of a run being written change between calls. The database is in memory
+(a file database spends the cold start compressing and writing), under a memory limit
+with a spill folder in a private temporary folder, so a run larger than the limit still
+loads; `close()` removes the folder."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class ViewIndex:
         self.paths = [Path(p) for p in paths]
         self._lock = threading.RLock()
         self._dir = Path(tempfile.mkdtemp(prefix="assay-view-"))
-        self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(str(self._dir / "index.db"))
+        self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(":memory:")
         self._con.execute("SET memory_limit = ?", [memory_limit])
         self._con.execute("SET temp_directory = ?", [str(self._dir / "spill")])
         self._con.execute("SET preserve_insertion_order = true")
@@ -74,6 +74,8 @@ class ViewIndex:
         """One page of the run's judgments (new records read first)."""
         with self._lock:
             table = self._table(run_id_)
+            if q.disagreeing or q.inconsistent:
+                table.ensure_flags()
             rows, total = select_page(self._connection(), run_id_, q)
             return JudgmentPage(
                 rows=rows,

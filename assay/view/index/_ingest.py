@@ -19,11 +19,13 @@ _BLOCK = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """New complete lines of a file, copied to `path`; `reset`: drop what was read."""
+    """New complete lines of a file, at `path` (a copy, or the file itself when
+    `direct`); `reset`: drop what was read of it before."""
 
     path: Path
     reset: bool
     n_bytes: int
+    direct: bool = False
 
 
 @dataclass(slots=True)
@@ -36,6 +38,10 @@ class FileCursor:
     offset: int = 0
     seen: tuple[int, int] | None = None  # (size, mtime_ns) at the last look
 
+    def forget(self) -> None:
+        """Read the file from the start next time (after a failed read)."""
+        self.inode, self.offset, self.seen = None, 0, None
+
     def changed(self) -> bool:
         """Whether the file looks different from the last look (stat only)."""
         try:
@@ -44,10 +50,11 @@ class FileCursor:
             return self.inode is not None
         return (st.st_ino != self.inode) or (st.st_size, st.st_mtime_ns) != self.seen
 
-    def take(self, scratch: Path) -> Chunk | None:
+    def take(self, scratch: Path, *, direct: bool = False) -> Chunk | None:
         """The complete lines appended since the last call, copied into `scratch`
         (None when there are none). A replaced or shortened file starts over; a
-        vanished one is a reset with no lines."""
+        vanished one is a reset with no lines. `direct` (no writer is appending): a
+        whole file ending in a newline is read where it is, not copied."""
         try:
             fd = os.open(self.source, os.O_RDONLY)
         except FileNotFoundError:
@@ -55,16 +62,19 @@ class FileCursor:
             self.inode, self.offset, self.seen = None, 0, None
             return Chunk(scratch, reset=True, n_bytes=0) if was else None
         try:
-            return self._take(fd, scratch)
+            return self._take(fd, scratch, direct)
         finally:
             os.close(fd)
 
-    def _take(self, fd: int, scratch: Path) -> Chunk | None:
+    def _take(self, fd: int, scratch: Path, direct: bool) -> Chunk | None:
         st = os.fstat(fd)
         reset = self.inode is not None and (st.st_ino != self.inode or st.st_size < self.offset)
         if reset or self.inode is None:
             self.offset = 0
         self.inode, self.seen = st.st_ino, (st.st_size, st.st_mtime_ns)
+        if direct and self.offset == 0 and st.st_size and _ends_line(fd, st.st_size):
+            self.offset = st.st_size
+            return Chunk(self.source, reset=reset, n_bytes=st.st_size, direct=True)
         n = _copy_complete(fd, self.offset, st.st_size, scratch)
         self.offset += n
         if n == 0 and not reset:
@@ -89,3 +99,7 @@ def _copy_complete(fd: int, start: int, end: int, scratch: Path) -> int:
                 kept = pos - len(block) + cut + 1 - start
         out.truncate(kept)
     return kept
+
+
+def _ends_line(fd: int, size: int) -> bool:
+    return os.pread(fd, 1, size - 1) == b"\n"

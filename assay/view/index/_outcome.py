@@ -20,12 +20,21 @@ Rules, the metrics' own:
   answer where one was expected. Without gold: "no_gold".
 
 `verdict` is what judges are compared by (disagreement, `differ`): the normalised label,
-a pairwise item's preference; None for a judgment that did not end ok.
+a pairwise item's preference; None for a judgment that did not end ok. Judgments are
+compared on the same variant (pair member, pairwise order): a pair's two members differ
+by design, and one judge's two orders are its consistency, not agreement.
+
+`m_<id>` is the view materialised after each read that changed something, without the
+raw outputs, with two more keys: `slot` (dataset, item, variant: what judges are
+compared on) and `judged` (dataset, item, judge). Queries read it, not the view: a
+filter or sort is then a scan of a small table (raw outputs are searched in `j_<id>`,
+by key). `flags_sql` lists the disagreeing slots and inconsistent (item, judge) pairs
+once per version, when a query first asks.
 """
 
 from __future__ import annotations
 
-__all__ = ["view_sql"]
+__all__ = ["materialize_sql", "view_sql"]
 
 
 def view_sql(rid: str) -> str:
@@ -73,3 +82,26 @@ SELECT b.*, gn.norm AS gold_norm,
        ELSE b.label_norm END AS verdict
 FROM base b LEFT JOIN labelmap gn ON gn.raw = b.gold
 """
+
+
+def materialize_sql(rid: str) -> str:
+    """CREATE TABLE m_<rid>: the view's rows without the raw outputs."""
+    return f"""
+CREATE OR REPLACE TABLE m_{rid} AS
+SELECT * EXCLUDE (raw_output, claim_gold, good, adjudicated),
+  concat_ws(chr(31), dataset, item_id, coalesce(variant, '')) AS slot,
+  concat_ws(chr(31), dataset, item_id, judge_id) AS judged
+FROM v_{rid}
+"""
+
+
+def flags_sql(rid: str) -> list[str]:
+    """CREATE TABLE dis_<rid> (slots whose verdicts differ) and inc_<rid> (pairwise
+    items whose two orders got different preferences from one judge)."""
+    ok = f"FROM m_{rid} WHERE verdict IS NOT NULL"
+    differ = "HAVING min(verdict) <> max(verdict)"
+    return [
+        f"CREATE OR REPLACE TABLE dis_{rid} AS SELECT slot {ok} GROUP BY slot {differ}",
+        f"CREATE OR REPLACE TABLE inc_{rid} AS SELECT judged {ok} AND pairwise "
+        f"GROUP BY judged {differ}",
+    ]

@@ -1,4 +1,5 @@
-"""A `JudgmentQuery` as SQL over the view `v_<id>`: filters, flags, sort and page.
+"""A `JudgmentQuery` as SQL over `m_<id>` (assay.view.index._outcome): filters, flags,
+sort and page.
 
 Every value the user gives is a bound parameter; only whitelisted column names (the
 sort, from `SORTS`) and the run id (12 hex digits) are put into the SQL text."""
@@ -14,10 +15,7 @@ from assay.view.index._models import SORTS, Facets, JudgmentQuery, JudgmentRow
 __all__ = ["facets", "select_page"]
 
 _ROW_FIELDS = tuple(JudgmentRow.model_fields)
-# Judgments are compared on the same variant (pair member, pairwise order): a pair's two
-# members differ by design, and one judge's two orders are consistency, not agreement.
-_SLOT = ("dataset", "item_id", "variant")
-_SLOT_ON = " AND ".join(f"v.{c} IS NOT DISTINCT FROM s.{c}" for c in _SLOT)
+# Judgments are compared on the same variant: `slot` (see assay.view.index._outcome).
 _TIEBREAK = ("dataset", "item_id", "variant", "judge_id")
 
 
@@ -26,13 +24,15 @@ def _in(column: str, values: list[str], params: list[Any]) -> str:
     return f"{column} IN ({', '.join('?' for _ in values)})"
 
 
-def _like(text: str) -> str:
-    """`text` as a case-insensitive substring pattern: its % _ and \\ are literal."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+def _pattern(text: str) -> str:
+    """`text` as a case-insensitive RE2 pattern matching it literally: every character
+    but letters, digits and spaces written as its code point (RE2's regexp search is
+    faster than ILIKE over long raw outputs, and this leaves nothing to interpret)."""
+    literal = "".join(c if c.isalnum() or c == " " else f"\\x{{{ord(c):x}}}" for c in text)
+    return f"(?i){literal}"
 
 
-def _filters(q: JudgmentQuery, params: list[Any]) -> list[str]:
+def _filters(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
     where: list[str] = []
     for column, values in (
         ("judge_id", q.judge),
@@ -53,36 +53,33 @@ def _filters(q: JudgmentQuery, params: list[Any]) -> list[str]:
         where.append("(attempts > 1) = ?")
         params.append(q.retried)
     if q.search:
-        cols = ("item_id", "label", "raw_output", "error")
-        where.append("(" + " OR ".join(f"{c} ILIKE ? ESCAPE '\\'" for c in cols) + ")")
-        params.extend([_like(q.search)] * len(cols))
+        cols = ("item_id", "label", "error")
+        found = [f"regexp_matches(coalesce({c}, ''), ?)" for c in cols]
+        found.append(f"k IN (SELECT k FROM j_{rid} WHERE regexp_matches(raw_output, ?))")
+        where.append("(" + " OR ".join(found) + ")")
+        params.extend([_pattern(q.search)] * len(found))
     return where
 
 
 def _flags(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
     """Row conditions of the derived flags: disagreeing, inconsistent, differ."""
     where: list[str] = []
-    slots = ", ".join(_SLOT)
+    ok = f"FROM m_{rid} WHERE verdict IS NOT NULL"
     if q.disagreeing:
         where.append(
-            f"EXISTS (SELECT 1 FROM (SELECT {slots} FROM v_{rid} WHERE verdict IS NOT NULL "
-            f"GROUP BY {slots} HAVING count(DISTINCT verdict) > 1) s WHERE {_SLOT_ON})"
+            f"slot IN (SELECT slot {ok} GROUP BY slot HAVING min(verdict) <> max(verdict))"
         )
     if q.inconsistent:
         where.append(
-            f"EXISTS (SELECT 1 FROM v_{rid} o WHERE o.pairwise AND o.verdict IS NOT NULL "
-            "AND v.pairwise AND v.verdict IS NOT NULL AND o.dataset = v.dataset "
-            "AND o.item_id = v.item_id AND o.judge_id = v.judge_id "
-            "AND o.variant IS DISTINCT FROM v.variant AND o.verdict <> v.verdict)"
+            f"pairwise AND judged IN (SELECT judged {ok} AND pairwise GROUP BY judged "
+            "HAVING min(verdict) <> max(verdict))"
         )
     if q.differ:
         where.append(_in("judge_id", q.differ, params))
         params.extend(q.differ)
         where.append(
-            f"EXISTS (SELECT 1 FROM (SELECT {slots} FROM v_{rid} WHERE verdict IS NOT NULL "
-            f"AND judge_id IN (?, ?) GROUP BY {slots} "
-            "HAVING count(DISTINCT judge_id) = 2 AND count(DISTINCT verdict) > 1) s "
-            f"WHERE {_SLOT_ON})"
+            f"slot IN (SELECT slot {ok} AND judge_id IN (?, ?) GROUP BY slot "
+            "HAVING count(DISTINCT judge_id) = 2 AND min(verdict) <> max(verdict))"
         )
     return where
 
@@ -98,25 +95,17 @@ def _order(q: JudgmentQuery) -> str:
 def select_page(
     con: duckdb.DuckDBPyConnection, rid: str, q: JudgmentQuery
 ) -> tuple[list[JudgmentRow], int]:
-    """The page's rows and the total matching, in one pass over the view."""
+    """The page's rows and the total matching (two queries: a window count would make
+    DuckDB carry every matching row's columns through the sort)."""
     params: list[Any] = []
-    where = [*_filters(q, params), *_flags(q, rid, params)]
-    sql = f"SELECT {', '.join(_ROW_FIELDS)}, count(*) OVER () AS total FROM v_{rid} v"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += f" ORDER BY {_order(q)} LIMIT ? OFFSET ?"
-    params += [q.page_size, (q.page - 1) * q.page_size]
-    cur = con.execute(sql, params)
-    rows = cur.fetchall()
-    total = int(rows[0][-1]) if rows else _count(con, rid, where, params[:-2])
-    return [JudgmentRow(**dict(zip(_ROW_FIELDS, r[:-1], strict=True))) for r in rows], total
-
-
-def _count(con: duckdb.DuckDBPyConnection, rid: str, where: list[str], params: list[Any]) -> int:
-    """The total when the page is past the end (the window gave no row to read it from)."""
-    sql = f"SELECT count(*) FROM v_{rid} v" + (" WHERE " + " AND ".join(where) if where else "")
-    found = con.execute(sql, params).fetchone()
-    return int(found[0]) if found else 0
+    where = [*_filters(q, rid, params), *_flags(q, rid, params)]
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    found = con.execute(f"SELECT count(*) FROM m_{rid} v{cond}", params).fetchone()
+    total = int(found[0]) if found else 0
+    sql = f"SELECT {', '.join(_ROW_FIELDS)} FROM m_{rid} v{cond} ORDER BY {_order(q)} "
+    rows = con.execute(sql + "LIMIT ? OFFSET ?", [*params, q.page_size, (q.page - 1) * q.page_size])
+    out = [JudgmentRow(**dict(zip(_ROW_FIELDS, r, strict=True))) for r in rows.fetchall()]
+    return out, total
 
 
 def facets(con: duckdb.DuckDBPyConnection, rid: str) -> Facets:

@@ -3,9 +3,15 @@
 Tables per run (`<id>` is the run id, 12 hex digits, so safe in a name):
 `j_<id>` the judgments of all record files, one row per key (latest line wins);
 `items_<id>` items.jsonl (gold); `adj_<id>` the adjudicated labels; `v_<id>` a view
-adding each row's gold, gold source, outcome and verdict. Labels are compared as the
-metrics compare them (`comparable_label`), through `labelmap`: the few distinct labels
-are normalised in Python, once each, so the comparison is the metrics' own function."""
+adding each row's gold, gold source, outcome and verdict (assay.view.index._outcome).
+
+Lines go straight from `read_json` into the table, in file order (DuckDB keeps
+insertion order), each read tagged with a batch number; then the keys seen twice, if
+any, keep only their row of the latest batch and, within it, the last one. One pass
+over the bytes: the cold start of a large run is its JSON parsing, little more.
+
+Labels are compared as the metrics compare them, through `labelmap`: the few distinct
+labels are normalised in Python once each (`comparable_label`)."""
 
 from __future__ import annotations
 
@@ -15,25 +21,29 @@ import duckdb
 
 from assay.adjudication import LABELS_FILE, read_adjudications
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, JUDGMENTS_FILE, VERIFICATIONS_FILE
-from assay.metrics._item_metrics import comparable_label
+from assay.errors import RunError
 from assay.view.index._ingest import Chunk, FileCursor
-from assay.view.index._outcome import view_sql
+from assay.view.index._labels import comparable_label
+from assay.view.index._outcome import flags_sql, materialize_sql, view_sql
+from assay.view.index._runs import writer_active
 from assay.view.index._schema import COLUMNS, SELECTS
 
-__all__ = ["RunTable", "create_shared"]
+__all__ = ["RECORD_FILES", "RunTable", "create_shared"]
 
 RECORD_FILES = (JUDGMENTS_FILE, ITEM_JUDGMENTS_FILE, VERIFICATIONS_FILE)
 _UNIT = {JUDGMENTS_FILE: "pair", ITEM_JUDGMENTS_FILE: "item", VERIFICATIONS_FILE: "claim"}
-_KEY: tuple[str, ...] = ("unit", "dataset", "item_id", "variant", "judge_id")
-_ITEM_KEY: tuple[str, ...] = ("dataset", "item_id")
-_TABLE = """unit VARCHAR, dataset VARCHAR, item_id VARCHAR, variant VARCHAR,
-    preference VARCHAR, claim_gold VARCHAR, answer_id VARCHAR, claim_id VARCHAR,
-    judge_id VARCHAR, model VARCHAR, prompt_id VARCHAR, prompt_version BIGINT,
-    status VARCHAR, label VARCHAR, score DOUBLE, error VARCHAR, raw_output VARCHAR,
-    attempts BIGINT, latency_s DOUBLE, cache_hit BOOLEAN, tokens BIGINT,
-    cost_usd DOUBLE, recorded_at VARCHAR"""
-_ITEMS = "dataset VARCHAR, item_id VARCHAR, pairwise BOOLEAN, gold_label VARCHAR, "
-_ITEMS += "gold_preference VARCHAR"
+_SEP = "chr(31)"  # the unit separator: in no id a dataset gives
+_KEY = f"concat_ws({_SEP}, unit, dataset, item_id, coalesce(variant, ''), judge_id)"
+_ITEM_KEY = f"concat_ws({_SEP}, dataset, item_id)"
+_NOT_NULL = "dataset IS NOT NULL AND item_id IS NOT NULL"
+_TABLE = """k VARCHAR, batch BIGINT, unit VARCHAR, dataset VARCHAR, item_id VARCHAR,
+    variant VARCHAR, preference VARCHAR, claim_gold VARCHAR, answer_id VARCHAR,
+    claim_id VARCHAR, judge_id VARCHAR, model VARCHAR, prompt_id VARCHAR,
+    prompt_version BIGINT, status VARCHAR, label VARCHAR, score DOUBLE, error VARCHAR,
+    raw_output VARCHAR, attempts BIGINT, latency_s DOUBLE, cache_hit BOOLEAN,
+    tokens BIGINT, cost_usd DOUBLE, recorded_at VARCHAR"""
+_ITEMS = """k VARCHAR, batch BIGINT, dataset VARCHAR, item_id VARCHAR, pairwise BOOLEAN,
+    gold_label VARCHAR, gold_preference VARCHAR"""
 _ADJ = "dataset VARCHAR, item_id VARCHAR, label VARCHAR, preference VARCHAR"
 
 
@@ -47,13 +57,10 @@ def _columns_arg(columns: dict[str, str]) -> str:
     return "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in columns.items()) + "}"
 
 
-def _read(path: Path, name: str) -> str:
+def _read(name: str) -> str:
+    """read_json of a record file (its path the one parameter), every column typed."""
     cols = _columns_arg(COLUMNS[name])
     return f"read_json(?, format='newline_delimited', columns={cols})"
-
-
-def _same(cols: tuple[str, ...], a: str, b: str) -> str:
-    return " AND ".join(f"{a}.{c} IS NOT DISTINCT FROM {b}.{c}" for c in cols)
 
 
 class RunTable:
@@ -63,63 +70,88 @@ class RunTable:
     def __init__(self, con: duckdb.DuckDBPyConnection, rid: str, run_dir: Path, scratch: Path):
         self.con, self.rid, self.run_dir, self.scratch = con, rid, run_dir, scratch
         self.version = 0
+        self.batch = 0
         self.cursors = {name: FileCursor(run_dir / name) for name in (*RECORD_FILES, ITEMS_FILE)}
         self._labels_seen: tuple[int, int] | None = None
+        self._flags_version: int | None = None
         con.execute(f"CREATE OR REPLACE TABLE j_{rid} ({_TABLE})")
         con.execute(f"CREATE OR REPLACE TABLE items_{rid} ({_ITEMS})")
         con.execute(f"CREATE OR REPLACE TABLE adj_{rid} ({_ADJ})")
         con.execute(view_sql(rid))
+        con.execute(materialize_sql(rid))
 
     def refresh(self) -> int:
         """Read what changed (stat only when nothing did); the version after."""
+        stale = [name for name, cursor in self.cursors.items() if cursor.changed()]
+        quiet = bool(stale) and not writer_active(self.run_dir)
         changed = False
-        for name, cursor in self.cursors.items():
-            if cursor.changed():
-                chunk = cursor.take(self.scratch / f"{self.rid}-{name}")
-                if chunk is not None:
-                    self._ingest(name, chunk)
-                    changed = True
+        for name in stale:
+            changed = self._follow(name, direct=quiet) or changed
         changed = self._refresh_labels() or changed
         if changed:
+            self.con.execute(materialize_sql(self.rid))
             self.version += 1
         return self.version
 
+    def _follow(self, name: str, *, direct: bool) -> bool:
+        """Ingest the file's new lines; whether there were any (or it was reset). A
+        direct read that fails (a writer started and tore a line meanwhile) is done
+        again from a copy of the complete lines."""
+        cursor = self.cursors[name]
+        chunk = cursor.take(self.scratch / f"{self.rid}-{name}", direct=direct)
+        if chunk is None:
+            return False
+        try:
+            self._ingest(name, chunk)
+        except duckdb.Error as exc:
+            cursor.forget()
+            if not chunk.direct:
+                raise RunError(f"cannot read its records: {exc}", file=cursor.source) from None
+            return self._follow(name, direct=False)
+        finally:
+            if not chunk.direct:
+                chunk.path.unlink(missing_ok=True)
+        return True
+
     def _ingest(self, name: str, chunk: Chunk) -> None:
         if name == ITEMS_FILE:
-            table, key, select = f"items_{self.rid}", _ITEM_KEY, "*"
-            wipe = f"DELETE FROM {table}"
+            table, key, select, wipe = f"items_{self.rid}", _ITEM_KEY, "*", "true"
         else:
             table, key, select = f"j_{self.rid}", _KEY, SELECTS[name]
-            wipe = f"DELETE FROM {table} WHERE unit = '{_UNIT[name]}'"
-        if chunk.reset:
-            self.con.execute(wipe)
-        if chunk.n_bytes:
-            self._upsert(table, key, f"SELECT {select} FROM {_read(chunk.path, name)}", chunk)
-        chunk.path.unlink(missing_ok=True)
-
-    def _upsert(self, table: str, key: tuple[str, ...], select: str, chunk: Chunk) -> None:
-        """Stage the lines in file order, keep the last per key, replace old rows."""
-        con = self.con
-        con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS {select}", [str(chunk.path)])
-        keys = ", ".join(key)
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE fresh AS SELECT * FROM stage WHERE "
-            + " AND ".join(f"{c} IS NOT NULL" for c in key if c != "variant")
-            + f" QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY rowid DESC) = 1"
+            wipe = f"unit = '{_UNIT[name]}'"
+        if chunk.reset or chunk.direct:  # a direct read is of the whole file
+            self.con.execute(f"DELETE FROM {table} WHERE {wipe}")
+        if not chunk.n_bytes:
+            return
+        self.batch += 1
+        self.con.execute(
+            f"INSERT INTO {table} BY NAME SELECT {key} AS k, {self.batch} AS batch, * "
+            f"FROM (SELECT {select} FROM {_read(name)}) WHERE {_NOT_NULL}",
+            [str(chunk.path)],
         )
-        if not chunk.reset:
-            con.execute(f"DELETE FROM {table} t USING fresh f WHERE {_same(key, 't', 'f')}")
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM fresh")
-        labels = "gold_label" if table.startswith("items_") else "label, claim_gold"
-        self._map_labels(f"SELECT DISTINCT unnest([{labels}]) FROM fresh")
-        con.execute("DROP TABLE stage")
-        con.execute("DROP TABLE fresh")
+        self._latest_wins(table)
+        labels = "gold_label" if name == ITEMS_FILE else "label, claim_gold"
+        self._map_labels(f"SELECT DISTINCT unnest([{labels}]) FROM {table} WHERE batch = ?")
+
+    def _latest_wins(self, table: str) -> None:
+        """Keys the last batch brought twice (or again): keep the latest row only."""
+        dups = f"SELECT k FROM {table} WHERE k IN (SELECT k FROM {table} WHERE batch = ?) "
+        dups += "GROUP BY k HAVING count(*) > 1"
+        if not self.con.execute(dups + " LIMIT 1", [self.batch]).fetchall():
+            return
+        self.con.execute(
+            f"DELETE FROM {table} WHERE rowid IN (SELECT rid FROM (SELECT rowid AS rid, "
+            "row_number() OVER (PARTITION BY k ORDER BY batch DESC, rowid DESC) AS n "
+            f"FROM {table} WHERE k IN ({dups})) WHERE n > 1)",
+            [self.batch],
+        )
 
     def _map_labels(self, distinct_sql: str) -> None:
         """Add the normal form of each label not seen before to `labelmap`."""
         new = self.con.execute(
             f"SELECT l FROM ({distinct_sql}) AS t(l) WHERE l IS NOT NULL "
-            "AND l NOT IN (SELECT raw FROM labelmap)"
+            "AND l NOT IN (SELECT raw FROM labelmap)",
+            [self.batch] if "?" in distinct_sql else [],
         ).fetchall()
         if new:
             rows = [(raw, comparable_label(raw)) for (raw,) in new]
@@ -145,7 +177,15 @@ class RunTable:
             self._map_labels(f"SELECT DISTINCT label FROM adj_{self.rid}")
         return True
 
+    def ensure_flags(self) -> None:
+        """The disagreement and inconsistency tables of this version (built on demand)."""
+        if self._flags_version != self.version:
+            for sql in flags_sql(self.rid):
+                self.con.execute(sql)
+            self._flags_version = self.version
+
     def drop(self) -> None:
-        for kind in ("VIEW v", "TABLE j", "TABLE items", "TABLE adj"):
+        for kind in ("TABLE dis", "TABLE inc", "TABLE m", "VIEW v", "TABLE j", "TABLE items"):
             what, prefix = kind.split()
             self.con.execute(f"DROP {what} IF EXISTS {prefix}_{self.rid}")
+        self.con.execute(f"DROP TABLE IF EXISTS adj_{self.rid}")
