@@ -106,10 +106,11 @@ def answer_page(request: Request) -> HTMLResponse:
     v = viewer(request)
     run = v.summary(request.path_params["run_id"])
     answer_id = request.path_params["answer_id"]
+    dataset = request.query_params.get("dataset") or None
     try:
-        detail = answer_detail(v.run_dir(run.id), answer_id)
-    except KeyError:
-        raise HTTPException(404, f"no answer {answer_id!r} in this run") from None
+        detail = answer_detail(v.run_dir(run.id), answer_id, dataset=dataset)
+    except KeyError as exc:
+        raise HTTPException(404, str(exc.args[0]) if exc.args else "no such answer") from None
     return page("answer.html.j2", **_common(v, run=run, answer=detail))
 
 

@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.responses import HTMLResponse
 
 from assay.report._values import FILTERS
+from assay.view.server._highlight import highlight
 
 
 def _finalize(value: object) -> object:
@@ -57,7 +58,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
-    env.filters.update(seg=seg, query=query, dict_with=dict_with)
+    env.filters.update(seg=seg, query=query, dict_with=dict_with, highlight=highlight)
     return env
 
 
