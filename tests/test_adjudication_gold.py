@@ -69,15 +69,20 @@ def test_the_person_is_a_rater_in_the_kappa_matrix(tmp_path: Path) -> None:
     assert plain is not None and plain.raters == ["A", "B"]
 
 
-def test_two_annotators_are_raters_each(tmp_path: Path) -> None:
+def test_two_annotators_make_one_rater_whose_latest_label_wins(tmp_path: Path) -> None:
     run = _run(tmp_path)
-    _adjudicate(run, {0: "yes", 1: "no"}, who="ann")
+    _adjudicate(run, {0: "no", 1: "no"}, who="ann")
     _adjudicate(run, {1: "yes", 2: "no"}, who="bob")
     overlay = gold_overlay([run], "adjudicated")
     assert overlay.annotators == ("ann", "bob")
+    assert {k[1]: a.label for k, a in overlay.latest.items()} == {
+        "item-0": "no",
+        "item-1": "yes",
+        "item-2": "no",
+    }
     kappa = compare_runs([run], n_boot=50, gold="adjudicated").kappa
-    assert kappa is not None
-    assert kappa.raters == ["A", "B", "adjudicated", "human:ann", "human:bob"]
+    assert kappa is not None and kappa.raters == ["A", "B", "adjudicated"]
+    assert kappa.n[0][2] == 3
 
 
 def test_pairwise_adjudicated_preference_overrides_gold_preference(tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ Three sources, chosen by `--gold` in `assay compare` and `assay report`:
   gold metrics are computed on what people checked.
 
 With either adjudicated source the person is also a rater, `adjudicated` (the latest
-label per item), so the rater-vs-judge tables (the kappa matrix) show the human's
-agreement with each judge on the items adjudicated; with two or more annotators each is
-a rater too (`human:<annotator>`, that person's latest label per item). Adjudications of
+label per item, whoever set it), so the rater-vs-judge tables (the kappa matrix) show
+the human's agreement with each judge on the items adjudicated. One rater, not one per
+annotator: the adjudicated gold is one judgment per item, and a column per annotator
+would count the same person twice in the raters' alpha. Adjudications of
 several runs compared together are pooled (the latest entry per item across them wins),
 so every run sees the same gold, as a comparison requires.
 """
@@ -40,7 +41,6 @@ __all__ = [
 GoldSource = Literal["dataset", "adjudicated", "adjudicated-only"]
 GOLD_SOURCES: tuple[str, ...] = get_args(GoldSource)
 ADJUDICATED_RATER = "adjudicated"
-HUMAN_PREFIX = "human:"
 ItemKey = tuple[str, str]
 
 
@@ -59,7 +59,6 @@ class GoldOverlay:
 
     source: GoldSource = "dataset"
     latest: dict[ItemKey, Adjudication] = field(default_factory=dict)
-    by_annotator: dict[ItemKey, dict[str, str]] = field(default_factory=dict)
     annotators: tuple[str, ...] = ()
 
     @property
@@ -83,20 +82,11 @@ class GoldOverlay:
             else {"gold_preference": adj.preference}
         )
         if adj.label is not None:
-            update["ratings"] = {**item.ratings, **self._raters(item)}
+            name = ADJUDICATED_RATER
+            while name in item.ratings:  # the dataset has a rater of that name
+                name += "#labels"
+            update["ratings"] = {**item.ratings, name: adj.label}
         return item.model_copy(update=update)
-
-    def _raters(self, item: ItemRecord) -> dict[str, str | None]:
-        """The adjudicated label as the rater `adjudicated` (renamed if the dataset has a
-        rater of that name), and each annotator's own label with two or more annotators."""
-        name = ADJUDICATED_RATER
-        while name in item.ratings:
-            name += "#labels"
-        raters: dict[str, str | None] = {name: self.latest[item.key].label}
-        if len(self.annotators) >= 2:
-            own = self.by_annotator.get(item.key, {})
-            raters.update({f"{HUMAN_PREFIX}{who}": own.get(who) for who in self.annotators})
-        return raters
 
     def note(self, keys: Iterable[ItemKey]) -> str | None:
         """What the report says about its gold: how many of `keys` were adjudicated."""
@@ -134,11 +124,6 @@ def gold_overlay(run_dirs: Sequence[Path], source: str) -> GoldOverlay:
     entries = sorted(
         (e for d in run_dirs for e in iter_adjudications(Path(d))), key=lambda e: e.at
     )  # stable: entries at the same instant keep file order
-    latest: dict[ItemKey, Adjudication] = {}
-    by_annotator: dict[ItemKey, dict[str, str]] = {}
-    for e in entries:
-        latest[e.key] = e
-        if e.label is not None:
-            by_annotator.setdefault(e.key, {})[e.annotator] = e.label
+    latest = {e.key: e for e in entries}
     annotators = tuple(sorted({e.annotator for e in entries}))
-    return GoldOverlay(checked, latest, by_annotator, annotators)
+    return GoldOverlay(checked, latest, annotators)
