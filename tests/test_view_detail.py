@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _item_runs import gold_items, labelled, write_item_run
 from pydantic import BaseModel, Field
 
 from assay.adjudication import append_adjudication
@@ -323,3 +324,23 @@ def test_a_run_directory_moved_elsewhere_still_reads(items_run: tuple[Path, list
     shutil.copytree(run, moved)
     detail = item_detail(moved, "mine", "q1")
     assert {j.messages_status for j in detail.judgments} == {"exact"}
+
+
+def test_a_run_without_spec_or_judges_in_its_manifest_shows_its_records(tmp_path: Path) -> None:
+    """A run directory written directly (no spec, no judges in the manifest): the item
+    and its records show; the prompt the records name cannot be found, and says so."""
+    run = write_item_run(
+        tmp_path / "run",
+        "bare",
+        gold_items(["yes", "no"]),
+        [*labelled("j1", ["yes", None]), {"item_id": "item-0", "judge_id": "j2", "label": "no",
+         "prompt_id": "p", "prompt_version": 1, "prompt_sha256": "ab" * 32}],
+    )  # fmt: skip
+    detail = item_detail(run, "d", "item-0")
+    assert detail.unit == "item" and detail.gold == {"label": "yes"}
+    assert detail.variables is None and "not in the run's manifest" in (detail.variables_note or "")
+    by_judge = {j.judge_id: j for j in detail.judgments}
+    assert by_judge["j1"].messages_status == "no prompt"
+    assert by_judge["j2"].messages_status == "prompt missing"
+    assert "ab" * 32 in (by_judge["j2"].messages_note or "")
+    assert item_detail(run, "d", "item-1").judgments[0].status == "parse_error"

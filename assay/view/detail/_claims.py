@@ -11,7 +11,6 @@ from assay.core.answers import AnswerItem, Passage
 from assay.core.manifest import Manifest
 from assay.core.records import ClaimRecord, VerificationRecord
 from assay.core.rundir import CLAIMS_FILE, VERIFICATIONS_FILE
-from assay.runs.stages._verify import claim_inputs
 from assay.view.detail._judgments import Rebuilt, judge_entries, judgment_detail, rebuild
 from assay.view.detail._models import (
     EVIDENCE_MISSING,
@@ -32,6 +31,8 @@ def shown_passages(claim: ClaimRecord, answer: AnswerItem | None) -> list[Passag
     evidence, else the answer's (the verify stage's `claim_inputs`)."""
     if answer is None:
         return []
+    from assay.runs.stages._verify import claim_inputs  # the run machinery: on first use
+
     return list(claim_inputs([(claim.dataset, answer)])(claim).evidence)
 
 

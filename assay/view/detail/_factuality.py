@@ -18,7 +18,6 @@ from assay.core.rundir import (
     latest,
     read_manifest,
 )
-from assay.policies.engine._run_inputs import claim_order
 from assay.view.detail._claims import verdict_detail
 from assay.view.detail._judgments import judge_entries
 from assay.view.detail._models import (
@@ -125,6 +124,8 @@ def _claims(
         return []
     dataset, answer_id = claims[0].dataset, claims[0].answer_id
     actions = [policy_claims(a, dataset, answer_id) for a in applied]
+    from assay.policies.engine._run_inputs import claim_order  # every policy kind: lazily
+
     out: list[tuple[int, ClaimDetail]] = []
     for c in sorted(claims, key=claim_order):
         detail = ClaimDetail(

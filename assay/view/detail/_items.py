@@ -16,8 +16,8 @@ from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, JUDGMENTS_FILE, r
 from assay.view.detail._claims import claim_detail
 from assay.view.detail._judgments import judge_entries, judgment_detail, majorities, rebuild
 from assay.view.detail._models import ItemDetail, JudgmentDetail
-from assay.view.detail._scan import LineIndex, matching_records
-from assay.view.detail._sources import Loaded, dataset_info, load_dataset
+from assay.view.detail._scan import LineIndex, matching_records, matching_rows
+from assay.view.detail._sources import Loaded, load_dataset
 
 PAIRWISE_CHOICES = ["A", "B", "tie"]
 _ORDERS = ("ab", "ba")
@@ -56,9 +56,11 @@ def _unit(run_dir: Path, manifest: Manifest, dataset: str) -> str:
             name = block.get("name") or Path(str(block.get("path", ""))).stem
             if name == dataset:
                 return "item"
-    if dataset_info(manifest, dataset) is None and (run_dir / ITEMS_FILE).is_file():
-        return "item"  # a run written without a spec (tests, imports)
-    return "pair"
+    listed = matching_rows(run_dir / ITEMS_FILE, dataset, {"dataset": dataset})
+    try:  # datasets given as Python objects leave no spec block
+        return "item" if next(listed, None) is not None else "pair"
+    finally:
+        listed.close()
 
 
 def _labels(manifest: Manifest, task: str) -> list[str]:

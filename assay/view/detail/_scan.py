@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,7 +53,7 @@ def _hits(data: bytes | mmap.mmap, value: str) -> list[int]:
 
 def matching_rows(
     path: Path, value: str, where: dict[str, Any], *, index: LineIndex | None = None
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """(byte offset, object) of the lines of `path` whose fields equal `where` (one of
     whose values is the string `value` searched for), in file order."""
     if not path.is_file() or path.stat().st_size == 0:

@@ -213,6 +213,9 @@ def check_prompt(identity: dict[str, Any] | None, record_sha: str | None) -> Pro
     hash, sha256("<file sha256>+<output schema sha256>"): it is checked by deriving it
     again from the file's hash and the schema hash the manifest recorded."""
     if not identity:
+        if record_sha:  # the record names a prompt the manifest does not describe
+            note = f"the run's manifest does not describe the prompt (sha256 {record_sha})"
+            return PromptCheck(None, "prompt missing", note, None)
         return PromptCheck(None, "no prompt", None, None)
     expected = record_sha or identity.get("sha256")
     path = _prompt_path(identity)
