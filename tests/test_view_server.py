@@ -13,12 +13,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 from _cli import invoke
 from _report_policies_run import HOSTILE
-from _view_runs import HOSTILE_ID, HOSTILE_OUTPUT, view_paths
+from _view_server_runs import HOSTILE_ID, HOSTILE_OUTPUT, view_paths
 from starlette.testclient import TestClient
 
 from assay.view.server import create_app
@@ -116,7 +116,7 @@ def test_runs_page_lists_both_runs_with_status_counts_and_compare(client: TestCl
     for run_id in _ids(client).values():
         assert f'data-run="{run_id}"' in page and f'value="{run_id}"' in page
     assert 'id="compare"' in page and "openai/first-word::support-check@1" in page
-    assert "complete" in page and "10 / 10" in page  # recorded / planned judgments
+    assert "complete" in page and "18 / 18" in page  # recorded / planned judgments
 
 
 def test_run_page_is_the_report_of_assay_report(client: TestClient, paths: list[Path]) -> None:
@@ -134,15 +134,16 @@ def test_run_page_is_the_report_of_assay_report(client: TestClient, paths: list[
 
 def test_items_table_pages_sorts_and_filters(client: TestClient) -> None:
     run_id = _items_id(client)
-    rows = _all_rows(client, run_id)
-    assert len(rows) == 10
-    first = client.get(f"/api/runs/{run_id}/judgments", params={"page_size": 3, "page": 2}).json()
-    assert first["total"] == 10 and len(first["rows"]) == 3 and first["page"] == 2
+    rows = _all_rows(client, run_id, dataset="mine")
+    assert len(rows) == 10 and len(_all_rows(client, run_id)) == 18  # + 2 pairs x 2 orders x 2
+    params = {"page_size": 3, "page": 4, "dataset": "mine"}
+    last = client.get(f"/api/runs/{run_id}/judgments", params=params).json()
+    assert last["total"] == 10 and len(last["rows"]) == 1 and last["page"] == 4
     judge = "openai/always::support-check@1"
     assert {r["judge_id"] for r in _all_rows(client, run_id, judge=judge)} == {judge}
     wrong = _all_rows(client, run_id, outcome="wrong")
     assert wrong and all(r["outcome"] == "wrong" for r in wrong)
-    by_label = _all_rows(client, run_id, sort="latency_s", desc="1")
+    by_label = _all_rows(client, run_id, sort="latency_s", desc="1", dataset="mine")
     assert [r["latency_s"] for r in by_label] == sorted(
         (r["latency_s"] for r in rows), reverse=True
     )
@@ -164,17 +165,26 @@ def test_differ_link_from_the_comparison_opens_the_items_where_two_judges_differ
     run_id = _items_id(client)
     page = client.get(f"/compare?run={run_id}").text
     assert 'id="comparison"' in page
-    links = re.findall(r'class="differ"[^>]*href="([^"]+)"', page)
-    assert len(links) == 1
-    table = client.get(links[0].replace("&amp;", "&"))
-    assert table.status_code == 200
-    rows = _all_rows(client, run_id)
-    verdicts: dict[str, list[str | None]] = {}
-    for r in rows:
-        verdicts.setdefault(r["item_id"], []).append(r["label"])
-    differing = {i for i, v in verdicts.items() if None not in v and len(set(v)) > 1}
-    shown = set(re.findall(r'<tr data-item="([^"]+)"', table.text))
-    assert differing and {i.replace("&lt;", "<").replace("&gt;", ">") for i in shown} == differing
+    links = [
+        u.replace("&amp;", "&") for u in re.findall(r'class="differ"[^>]*href="([^"]+)"', page)
+    ]
+    assert len(links) == 2  # the two single-label judges, the two pairwise judges
+    found = 0
+    for link in links:
+        table = client.get(link)
+        assert table.status_code == 200
+        judges = re.findall(r"differ=([^&]+)", link)
+        rows = _all_rows(client, run_id, judge=[unquote(j) for j in judges])
+        verdicts: dict[tuple[str, str | None], list[str | None]] = {}
+        for r in rows:
+            verdicts.setdefault((r["item_id"], r["variant"]), []).append(
+                r["label"] or r["preference"]
+            )
+        differing = {i for (i, _), v in verdicts.items() if None not in v and len(set(v)) > 1}
+        shown = set(re.findall(r'<tr data-item="([^"]+)"', table.text))
+        assert {i.replace("&lt;", "<").replace("&gt;", ">") for i in shown} == differing
+        found += len(differing)
+    assert found
 
 
 def test_bad_api_parameters_are_400_with_one_line(client: TestClient) -> None:
@@ -254,6 +264,21 @@ def test_labels_need_the_token_and_show_in_the_item_history(
     assert "&lt;b&gt;checked&lt;/b&gt;" in history and 'id="label-form"' in page
     bad = _post_label(client, run_id, label="bogus-label", item_id="no-such-item")
     assert bad.status_code == 400 and "\n" not in bad.json()["error"]
+
+
+def test_pairwise_items_get_a_preference_form_and_the_inconsistent_filter(
+    client: TestClient, paths: list[Path]
+) -> None:
+    run_id = _items_id(client)
+    inconsistent = _all_rows(client, run_id, inconsistent="1")
+    assert {r["item_id"] for r in inconsistent} == {"p1", "p2"}  # "A" in both orders
+    page = client.get(_item_url(run_id, "duel", "p1")).text
+    assert 'name="preference"' in page and '<option value="tie">' in page
+    assert page.count('class="judgment"') == 4  # two judges x two orders
+    saved = _post_label(client, run_id, dataset="duel", item_id="p1", label=None, preference="B")
+    assert saved.status_code == 200 and saved.json()["preference"] == "B"
+    wrong_kind = _post_label(client, run_id, dataset="duel", item_id="p2")
+    assert wrong_kind.status_code == 400
 
 
 def test_read_only_refuses_writes_and_hides_the_form(paths: list[Path]) -> None:
