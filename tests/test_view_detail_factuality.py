@@ -6,16 +6,19 @@ and what every applied policy did with each claim and the answer (its certificat
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _policies_cli_helpers import make_run
 from _report_policies_run import applied_run
 from test_factuality_run import ANSWERS, responder, run, write_spec
+from test_policies_provenance import EXAMPLES, RETRIEVAL_SPEC
 
 from assay.core.rundir import iter_rows
-from assay.testing import FakeOpenAIServer
+from assay.testing import FakeOpenAIServer, reply
 from assay.view.detail import answer_detail, answers, item_detail
 
 LLM = "context:openai/fake-verifier::verify-context@1"
@@ -174,3 +177,41 @@ def test_the_answers_outcome_certificate_and_gate_decision(policies_run: Path) -
     gate = by_name["gate"]
     assert gate.kind == "evidence_gate" and gate.gate_decision is not None
     assert gate.gate_decision["question_id"] == "q2" and gate.certificate is None
+
+
+def test_a_retrieval_verifiers_passages_come_from_its_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passages a retrieval verifier was shown are the corpus's, by the ids its
+    verdict lists; the request rebuilt from them is the one sent, and an edited corpus
+    is marked."""
+    shutil.copy(EXAMPLES / "policies-passages.jsonl", tmp_path / "passages.jsonl")
+    with FakeOpenAIServer() as server:
+        server.default = reply("Answer: True")
+        run_dir = make_run(tmp_path, RETRIEVAL_SPEC.format(base_url=server.base_url))
+        sent = [json.dumps(b["messages"]) for b in server.requests]
+    rebuilt: list[str] = []
+    for a in answers(run_dir):
+        for s in answer_detail(run_dir, a.answer_id).sentences:
+            for v in (v for c in s.claims for v in c.verdicts):
+                if v.judgment.messages_status == "no request":  # nothing retrieved
+                    assert not v.evidence and v.judgment.attempts == 0
+                    continue
+                assert v.judgment.messages_status == "exact", v.judgment.messages_note
+                assert v.evidence and all(p.text for p in v.evidence)
+                assert v.judgment.messages is not None
+                rebuilt.append(json.dumps([m.model_dump() for m in v.judgment.messages]))
+    assert rebuilt and Counter(rebuilt) == Counter(sent)
+    with (tmp_path / "passages.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": "extra", "text": "An added passage."}) + "\n")
+    verdicts = [
+        v
+        for a in answers(run_dir)
+        for s in answer_detail(run_dir, a.answer_id).sentences
+        for c in s.claims
+        for v in c.verdicts
+        if v.evidence
+    ]
+    assert {v.judgment.messages_status for v in verdicts} == {"dataset changed"}
+    verdict = verdicts[0]
+    assert "retrieval corpus changed since the run" in (verdict.judgment.messages_note or "")

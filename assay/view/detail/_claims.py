@@ -15,13 +15,14 @@ from assay.view.detail._judgments import Rebuilt, judge_entries, judgment_detail
 from assay.view.detail._models import (
     EVIDENCE_MISSING,
     NO_PROMPT,
+    NO_REQUEST,
     EvidencePassage,
     Highlight,
     ItemDetail,
     VerdictDetail,
 )
 from assay.view.detail._scan import LineIndex, matching_records
-from assay.view.detail._sources import Loaded, load_dataset
+from assay.view.detail._sources import Loaded, corpus_passages, load_dataset
 
 VERDICT_LABELS = ["supported", "unsupported", "contradicted"]
 
@@ -78,7 +79,7 @@ def evidence_of(record: VerificationRecord, passages: list[Passage]) -> list[Evi
                 page=passage.page if passage is not None else None,
                 score=scores.get(pid),
                 highlights=_highlights(record, pid, len(text) if text is not None else None),
-                note=None if passage is not None else "not in the answers dataset (retrieved?)",
+                note=None if passage is not None else "not in the dataset or corpus now",
             )
         )
     return out
@@ -107,10 +108,10 @@ def verdict_messages(
         by_id = {p.id: p for p in passages}
         ids = [str(u.get("passage_id")) for u in record.evidence]
         if not ids:
-            return Rebuilt(None, NO_PROMPT, "no request: the claim had no passages", None)
+            return Rebuilt(None, NO_REQUEST, "the claim had no passages: no model was asked", None)
         missing = [i for i in ids if i not in by_id]
         if missing:
-            why = f"passages {missing} are not in the answers dataset (a retrieval corpus?)"
+            why = f"passages {missing} are not in the answers dataset or retrieval corpus"
             return Rebuilt(None, EVIDENCE_MISSING, why, None)
         assert variables is not None
         variables["passages"] = [by_id[i].model_dump() for i in ids]
@@ -133,11 +134,17 @@ def verdict_detail(
         claim=record.claim,
         decomposer_id="",
     )
-    passages = shown_passages(source, answer)
+    entry = entries.get(record.verifier_id, {})
     note = loaded.note
     if answer is None and loaded.dataset is not None:
         note = f"answer {record.answer_id!r} is not in {loaded.path} now"
-    entry = entries.get(record.verifier_id, {})
+    if str(entry.get("kind", "")) == "llm-retrieval":  # the passages its retriever found
+        corpus, corpus_note = corpus_passages(entry.get("retriever"))
+        ids = [str(u.get("passage_id")) for u in record.evidence]
+        passages = [corpus[i] for i in ids if i in corpus]
+        note = "; ".join(n for n in (note, corpus_note) if n) or None
+    else:
+        passages = shown_passages(source, answer)
     built = verdict_messages(record, entry, answer, passages, note)
     detail = judgment_detail(record, judge_id=record.verifier_id, variant=None, rebuilt=built)
     pairs = [p.model_dump(mode="json", exclude_none=True) for p in record.pairs]

@@ -18,6 +18,7 @@ PROMPT_MISSING = "prompt missing"  # the file (and no built-in copy) is gone
 DATASET_CHANGED = "dataset changed"  # the variables come from a changed or missing file
 NO_PROMPT = "no prompt"  # baselines and Python judges send no messages
 EVIDENCE_MISSING = "evidence missing"  # a verifier's passages are not in the dataset
+NO_REQUEST = "no request"  # a verifier with nothing to check against asks no model
 
 
 class Message(BaseModel):

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from assay.core.answers import Passage
 from assay.core.manifest import DatasetInfo, Manifest
 from assay.datasets import (
     AnswersDataset,
@@ -245,9 +246,58 @@ def check_prompt(identity: dict[str, Any] | None, record_sha: str | None) -> Pro
     return PromptCheck(None, "prompt changed", note, str(path))
 
 
+# ---- retrieval corpora -------------------------------------------------------------
+
+
+@lru_cache(maxsize=4)
+def _corpus_file(path: str, when: Stamp) -> tuple[str, dict[str, Passage]]:
+    del when
+    from assay.retrieval import load_corpus  # tokenizers and indexes: on first use
+
+    corpus = load_corpus(path)
+    return corpus.sha256, {p.id: p for p in corpus.passages}
+
+
+def _corpus_info(described: Any) -> dict[str, Any] | None:
+    """The `{path, sha256}` of the corpus a retriever's describe() names (a hybrid
+    retriever nests its parts)."""
+    if isinstance(described, dict):
+        corpus = described.get("corpus")
+        if isinstance(corpus, dict) and isinstance(corpus.get("path"), str):
+            return corpus
+        values: Any = described.values()
+    elif isinstance(described, list):
+        values = described
+    else:
+        return None
+    return next((c for c in map(_corpus_info, values) if c is not None), None)
+
+
+def corpus_passages(retriever: Any) -> tuple[dict[str, Passage], str | None]:
+    """The passages of the corpus a retrieval verifier searched, by id, and how the
+    corpus differs from the one the run read (None: the same bytes)."""
+    info = _corpus_info(retriever)
+    if info is None:
+        return {}, "the manifest names no retrieval corpus"
+    path = str(info["path"])
+    when = stamp(Path(path))
+    if when is None:
+        return {}, f"retrieval corpus changed since the run: {path} is gone"
+    try:
+        sha, passages = _corpus_file(path, when)
+    except AssayError as exc:
+        return {}, f"retrieval corpus changed since the run: {exc}"
+    recorded = info.get("sha256")
+    if recorded and sha != recorded:
+        why = f"{path} has sha256 {sha}, the run read {recorded}"
+        return passages, f"retrieval corpus changed since the run: {why}"
+    return passages, None
+
+
 def clear_caches() -> None:
     """Forget every dataset and prompt read (tests; a server after a long idle)."""
     _items_file.cache_clear()
     _pairs_file.cache_clear()
     _answers_file.cache_clear()
+    _corpus_file.cache_clear()
     _prompt_file.cache_clear()
