@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _policies_cli_helpers import make_run
-from _report_policies_run import applied_run
+from _policies_cli_helpers import assay, make_run
+from _policies_fixtures import make_gold_run
+from _report_policies_run import ROWS, applied_run
 from test_factuality_run import ANSWERS, responder, run, write_spec
 from test_policies_provenance import EXAMPLES, RETRIEVAL_SPEC
 
@@ -22,6 +23,13 @@ from assay.testing import FakeOpenAIServer, reply
 from assay.view.detail import answer_detail, answers, item_detail
 
 LLM = "context:openai/fake-verifier::verify-context@1"
+FAIL_CLOSED = """
+[[policies]]
+name = "render"
+kind = "fail_closed"
+tau_entail = "0.60"
+tau_contradict = "0.70"
+"""
 
 
 @pytest.fixture(scope="module")
@@ -215,3 +223,40 @@ def test_a_retrieval_verifiers_passages_come_from_its_corpus(
     assert {v.judgment.messages_status for v in verdicts} == {"dataset changed"}
     verdict = verdicts[0]
     assert "retrieval corpus changed since the run" in (verdict.judgment.messages_note or "")
+
+
+SENTENCES = {"c1": ("q1-p1#s0", 0, 16), "c2": ("q1-p1#s1", 17, 37)}
+
+
+def test_the_span_a_policy_rests_on_is_highlighted(tmp_path: Path) -> None:
+    """A verifier that scored the passage's sentences: fail_closed keeps the sentence
+    that entails each claim as its evidence, and that sentence is what is marked."""
+    run_dir = make_gold_run(tmp_path, ROWS, name="spans")
+    path = run_dir / "verifications.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if row["answer_id"] == "q1":
+            (pair,) = row["pairs"]
+            row["pairs"] = [
+                {**pair, "span_id": span, "start": start, "end": end, "p_entail": entail,
+                 "p_contradict": 0.0, "p_neutral": 1.0 - entail}
+                for span, start, end in SENTENCES.values()
+                for entail in [0.95 if (span, start, end) == SENTENCES[row["claim_id"]] else 0.1]
+            ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    policy = tmp_path / "render.toml"
+    policy.write_text(FAIL_CLOSED, encoding="utf-8")
+    code, _, err = assay("policies", "apply", run_dir, "--policy", policy)
+    assert code == 0, err
+    detail = answer_detail(run_dir, "q1")
+    for claim in (c for s in detail.sentences for c in s.claims):
+        ((passage,),) = [v.evidence for v in claim.verdicts]
+        assert passage.text is not None
+        marked = {(h.source, passage.text[h.start : h.end]) for h in passage.highlights}
+        own = ROWS[0]["gold_claims"][int(claim.claim_id[1:]) - 1]["text"]  # type: ignore[index]
+        assert ("policy", own) in marked and ("pair", own) in marked
+        assert {p.policy: (p.action, p.reason) for p in claim.policies} == {
+            "render": ("assert", "entailed")
+        }
+        policy_marks = [h for h in passage.highlights if h.source == "policy"]
+        assert [h.label for h in policy_marks] == ["render: evidence"]

@@ -27,7 +27,12 @@ from assay.view.detail._models import (
     SentenceDetail,
     VerdictDetail,
 )
-from assay.view.detail._policies import applied_policies, policy_answer, policy_claims
+from assay.view.detail._policies import (
+    applied_policies,
+    mark_policy_spans,
+    policy_answer,
+    policy_claims,
+)
 from assay.view.detail._scan import matching_records
 from assay.view.detail._sources import Loaded, load_dataset
 
@@ -136,6 +141,7 @@ def _claims(
             verdicts=by_claim.get(c.claim_id, []),
             policies=[a[c.claim_id] for a in actions if c.claim_id in a],
         )
+        mark_policy_spans(detail)
         out.append((c.sentence_id, detail))
     return out
 

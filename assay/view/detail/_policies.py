@@ -21,7 +21,7 @@ from assay.core.rundir import (
     POLICIES_DIR,
     RESPONSES_FILE,
 )
-from assay.view.detail._models import PolicyAnswer, PolicyClaim
+from assay.view.detail._models import ClaimDetail, Highlight, PolicyAnswer, PolicyClaim
 from assay.view.detail._scan import matching_rows
 
 
@@ -102,3 +102,47 @@ def policy_answer(applied: Applied, dataset: str, answer_id: str) -> PolicyAnswe
         certificate=certificates[-1] if certificates else None,
         gate_decision=gate,
     )
+
+
+def _located(entry: dict[str, Any], pairs: list[dict[str, Any]]) -> tuple[str, int, int] | None:
+    """(passage id, start, end) of a policy's evidence entry: its own offsets into its
+    chunk (a passage), else the offsets of the verdict's pair with the same span id."""
+    span_id = entry.get("span_id")
+    pair = next((p for p in pairs if span_id is not None and p.get("span_id") == span_id), None)
+    passage = entry.get("passage_id") or (pair or {}).get("passage_id") or entry.get("chunk_id")
+    start, end = entry.get("start"), entry.get("end")
+    if (start is None or end is None) and pair is not None:
+        start, end = pair.get("start"), pair.get("end")
+    if passage is None or not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return str(passage), start, end
+
+
+def mark_policy_spans(claim: ClaimDetail) -> None:
+    """Highlight, in the passages of the claim's verdicts, the spans each policy rests
+    its decision on: fail_closed's minimal sufficient evidence (`evidence`, offsets in
+    the passage), claim_selective's links (`links`, located through the scored pair)."""
+    for policy in claim.policies:
+        entries = policy.record.get("evidence") or policy.record.get("links") or []
+        wanted = policy.record.get("verifier_id")
+        for verdict in claim.verdicts:
+            if wanted is not None and verdict.judgment.judge_id != wanted:
+                continue
+            passages = {p.passage_id: p for p in verdict.evidence}
+            for entry in (e for e in entries if isinstance(e, dict)):
+                found = _located(entry, verdict.pairs)
+                passage = passages.get(found[0]) if found is not None else None
+                if found is None or passage is None or passage.text is None:
+                    continue
+                if not 0 <= found[1] <= found[2] <= len(passage.text):
+                    continue
+                roles = entry.get("roles")
+                what = ", ".join(roles) if isinstance(roles, list) and roles else "evidence"
+                passage.highlights.append(
+                    Highlight(
+                        start=found[1],
+                        end=found[2],
+                        source="policy",
+                        label=f"{policy.policy}: {what}",
+                    )
+                )
