@@ -464,3 +464,37 @@ def test_serve_prints_its_url_answers_and_stops_on_ctrl_c(paths: list[Path]) -> 
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err and "warning: --host 127.0.0.2" in err
     assert os.environ.get("ASSAY_DEBUG") is None
+
+
+def test_open_starts_the_browser_on_the_printed_url_and_ctrl_c_exits_0(
+    paths: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import webbrowser
+
+    import uvicorn
+
+    opened: list[str] = []
+    served: list[int] = []
+
+    def run(self: uvicorn.Server, sockets: list[Any]) -> None:
+        served.append(sockets[0].getsockname()[1])
+        raise KeyboardInterrupt  # what Ctrl-C does while uvicorn serves
+
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    code, out, err = invoke(["view", *map(str, paths), "--open", "--annotator", "ann"])
+    assert code == 0 and "Traceback" not in err, err
+    url = out.strip().split(" at ")[1]
+    assert opened == [url] and url.startswith(f"http://127.0.0.1:{served[0]}/?token=")
+    assert len(url.split("token=")[1]) >= 40 and "warning" not in err
+
+
+def test_a_port_in_use_is_one_line(paths: list[Path]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code, _, err = invoke(["view", str(paths[0]), "--port", str(port)])
+    assert code == 2 and err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err

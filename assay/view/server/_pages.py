@@ -67,6 +67,14 @@ def _judge_keys(detail: Any) -> list[str]:
     return keys
 
 
+def _label_choices(detail: Any) -> list[str]:
+    """What a person may pick: the prompts' labels, else every label seen on the item."""
+    if detail.labels:
+        return list(detail.labels)
+    seen = [detail.gold.get("label"), *(j.label for j in detail.judgments)]
+    return sorted({str(x) for x in seen if x is not None})
+
+
 def item_page(request: Request) -> HTMLResponse:
     """One item: variables, gold, raters, every judgment; `?a=J&b=J` puts two side by side."""
     from assay.view.detail import item_detail
@@ -86,6 +94,7 @@ def item_page(request: Request) -> HTMLResponse:
         raise HTTPException(400, f"a and b must be judges of this item: {', '.join(judges)}")
     sides = [[j for j in detail.judgments if j.judge_id == k] for k in (a, b)] if a else None
     context = _common(v, run=run, item=detail, judges=judges, a=a, b=b, sides=sides)
+    context["choices"] = _label_choices(detail)
     return page("item.html.j2", **context)
 
 
