@@ -226,6 +226,22 @@ def test_token_required_for_reads_and_the_first_url_sets_a_strict_cookie(
         assert c.get("/").status_code == 200  # the cookie now
         c.cookies.clear()
         assert c.get("/", headers=AUTH).status_code == 200
+    with TestClient(app, base_url="http://127.0.0.1:8123", follow_redirects=False) as c:
+        login = c.get("/?token=" + TOKEN)  # one cookie per port: two viewers coexist
+        assert login.headers["set-cookie"].startswith(f"{COOKIE}_8123={TOKEN};")
+        assert c.get("/").status_code == 200
+
+
+def test_the_login_redirect_never_leaves_the_server() -> None:
+    from starlette.requests import Request
+
+    from assay.view.server._security import Guard
+
+    query = f"token={TOKEN}&a=1".encode()
+    scope = {"type": "http", "method": "GET", "path": "//evil.example/x", "headers": [],
+             "query_string": query, "server": ("127.0.0.1", 80)}  # fmt: skip
+    response = Guard(TOKEN, None)._login(Request(scope))
+    assert response.headers["location"] == "/evil.example/x?a=1"
 
 
 def _post_label(c: TestClient, run_id: str, **fields: Any) -> Any:

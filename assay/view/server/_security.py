@@ -58,10 +58,18 @@ def _host_name(host: str) -> str:
     return (urlsplit(f"//{host}").hostname or "").lower()
 
 
+def cookie_name(request: Request) -> str:
+    """One cookie per port: browsers share cookies across ports of a host, and two
+    viewers on 127.0.0.1 must not log each other out."""
+    port = request.url.port
+    return COOKIE if port is None else f"{COOKIE}_{port}"
+
+
 def _without_token(request: Request) -> str:
+    """The same URL without `token`, always a path on this server (`//host` is not)."""
     rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
     text = query(rest)
-    return request.url.path + (f"?{text}" if text else "")
+    return "/" + request.url.path.lstrip("/") + (f"?{text}" if text else "")
 
 
 def _refused(request: Request, message: str, status: int = 403) -> Response:
@@ -82,7 +90,7 @@ class Guard:
         """The request carries the session token as cookie or header (always, without one)."""
         if self.token is None:
             return True
-        given = request.headers.get(HEADER) or request.cookies.get(COOKIE)
+        given = request.headers.get(HEADER) or request.cookies.get(cookie_name(request))
         return _matches(given, self.token)
 
     def _cross_origin(self, request: Request) -> bool:
@@ -118,5 +126,6 @@ class Guard:
         """Set the cookie and drop the token from the URL."""
         response = RedirectResponse(_without_token(request), status_code=303)
         assert self.token is not None
-        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        name = cookie_name(request)
+        response.set_cookie(name, self.token, httponly=True, samesite="strict", path="/")
         return response
