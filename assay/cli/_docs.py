@@ -41,6 +41,8 @@ COMMAND_PAGES: dict[str, str] = {
     "policies list": "tutorials/policies.md",
     "policies export": "reference/policies/integration.md",
     "view": "reference/cli.md",
+    "labels": "how-to/adjudicate.md",
+    "labels export": "how-to/adjudicate.md",
 }
 
 

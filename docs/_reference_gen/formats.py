@@ -46,6 +46,13 @@ def run_files() -> list[FileFormat]:
     ]
 
 
+def adjudication_files() -> list[FileFormat]:
+    """What a person writes beside the records (`assay view`, `append_adjudication`)."""
+    from assay.adjudication import LABELS_FILE, Adjudication
+
+    return [FileFormat(LABELS_FILE, "", Adjudication, "The latest line per item wins.")]
+
+
 def metrics_parts() -> list[FileFormat]:
     """The parts of `metrics.json` and the report model each one dumps."""
     from assay.core.rundir import METRICS_FILE
@@ -86,6 +93,11 @@ def policy_files() -> list[FileFormat]:
         FileFormat(d.CLAIMS_FILE, "a kind of your own", custom.CustomClaimRecord),
         FileFormat(d.RESPONSES_FILE, "a kind of your own", custom.CustomResponseRecord),
     ]
+
+
+def every_file() -> list[FileFormat]:
+    """Every file the page lists, in the page's order."""
+    return [*run_files(), *adjudication_files(), *metrics_parts(), *policy_files()]
 
 
 def _referenced(model: type[BaseModel]) -> list[type[BaseModel]]:
@@ -168,6 +180,9 @@ def formats_page() -> str:
     lines = [*INTRO, "## Files", "", "Written by `assay run`:", ""]
     for f in run_files():
         lines += _file_lines(f, f"`{f.name}`")
+    lines += ["", "Written by a person, never by `assay run` (its records stay untouched):", ""]
+    for f in adjudication_files():
+        lines += _file_lines(f, f"`{f.name}`")
     lines += ["", "`metrics.json`, rebuilt from the record files by `assay recompute`:", ""]
     for f in metrics_parts():
         lines += _file_lines(f, f"`{f.where}`")
@@ -176,7 +191,7 @@ def formats_page() -> str:
     for f in policy_files():
         lines += _file_lines(f, f"`{f.name}` ({f.where})")
     lines += ["", "## Models", ""]
-    top = [f.model for f in (*run_files(), *metrics_parts(), *policy_files())]
+    top = [f.model for f in every_file()]
     for model in closure(top):
         lines += _model_lines(model)
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -195,5 +210,5 @@ def described_models() -> list[type[BaseModel]]:
     """Every model the page shows, less those of the published certificate schema: each
     field must have a description."""
     published = _in_published_schema()
-    top = [f.model for f in (*run_files(), *metrics_parts(), *policy_files())]
+    top = [f.model for f in every_file()]
     return [m for m in closure(top) if m.__name__ not in published]
