@@ -316,6 +316,12 @@ name = "token-overlap"
     assert len(members) == 4  # two judges x two members
     with pytest.raises(KeyError):
         item_detail(run, "demo", "no-such-pair")
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    (info,) = manifest["datasets"]
+    info["path"] = str(Path("/another/install/assay/data") / Path(info["path"]).name)
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    moved = item_detail(run, "demo", pair_ids[0])  # a bundled dataset: this install's copy
+    assert moved.variables == one.variables and moved.variables_note is None
 
 
 def test_a_run_directory_moved_elsewhere_still_reads(items_run: tuple[Path, list[Any]]) -> None:

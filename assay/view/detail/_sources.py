@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from assay.core.answers import Passage
 from assay.core.manifest import DatasetInfo, Manifest
 from assay.datasets import (
+    BUILTIN_DATASETS,
     AnswersDataset,
     ItemsDataset,
     ItemsDatasetOptions,
@@ -25,6 +26,7 @@ from assay.datasets import (
     load_items,
     load_pairs,
 )
+from assay.datasets._load import BUILTIN_DATA_DIR
 from assay.errors import AssayError
 from assay.prompts import BUILTIN_DIR, Prompt, load_prompt_file
 
@@ -123,10 +125,15 @@ def _items_options(manifest: Manifest, info: DatasetInfo) -> ItemsDatasetOptions
 
 
 def _resolve(run_dir: Path, info: DatasetInfo) -> Path | None:
+    """The file the manifest names (relative: to the run directory); a bundled dataset
+    recorded by another install's path is this install's copy."""
     if not info.path:
         return None
     path = Path(info.path).expanduser()
-    return path if path.is_absolute() else run_dir / path
+    path = path if path.is_absolute() else run_dir / path
+    if not path.exists() and path.name in BUILTIN_DATASETS.values():
+        return BUILTIN_DATA_DIR / path.name
+    return path
 
 
 def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read:
