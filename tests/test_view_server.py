@@ -378,6 +378,7 @@ def test_answer_pages_show_claims_verdicts_evidence_and_policies(client: TestCli
     assert all('class="verdicts"' in p and "data-passage=" in p for p in pages)
     assert all('id="policies"' in p and "reason code" in p for p in pages)
     assert all('class="policies-claim"' in p for p in pages)
+    assert any('<mark class="span"' in p for p in pages)  # the spans decisions rest on
     assert client.get(f"/runs/{policies}/answers/no-such-answer").status_code == 404
 
 
