@@ -106,7 +106,7 @@ def _items_detail(
         item_id=item_id,
         unit="item",
         pairwise=pairwise,
-        variants=list(by_variant) if pairwise else [],
+        variants=list(_ORDERS) if pairwise else [],
         variables=variables,
         variables_by_variant=by_variant,
         variables_note=note,
