@@ -12,6 +12,7 @@ import pytest
 from _cli import invoke
 from _item_runs import gold_items, labelled, write_item_run
 
+import assay
 from assay.adjudication import LABELS_FILE, AdjudicationError, append_adjudication, gold_overlay
 from assay.compare import ComparisonReport, compare_runs
 from assay.datasets import load_items
@@ -44,7 +45,7 @@ def test_compare_scores_judges_against_the_adjudicated_gold(tmp_path: Path) -> N
     run = _run(tmp_path)
     _adjudicate(run, {8: "no", 9: "no"})  # the dataset was wrong on the last two items
     assert _accuracy(compare_runs([run], n_boot=50)) == pytest.approx((0.8, 0.4, 10))
-    adjudicated = compare_runs([run], n_boot=50, gold="adjudicated")
+    adjudicated = assay.compare_runs([run], n_boot=50, gold="adjudicated")  # the public API
     assert _accuracy(adjudicated) == pytest.approx((1.0, 0.6, 10))
     only = compare_runs([run], n_boot=50, gold="adjudicated-only")
     assert _accuracy(only) == pytest.approx((1.0, 1.0, 2))
@@ -128,6 +129,11 @@ def test_gold_refusals_are_one_line(tmp_path: Path) -> None:
     assert "no labels.jsonl" in err
     code, _, err = invoke(["report", str(run), "--gold", "people"])
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--gold 'people'" in err
+    for command in (["compare", str(run)], ["compare"], ["report"]):
+        # a missing run is named as such, not as a run without a labels file
+        code, _, err = invoke([*command, str(tmp_path / "gone"), "--gold", "adjudicated"])
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert "gone: run directory not found" in err and LABELS_FILE not in err
 
 
 def test_cli_compare_with_adjudicated_gold(tmp_path: Path) -> None:
@@ -190,4 +196,8 @@ def test_labels_export_refusals_are_one_line(tmp_path: Path) -> None:
     code, _, err = invoke(["labels", "export", str(run), "--dataset", "other"])
     assert code == 2 and "--dataset 'other': not in this run; its datasets: d" in err
     code, _, err = invoke(["labels", "export", str(tmp_path / "nowhere")])
-    assert code == 2 and "not a run directory" in err
+    assert code == 2 and "nowhere: run directory not found" in err
+    (tmp_path / "empty").mkdir()
+    code, _, err = invoke(["labels", "export", str(tmp_path / "empty")])
+    assert code == 2 and "not a run directory (no manifest.json)" in err
+    assert len(err.strip().splitlines()) == 1

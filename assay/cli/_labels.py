@@ -39,10 +39,9 @@ def export(
     (`[[datasets]] kind = "items"`) reads it with its default columns."""
     from assay.adjudication._export import export_rows, write_labels_csv
     from assay.core.atomic import atomic_writer
-    from assay.errors import PathError
+    from assay.runs.store._rundir import read_run_manifest
 
-    if not run_dir.is_dir():
-        raise PathError("not a run directory", file=run_dir)
+    read_run_manifest(run_dir)  # a missing or non-run directory is named as such
     rows = export_rows(run_dir, dataset=dataset, adjudicated_only=adjudicated_only)
     if output is None:
         write_labels_csv(rows, sys.stdout)

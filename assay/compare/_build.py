@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
-from assay.adjudication import GoldOverlay, gold_overlay
+from assay.adjudication import GoldOverlay, check_gold_source, gold_overlay
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -109,6 +109,17 @@ def _select(metrics: list[MetricOutcomes], wanted: Sequence[str] | None) -> list
     return metrics
 
 
+def _overlay(run_dirs: Sequence[str | Path], gold: str) -> GoldOverlay:
+    """The runs' adjudicated gold for `gold`. A missing or broken run is reported as
+    such first, not as a run without a labels file."""
+    from assay.runs.store._rundir import read_run_manifest
+
+    if check_gold_source(gold) != "dataset":
+        for run_dir in run_dirs:
+            read_run_manifest(run_dir)
+    return gold_overlay([Path(d) for d in run_dirs], gold)
+
+
 def _gold_notes(runs: Sequence[LoadedRun], overlay: GoldOverlay) -> list[str]:
     """Where the items' gold came from, when it is not only the datasets'."""
     keys = {k for run in runs if run.items is not None for k in run.items.gold}
@@ -204,7 +215,7 @@ def compare_runs(
     _check_settings(n_boot, seed, confidence)
     if not run_dirs:
         raise AssayError("give at least one run directory")
-    overlay = gold_overlay([Path(d) for d in run_dirs], gold)
+    overlay = _overlay(run_dirs, gold)
     runs = [load_run(d, overlay) for d in run_dirs]
     _unique_run_names(runs)
     notes: list[str] = _gold_notes(runs, overlay)
