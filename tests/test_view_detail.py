@@ -350,3 +350,26 @@ def test_a_run_without_spec_or_judges_in_its_manifest_shows_its_records(tmp_path
     assert by_judge["j2"].messages_status == "prompt missing"
     assert "ab" * 32 in (by_judge["j2"].messages_note or "")
     assert item_detail(run, "d", "item-1").judgments[0].status == "parse_error"
+
+
+def test_an_index_hook_says_where_the_lines_are(items_run: tuple[Path, list[Any]]) -> None:
+    """An index (the viewer's table) may give the byte offsets of an item's lines:
+    the same item comes back, and lines it leaves out are not read."""
+    run, _ = items_run
+    asked: list[tuple[str, str, str]] = []
+
+    def offsets(path: Path, dataset: str, item_id: str) -> list[int] | None:
+        asked.append((path.name, dataset, item_id))
+        data, out, at = path.read_bytes(), [], 0
+        for line in data.splitlines(keepends=True):
+            if json.loads(line)["item_id"] == item_id:
+                out.append(at)
+            at += len(line)
+        return out
+
+    scanned = item_detail(run, "duel", "p2")
+    indexed = item_detail(run, "duel", "p2", index=offsets)
+    assert asked == [(ITEM_JUDGMENTS_FILE, "duel", "p2")]
+    assert indexed.model_dump() == scanned.model_dump()
+    nothing = item_detail(run, "duel", "p2", index=lambda *_: [])
+    assert nothing.judgments == [] and nothing.variables == scanned.variables
