@@ -21,6 +21,7 @@ from assay.redaction import redact
 
 WATCHED = (MANIFEST_FILE, METRICS_FILE, "labels.jsonl")
 _cache: dict[tuple[object, ...], Markup] = {}
+_compared: dict[tuple[object, ...], ComparisonReport] = {}
 _lock = threading.Lock()
 
 
@@ -47,7 +48,7 @@ def _main_part(html: str) -> str:
 
 def run_report_html(run_dir: Path) -> Markup:
     """The run report's content; AssayError when the run has no metrics yet."""
-    key = _stamp(run_dir)
+    key = (*_stamp(run_dir), *_records_stamp(run_dir))  # the report checks records' digests
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -58,13 +59,32 @@ def run_report_html(run_dir: Path) -> Markup:
     report = RunReport(run_dir, manifest, read_run_metrics(run_dir))
     html = Markup(_main_part(str(resolve_format("html")(report))))  # autoescaped by the report
     with _lock:
+        if len(_cache) > 64:
+            _cache.clear()
         _cache[key] = html
     return html
 
 
 def comparison(run_dirs: Sequence[Path]) -> ComparisonReport:
-    """`assay compare RUN...` with its defaults; AssayError when there is nothing to compare."""
-    return compare_runs(list(run_dirs))
+    """`assay compare RUN...` with its defaults; AssayError when there is nothing to compare.
+    Cached until a compared run's files change (its bootstrap takes seconds on big runs)."""
+    key = tuple(_stamp(d) for d in run_dirs) + tuple(_records_stamp(d) for d in run_dirs)
+    with _lock:
+        if key in _compared:
+            return _compared[key]
+    report = compare_runs(list(run_dirs))
+    with _lock:
+        if len(_compared) > 32:
+            _compared.clear()
+        _compared[key] = report
+    return report
+
+
+def _records_stamp(run_dir: Path) -> tuple[object, ...]:
+    """Sizes and times of the record files a comparison reads (a running run grows them)."""
+    return tuple(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(run_dir.glob("*.jsonl"))
+    )
 
 
 def comparison_html(report: ComparisonReport) -> Markup:
