@@ -86,7 +86,7 @@ def test_two_annotators_make_one_rater_whose_latest_label_wins(tmp_path: Path) -
     assert kappa.n[0][2] == 3
 
 
-def test_pairwise_adjudicated_preference_overrides_gold_preference(tmp_path: Path) -> None:
+def _pairwise_run(tmp_path: Path) -> Path:
     items = [{"item_id": f"p{i}", "pairwise": True, "gold_preference": "A"} for i in range(4)]
     prefs = {"pj": ["A", "A", "B", "B"], "qj": ["A", "B", "B", "B"]}
     judgments = [
@@ -95,7 +95,11 @@ def test_pairwise_adjudicated_preference_overrides_gold_preference(tmp_path: Pat
         for i, p in enumerate(by)
         for order in ("ab", "ba")
     ]
-    run = write_item_run(tmp_path / "pw", "pw", items, judgments)
+    return write_item_run(tmp_path / "pw", "pw", items, judgments)
+
+
+def test_pairwise_adjudicated_preference_overrides_gold_preference(tmp_path: Path) -> None:
+    run = _pairwise_run(tmp_path)
     for i in (2, 3):
         append_adjudication(run, dataset="d", item_id=f"p{i}", annotator="x", preference="B")
     assert _accuracy(compare_runs([run], n_boot=50)) == pytest.approx((0.5, 0.25, 4))
@@ -201,3 +205,20 @@ def test_labels_export_refusals_are_one_line(tmp_path: Path) -> None:
     code, _, err = invoke(["labels", "export", str(tmp_path / "empty")])
     assert code == 2 and "not a run directory (no manifest.json)" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_labels_export_of_pairwise_items_reads_back_their_preferences(tmp_path: Path) -> None:
+    run = _pairwise_run(tmp_path)
+    append_adjudication(run, dataset="d", item_id="p1", annotator="x", preference="tie")
+    append_adjudication(run, dataset="d", item_id="p1", annotator="y", preference="b")
+    target = tmp_path / "pw.csv"
+    code, _, err = invoke(["labels", "export", str(run), "-o", str(target)])
+    assert code == 0, err
+    loaded = {item.id: item for item in load_items(target).items}
+    assert {k: item.gold_preference for k, item in loaded.items()} == {
+        "p0": "A",
+        "p1": "B",
+        "p2": "A",
+        "p3": "A",
+    }
+    assert loaded["p1"].gold_label is None and loaded["p1"].variables["previous"] == "tie"
