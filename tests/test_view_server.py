@@ -515,3 +515,21 @@ def test_a_port_in_use_is_one_line(paths: list[Path]) -> None:
         port = busy.getsockname()[1]
         code, _, err = invoke(["view", str(paths[0]), "--port", str(port)])
     assert code == 2 and err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_an_unexpected_error_is_one_line_not_a_traceback(
+    paths: list[Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import assay.view.detail
+
+    def broken(*_: Any, **__: Any) -> None:
+        raise ValueError("boom\nsecond line")
+
+    monkeypatch.setattr(assay.view.detail, "item_detail", broken)
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    app = create_app(paths, token=TOKEN)
+    with TestClient(app, headers=AUTH) as c:
+        page = c.get(_item_url(_items_id(c), "mine", "q1"))
+    assert page.status_code == 500 and "internal error: ValueError: boom second line" in page.text
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and "boom second line" in err

@@ -15,7 +15,9 @@ rebinding page cannot then talk to the server under its own domain name.
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
@@ -76,7 +78,8 @@ def _refused(request: Request, message: str, status: int = 403) -> Response:
     """JSON for the API, a small page for everything else."""
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status)
-    return page("message.html.j2", status, title="token required", message=message)
+    title = {403: "token required", 500: "internal error"}.get(status, str(status))
+    return page("message.html.j2", status, title=title, message=message)
 
 
 class Guard:
@@ -100,7 +103,15 @@ class Guard:
         return urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()
 
     async def __call__(self, request: Request, call_next: Next) -> Response:
-        response = await self._check(request, call_next)
+        try:
+            response = await self._check(request, call_next)
+        except Exception as exc:  # a bug: one line on the console and the page, no traceback
+            if os.environ.get("ASSAY_DEBUG"):
+                raise
+            text = " ".join(f"{type(exc).__name__}: {exc}".split())
+            line = f"internal error: {text} (rerun with ASSAY_DEBUG=1)"
+            print(f"assay view: {request.url.path}: {line}", file=sys.stderr)
+            response = _refused(request, line, 500)
         for key, value in HEADERS.items():
             response.headers.setdefault(key, value)
         return response
