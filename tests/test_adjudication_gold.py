@@ -131,8 +131,10 @@ def test_gold_refusals_are_one_line(tmp_path: Path) -> None:
     code, out, err = invoke(["compare", str(run), "--gold", "adjudicated"])
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "no labels.jsonl" in err
-    code, _, err = invoke(["report", str(run), "--gold", "people"])
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "--gold 'people'" in err
+    for command in ("report", "compare"):
+        code, out, err = invoke([command, str(run), "--gold", "people"])
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+        assert "--gold 'people': not a gold source" in err
     for command in (["compare", str(run)], ["compare"], ["report"]):
         # a missing run is named as such, not as a run without a labels file
         code, _, err = invoke([*command, str(tmp_path / "gone"), "--gold", "adjudicated"])
