@@ -176,7 +176,8 @@ def _finish(cmd: str, proc: Popen[str], timeout: float = 600) -> str:
 
 
 def _run_server_command(cmd: str, box: Path, env: dict[str, str]) -> str:
-    """A long-running command (the fake server): it must start and print its URL."""
+    """A long-running command (the fake server, `assay view`): it must start and print
+    its URL on its first line; then it is stopped."""
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {cmd}"],
         cwd=box,
@@ -188,7 +189,7 @@ def _run_server_command(cmd: str, box: Path, env: dict[str, str]) -> str:
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        assert first.startswith("http://127.0.0.1:"), first
+        assert "http://127.0.0.1:" in first, first
         return first
     finally:
         proc.terminate()
@@ -223,7 +224,7 @@ def run_bash_line(
         return ""  # installs are exercised by .ci/run on a clean clone
     if cmd.startswith("python -m pytest"):
         return ""  # this suite itself
-    if cmd.startswith("python -m assay.testing"):
+    if cmd.startswith(("python -m assay.testing", "assay view")):
         return _run_server_command(cmd, box, env)
     if "_API_KEY=" in cmd.split(" assay ")[0]:
         with FakeOpenAIServer(responder=_answers_like_a_model) as srv:
