@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from assay.view.index._models import Facets, JudgmentPage, JudgmentQuery, RunSummary
-from assay.view.index._query import facets, select_page
+from assay.view.index._query import facets, search_pattern, select_page
 from assay.view.index._runs import discover, find_run_dirs, run_id
 from assay.view.index._table import RunTable, create_shared
 
@@ -76,6 +76,8 @@ class ViewIndex:
             table = self._table(run_id_)
             if q.disagreeing or q.inconsistent:
                 table.ensure_flags()
+            if q.search:
+                table.ensure_search(search_pattern(q.search))
             rows, total = select_page(self._connection(), run_id_, q)
             return JudgmentPage(
                 rows=rows,

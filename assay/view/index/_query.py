@@ -12,7 +12,7 @@ import duckdb
 
 from assay.view.index._models import SORTS, Facets, JudgmentQuery, JudgmentRow
 
-__all__ = ["facets", "select_page"]
+__all__ = ["facets", "search_pattern", "select_page"]
 
 _ROW_FIELDS = tuple(JudgmentRow.model_fields)
 # Judgments are compared on the same variant: `slot` (see assay.view.index._outcome).
@@ -24,7 +24,7 @@ def _in(column: str, values: list[str], params: list[Any]) -> str:
     return f"{column} IN ({', '.join('?' for _ in values)})"
 
 
-def _pattern(text: str) -> str:
+def search_pattern(text: str) -> str:
     """`text` as a case-insensitive RE2 pattern matching it literally: every character
     but letters, digits and spaces written as its code point (RE2's regexp search is
     faster than ILIKE over long raw outputs, and this leaves nothing to interpret)."""
@@ -55,9 +55,8 @@ def _filters(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
     if q.search:
         cols = ("item_id", "label", "error")
         found = [f"regexp_matches(coalesce({c}, ''), ?)" for c in cols]
-        found.append(f"k IN (SELECT k FROM j_{rid} WHERE regexp_matches(raw_output, ?))")
-        where.append("(" + " OR ".join(found) + ")")
-        params.extend([_pattern(q.search)] * len(found))
+        where.append("(" + " OR ".join(found) + f" OR k IN (SELECT k FROM hits_{rid}))")
+        params.extend([search_pattern(q.search)] * len(found))
     return where
 
 

@@ -74,6 +74,7 @@ class RunTable:
         self.cursors = {name: FileCursor(run_dir / name) for name in (*RECORD_FILES, ITEMS_FILE)}
         self._labels_seen: tuple[int, int] | None = None
         self._flags_version: int | None = None
+        self._searched: tuple[int, str] | None = None
         con.execute(f"CREATE OR REPLACE TABLE j_{rid} ({_TABLE})")
         con.execute(f"CREATE OR REPLACE TABLE items_{rid} ({_ITEMS})")
         con.execute(f"CREATE OR REPLACE TABLE adj_{rid} ({_ADJ})")
@@ -184,8 +185,14 @@ class RunTable:
                 self.con.execute(sql)
             self._flags_version = self.version
 
-    def drop(self) -> None:
-        for kind in ("TABLE dis", "TABLE inc", "TABLE m", "VIEW v", "TABLE j", "TABLE items"):
-            what, prefix = kind.split()
-            self.con.execute(f"DROP {what} IF EXISTS {prefix}_{self.rid}")
-        self.con.execute(f"DROP TABLE IF EXISTS adj_{self.rid}")
+    def ensure_search(self, pattern: str) -> None:
+        """hits_<id>: the keys whose raw output matches `pattern` (an RE2 pattern), for
+        this version. Kept until the next search or version: the count and the page,
+        and the next pages, do not scan the raw outputs again."""
+        if self._searched != (self.version, pattern):
+            self.con.execute(
+                f"CREATE OR REPLACE TABLE hits_{self.rid} AS SELECT k FROM j_{self.rid} "
+                "WHERE regexp_matches(raw_output, ?)",
+                [pattern],
+            )
+            self._searched = (self.version, pattern)
