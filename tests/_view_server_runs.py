@@ -118,10 +118,35 @@ api_key_env = "{KEY_ENV}"
 """
 
 
+FORCEBENCH = """
+name = "view-forcebench"
+bootstrap = 100
+[[datasets]]
+name = "forcebench-demo"
+path = "builtin:forcebench-demo"
+[[baselines]]
+name = "citation-presence"
+[[baselines]]
+name = "forcecheck-rule"
+"""
+
+
+def forcebench_run(root: Path) -> Path:
+    """`root/forcebench`: two deterministic baselines on the bundled ForceBench pairs."""
+    spec = root.parent / "forcebench.toml"
+    spec.write_text(FORCEBENCH, encoding="utf-8")
+    out = root / "forcebench"
+    outcome = run_spec(spec, RunOptions(output_dir=str(out), use_cache=False, progress=False))
+    assert outcome.status == "complete", outcome.message
+    return out
+
+
 def view_paths(root: Path) -> list[Path]:
-    """What `assay view` is given: `root/runs` (the items run) and the policies run."""
+    """What `assay view` is given: `root/runs` (the items and ForceBench runs) and the
+    policies run."""
     runs = root / "runs"
     runs.mkdir(parents=True)
     items_run(runs)
+    forcebench_run(runs)
     (root / "policies-work").mkdir()
     return [runs, applied_run(root / "policies-work")]

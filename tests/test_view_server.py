@@ -26,6 +26,7 @@ from assay.view.server._security import COOKIE
 
 TOKEN = "test-token-0123456789"
 SECRET = "TOP-SECRET-OUTSIDE-THE-RUNS"
+FORCE = "view-forcebench"
 AUTH = {"X-Assay-Token": TOKEN}
 # a resource the browser would fetch from elsewhere: src/href/action or CSS url()/@import
 EXTERNAL = re.compile(
@@ -80,13 +81,13 @@ def _all_rows(client: TestClient, run_id: str, **params: Any) -> list[dict[str, 
 
 def _every_page(client: TestClient) -> list[str]:
     """The URL of every page of both runs (all items, all answers)."""
-    items, policies = _items_id(client), _policies_id(client)
-    urls = ["/", f"/compare?run={items}"]
-    for run_id in (items, policies):
+    items, policies, force = _items_id(client), _policies_id(client), _ids(client)[FORCE]
+    urls = ["/", f"/compare?run={items}", f"/compare?run={force}"]
+    for run_id in (items, policies, force):
         urls += [f"/runs/{run_id}", f"/runs/{run_id}/items", f"/runs/{run_id}/factuality"]
-    for run_id in (items, policies):
+    for run_id in (items, policies, force):
         keys = {(r["dataset"], r["item_id"]) for r in _all_rows(client, run_id)}
-        urls += [_item_url(run_id, d, i) for d, i in sorted(keys)]
+        urls += [_item_url(run_id, d, i) for d, i in sorted(keys)[:12]]
     answers = client.get(f"/runs/{policies}/factuality").text
     urls += sorted(set(re.findall(r'href="(/runs/[^"]+/answers/[^"]+)"', answers)))
     return [u.replace("&amp;", "&") for u in urls]
@@ -116,7 +117,9 @@ def test_runs_page_lists_both_runs_with_status_counts_and_compare(client: TestCl
     for run_id in _ids(client).values():
         assert f'data-run="{run_id}"' in page and f'value="{run_id}"' in page
     assert 'id="compare"' in page and "openai/first-word::support-check@1" in page
-    assert "complete" in page and "18 / 18" in page  # recorded / planned judgments
+    assert (
+        "complete" in page and "18 / 18" in page and "240 / 240" in page
+    )  # recorded / planned judgments
 
 
 def test_run_page_is_the_report_of_assay_report(client: TestClient, paths: list[Path]) -> None:
@@ -466,7 +469,7 @@ def test_serve_prints_its_url_answers_and_stops_on_ctrl_c(paths: list[Path]) -> 
         assert proc.stdout is not None
         line = proc.stdout.readline()
         match = re.match(
-            r"assay view: serving 2 runs at (http://127\.0\.0\.2:(\d+)/\?token=\S+)", line
+            r"assay view: serving 3 runs at (http://127\.0\.0\.2:(\d+)/\?token=\S+)", line
         )
         assert match, line
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
