@@ -294,6 +294,9 @@ def test_pairwise_items_get_a_preference_form_and_the_inconsistent_filter(
     page = client.get(_item_url(run_id, "duel", "p1")).text
     assert 'name="preference"' in page and '<option value="tie">' in page
     assert page.count('class="judgment"') == 4  # two judges x two orders
+    pair = _all_rows(client, _ids(client)[FORCE], page_size=1)[0]
+    pair_page = client.get(_item_url(_ids(client)[FORCE], pair["dataset"], pair["item_id"])).text
+    assert 'id="label-form"' not in pair_page and 'id="label-not-here"' in pair_page
     saved = _post_label(client, run_id, dataset="duel", item_id="p1", label=None, preference="B")
     assert saved.status_code == 200 and saved.json()["preference"] == "B"
     wrong_kind = _post_label(client, run_id, dataset="duel", item_id="p2")
