@@ -1,6 +1,7 @@
-"""`assay view`'s server at the HTTP level: every page on small real runs, the session
-token and its cookie, read-only mode, traversal and XSS attempts, the CSP, no external
-URL, the JSON API's parameter checks, a running run followed, and the CLI's errors."""
+"""`assay view`'s server at the HTTP level on small real runs (items, pairwise, ForceBench,
+factuality with policies): every page, the session token and its cookie, labels and
+read-only mode, traversal and XSS attempts, the CSP, no external resource, the JSON
+API's parameter checks. The command and process tests are in test_view_cli.py."""
 
 from __future__ import annotations
 
