@@ -13,11 +13,15 @@ the browser the tests skip, except in CI (`CI` set), where they fail.
 
 from __future__ import annotations
 
+import base64
 import csv
 import http.client
 import io
 import json
+import re
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,7 +43,11 @@ from _view_browser_runs import (
     build_run,
     start_view,
 )
-from test_report_browser import browser  # noqa: F401  (the headless Chromium fixture)
+from test_report_browser import (
+    _INK,
+    ROOT,
+    browser,  # noqa: F401  (the headless Chromium fixture)
+)
 
 from assay.adjudication import LABELS_FILE, read_adjudications
 from assay.core.rundir_lock import WriterLock
@@ -427,3 +435,48 @@ def test_read_only_hides_the_form_and_refuses_writes(
     assert answer == 403
     labels = read_adjudications(setup.built.run_dir)
     assert ("claims", "c3") not in labels
+
+
+def test_runs_list_names_each_runs_kind_and_models(
+    browser: Any,  # noqa: F811
+    setup: Setup,
+    ids: dict[str, str],
+) -> None:
+    """An items run is of kind items (the empty judgments.jsonl every run writes holds no
+    ForceBench pair), and its judges' models are listed."""
+    _visit(browser, setup.server, "/")
+    row = browser.find_element("css selector", f'tr[data-run="{ids["checks"]}"]')
+    cells = [td.text for td in row.find_elements("css selector", "td")]
+    assert cells[2] == "items"
+    assert set(cells[6].split()) == {"openai/careful", "openai/hasty"}
+
+
+SCRIPT = ROOT / "docs" / "_scripts" / "view_screenshots.py"
+TUTORIAL = ROOT / "docs" / "tutorials" / "why-judges-disagree.md"
+PICTURES = re.compile(r"\]\(\.\./assets/view/([\w.-]+\.png)\)")
+
+
+def test_tutorial_screenshots_are_made_by_the_script(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The script makes every picture the tutorial shows, none blank; each is committed."""
+    names = PICTURES.findall(TUTORIAL.read_text(encoding="utf-8"))
+    assert len(names) >= 5
+    out = tmp_path / "shots"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "--work", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    browser.get("about:blank")
+    for name in names:
+        assert (ROOT / "docs" / "assets" / "view" / name).is_file(), f"{name} not committed"
+        png = (out / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n", name
+        width, height, ink = browser.execute_async_script(_INK, base64.b64encode(png).decode())
+        assert width >= 1200 and height >= 600, (name, width, height)
+        assert ink > 0.01 * width * height, f"{name} is blank"
