@@ -370,6 +370,9 @@ def test_answer_pages_show_claims_verdicts_evidence_and_policies(client: TestCli
     assert all('class="policies-claim"' in p for p in pages)
     assert any('<mark class="span"' in p for p in pages)  # the spans decisions rest on
     assert client.get(f"/runs/{policies}/answers/no-such-answer").status_code == 404
+    table = client.get(f"/runs/{policies}/items").text  # claim rows link their answer
+    links = {u.replace("&amp;", "&") for u in re.findall(r'class="answer" href="([^"]+)"', table)}
+    assert links and links <= {a.replace("&amp;", "&") for a in answers}
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(

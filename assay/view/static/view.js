@@ -34,11 +34,17 @@
     const item = el("td", "item");
     const link = el("a", null, r.item_id);
     link.href = "/runs/" + seg(runId) + "/items/" + seg(r.dataset) + "/" + seg(r.item_id);
-    item.append(link, el("div", "sub muted", r.dataset + (r.unit !== "item" ? " · " + r.unit : "")));
+    const sub = el("div", "sub muted", r.dataset + (r.unit !== "item" ? " · " + r.unit : ""));
+    if (r.answer_id) {
+      const answer = el("a", "answer", "answer");
+      answer.href = "/runs/" + seg(runId) + "/answers/" + seg(r.answer_id) + "?dataset=" + seg(r.dataset);
+      sub.append(" · ", answer);
+    }
+    item.append(link, sub);
     const judge = el("td", "mono", r.judge_id);
-    let sub = r.model || "";
-    if (r.prompt_id) sub += " · " + r.prompt_id + (r.prompt_version !== null ? "@" + r.prompt_version : "");
-    judge.append(el("div", "sub muted", sub));
+    let who = r.model || "";
+    if (r.prompt_id) who += " · " + r.prompt_id + (r.prompt_version !== null ? "@" + r.prompt_version : "");
+    judge.append(el("div", "sub muted", who));
     const status = el("td"); status.append(el("span", "st st-" + r.status, r.status));
     const gold = el("td", null, r.gold === null ? "—" : r.gold);
     if (r.gold_source === "adjudicated") { gold.append(" ", el("span", "badge ok", "adjudicated")); }
