@@ -76,6 +76,8 @@ class ViewIndex:
             table = self._table(run_id_)
             if q.disagreeing or q.inconsistent:
                 table.ensure_flags()
+            if q.differ:
+                table.ensure_differ(*q.differ)
             if q.search:
                 table.ensure_search(search_pattern(q.search))
             rows, total = select_page(self._connection(), run_id_, q)

@@ -29,12 +29,12 @@ raw outputs, with two more keys: `slot` (dataset, item, variant: what judges are
 compared on) and `judged` (dataset, item, judge). Queries read it, not the view: a
 filter or sort is then a scan of a small table (raw outputs are searched in `j_<id>`,
 by key). `flags_sql` lists the disagreeing slots and inconsistent (item, judge) pairs
-once per version, when a query first asks.
+once per version, when a query first asks; `differ_sql` those of two judges.
 """
 
 from __future__ import annotations
 
-__all__ = ["materialize_sql", "view_sql"]
+__all__ = ["differ_sql", "flags_sql", "materialize_sql", "view_sql"]
 
 
 def view_sql(rid: str) -> str:
@@ -105,3 +105,13 @@ def flags_sql(rid: str) -> list[str]:
         f"CREATE OR REPLACE TABLE inc_{rid} AS SELECT judged {ok} AND pairwise "
         f"GROUP BY judged {differ}",
     ]
+
+
+def differ_sql(rid: str) -> str:
+    """CREATE TABLE dif_<rid>: slots where two judges (the parameters) both gave a
+    verdict and the verdicts differ."""
+    return (
+        f"CREATE OR REPLACE TABLE dif_{rid} AS SELECT slot FROM m_{rid} "
+        "WHERE verdict IS NOT NULL AND judge_id IN (?, ?) GROUP BY slot "
+        "HAVING count(DISTINCT judge_id) = 2 AND min(verdict) <> max(verdict)"
+    )

@@ -61,25 +61,16 @@ def _filters(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
 
 
 def _flags(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
-    """Row conditions of the derived flags: disagreeing, inconsistent, differ."""
+    """Row conditions of the derived flags: disagreeing, inconsistent, differ (their
+    tables are built by `RunTable.ensure_flags` / `ensure_differ` before the query)."""
     where: list[str] = []
-    ok = f"FROM m_{rid} WHERE verdict IS NOT NULL"
     if q.disagreeing:
-        where.append(
-            f"slot IN (SELECT slot {ok} GROUP BY slot HAVING min(verdict) <> max(verdict))"
-        )
+        where.append(f"slot IN (SELECT slot FROM dis_{rid})")
     if q.inconsistent:
-        where.append(
-            f"pairwise AND judged IN (SELECT judged {ok} AND pairwise GROUP BY judged "
-            "HAVING min(verdict) <> max(verdict))"
-        )
+        where.append(f"pairwise AND judged IN (SELECT judged FROM inc_{rid})")
     if q.differ:
         where.append(_in("judge_id", q.differ, params))
-        params.extend(q.differ)
-        where.append(
-            f"slot IN (SELECT slot {ok} AND judge_id IN (?, ?) GROUP BY slot "
-            "HAVING count(DISTINCT judge_id) = 2 AND min(verdict) <> max(verdict))"
-        )
+        where.append(f"slot IN (SELECT slot FROM dif_{rid})")
     return where
 
 

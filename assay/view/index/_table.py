@@ -24,7 +24,7 @@ from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, JUDGMENTS_FILE, V
 from assay.errors import RunError
 from assay.view.index._ingest import Chunk, FileCursor
 from assay.view.index._labels import comparable_label
-from assay.view.index._outcome import flags_sql, materialize_sql, view_sql
+from assay.view.index._outcome import differ_sql, flags_sql, materialize_sql, view_sql
 from assay.view.index._runs import writer_active
 from assay.view.index._schema import COLUMNS, SELECTS
 
@@ -75,6 +75,7 @@ class RunTable:
         self._labels_seen: tuple[int, int] | None = None
         self._flags_version: int | None = None
         self._searched: tuple[int, str] | None = None
+        self._differed: tuple[int, str, str] | None = None
         con.execute(f"CREATE OR REPLACE TABLE j_{rid} ({_TABLE})")
         con.execute(f"CREATE OR REPLACE TABLE items_{rid} ({_ITEMS})")
         con.execute(f"CREATE OR REPLACE TABLE adj_{rid} ({_ADJ})")
@@ -184,6 +185,12 @@ class RunTable:
             for sql in flags_sql(self.rid):
                 self.con.execute(sql)
             self._flags_version = self.version
+
+    def ensure_differ(self, first: str, second: str) -> None:
+        """dif_<id>: where judges `first` and `second` differ, for this version."""
+        if self._differed != (self.version, first, second):
+            self.con.execute(differ_sql(self.rid), [first, second])
+            self._differed = (self.version, first, second)
 
     def ensure_search(self, pattern: str) -> None:
         """hits_<id>: the keys whose raw output matches `pattern` (an RE2 pattern), for
