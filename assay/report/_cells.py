@@ -11,7 +11,11 @@ def num(value: Any, fmt: str = ".3f") -> str:
     """A metric at the displayed precision, or "—" when it is undefined (null)."""
     if value is None or (isinstance(value, float) and value != value):
         return DASH
-    return format(value, fmt)
+    text = format(value, fmt)
+    if text.startswith("-") and not any(d in text for d in "123456789"):
+        # a tiny negative rounds to "-0.000": no sign a reader would take for a direction
+        return ("+" if fmt.startswith("+") else "") + text[1:]
+    return text
 
 
 def ci(lo: Any, hi: Any) -> str:
