@@ -220,12 +220,13 @@ def measure_http(run_dir: Path, repeat: int) -> dict[str, Any]:
     with _server(run_dir, port) as proc:
         token = _token(proc)  # printed once the socket listens: no polling needed
         listening = time.perf_counter() - start
+        rss_listening = vm_hwm_mb(proc.pid)
         first = _get(base, token)
         cold = time.perf_counter() - start
         steps = [_timed(lambda q=q: _get(f"{base}?{q}", token), repeat) for _, q in FILTERS]
         rss = vm_hwm_mb(proc.pid)
     return {"mode": "http", "first_s": cold, "listen_s": listening, "total": first["total"],
-            "steps": steps, "rss_mb": rss}  # fmt: skip
+            "steps": steps, "rss_mb": rss, "rss_listening_mb": rss_listening}  # fmt: skip
 
 
 def _timed(call: Any, repeat: int) -> dict[str, Any]:
@@ -301,6 +302,9 @@ def table(fig: dict[str, Any], n_judgments: int, items: int) -> str:
         f"| peak RSS (VmHWM) | | {fig['rss_mb']:.0f} MB | | ≤ {TARGET_RSS_MB:.0f} MB "
         f"| {ok(fig['rss_mb'] <= TARGET_RSS_MB)} |"
     )
+    if "rss_listening_mb" in fig:
+        lines.append(f"| of which before the first request (listening) | | "
+                     f"{fig['rss_listening_mb']:.0f} MB | | | |")  # fmt: skip
     return "\n".join(lines)
 
 

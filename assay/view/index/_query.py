@@ -52,11 +52,8 @@ def _filters(q: JudgmentQuery, rid: str, params: list[Any]) -> list[str]:
     if q.retried is not None:
         where.append("(attempts > 1) = ?")
         params.append(q.retried)
-    if q.search:
-        cols = ("item_id", "label", "error")
-        found = [f"regexp_matches(coalesce({c}, ''), ?)" for c in cols]
-        where.append("(" + " OR ".join(found) + f" OR k IN (SELECT k FROM hits_{rid}))")
-        params.extend([search_pattern(q.search)] * len(found))
+    if q.search:  # hits_<id>: built by RunTable.ensure_search for this text
+        where.append(f"k IN (SELECT k FROM hits_{rid})")
     return where
 
 

@@ -193,13 +193,15 @@ class RunTable:
             self._differed = (self.version, first, second)
 
     def ensure_search(self, pattern: str) -> None:
-        """hits_<id>: the keys whose raw output matches `pattern` (an RE2 pattern), for
-        this version. Kept until the next search or version: the count and the page,
-        and the next pages, do not scan the raw outputs again."""
+        """hits_<id>: the keys whose item id, label, raw output or error matches
+        `pattern` (an RE2 pattern), for this version. Kept until the next search or
+        version: the count, the page and the next pages do not scan the text again."""
         if self._searched != (self.version, pattern):
+            cols = ("item_id", "label", "error", "raw_output")
+            found = " OR ".join(f"regexp_matches(coalesce({c}, ''), $p)" for c in cols)
             self.con.execute(
                 f"CREATE OR REPLACE TABLE hits_{self.rid} AS SELECT k FROM j_{self.rid} "
-                "WHERE regexp_matches(raw_output, ?)",
-                [pattern],
+                f"WHERE {found}",
+                {"p": pattern},
             )
             self._searched = (self.version, pattern)
