@@ -40,7 +40,7 @@ COMMAND_PAGES: dict[str, str] = {
     "policies compare": "tutorials/policies.md",
     "policies list": "tutorials/policies.md",
     "policies export": "reference/policies/integration.md",
-    "view": "reference/cli.md",
+    "view": "tutorials/why-judges-disagree.md",
     "labels": "how-to/adjudicate.md",
     "labels export": "how-to/adjudicate.md",
 }
