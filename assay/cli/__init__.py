@@ -425,8 +425,9 @@ def view(
         str | None, typer.Option(help="Name written with labels (default $USER or anonymous).")
     ] = None,
 ) -> None:
-    """Browse runs, items and judgments in a local web viewer and adjudicate items; the
-    printed URL holds the session token (needs the view extra)."""
+    """Browse runs in a local web viewer (127.0.0.1): reports, a judgments table with
+    filters, each item's exact messages, human labels. Every page needs the session
+    token of the printed URL (it then sets a cookie). Needs the view extra."""
     from assay.cli._view import view_command
 
     view_command(
