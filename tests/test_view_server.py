@@ -156,6 +156,13 @@ def test_the_items_page_renders_the_same_first_page_without_js(client: TestClien
     wrong = _all_rows(client, run_id, outcome="wrong")
     assert page.count("<tr data-item=") == len(wrong)
     assert '<option value="wrong" selected>' in page and 'id="filters"' in page
+    first = client.get(f"/runs/{run_id}/items?dataset=mine&page_size=4&sort=judge_id").text
+    assert 'id="prev"' not in first and "page 1 of 3" in first
+    following = re.search(r'id="next" href="\?([^"]+)"', first)
+    assert following, "no next link"
+    second = client.get(f"/runs/{run_id}/items?" + following.group(1).replace("&amp;", "&"))
+    assert "page 2 of 3" in second.text and 'id="prev"' in second.text
+    assert 'data-sort="judge_id"' in second.text and "judge ▲" in second.text
 
 
 def test_differ_link_from_the_comparison_opens_the_items_where_two_judges_differ(

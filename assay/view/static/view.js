@@ -96,9 +96,15 @@
 
   async function load(params, push) {
     const error = document.getElementById("error");
-    const response = await fetch("/api/runs/" + seg(runId) + "/judgments?" + params.toString(),
-      { credentials: "same-origin", headers: { Accept: "application/json" } });
-    const data = await response.json();
+    let response, data;
+    try {
+      response = await fetch("/api/runs/" + seg(runId) + "/judgments?" + params.toString(),
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      data = await response.json();
+    } catch (err) {
+      error.textContent = "the viewer did not answer: is `assay view` still running?";
+      return;
+    }
     if (!response.ok) { error.textContent = data.error || response.statusText; return; }
     error.textContent = "";
     render(data, params);
@@ -135,9 +141,14 @@
   // A running run: poll its version every 2 s; new records re-render the current page.
   function follow() {
     const timer = setInterval(async () => {
-      const response = await fetch("/api/runs/" + seg(runId) + "/version", { credentials: "same-origin" });
-      if (!response.ok) return;
-      const data = await response.json();
+      let data;
+      try {
+        const response = await fetch("/api/runs/" + seg(runId) + "/version", { credentials: "same-origin" });
+        if (!response.ok) return;
+        data = await response.json();
+      } catch (err) {
+        return; // the server stopped or the network blinked: try again in 2 s
+      }
       if (String(data.version) !== main.dataset.version) await load(new URLSearchParams(location.search), false);
       if (data.status !== "running") {
         clearInterval(timer);
