@@ -285,8 +285,9 @@ def test_facets_list_what_the_run_holds(tmp_path: Path, index: ViewIndex) -> Non
 
 def test_unknown_run_is_a_key_error(tmp_path: Path, index: ViewIndex) -> None:
     items_run(tmp_path)
-    with pytest.raises(KeyError):
-        index.query("0123456789ab", JudgmentQuery())
+    for rid in ("0123456789ab", "x; DROP TABLE labelmap", "../run"):
+        with pytest.raises(KeyError):
+            index.query(rid, JudgmentQuery())
 
 
 def test_concurrent_queries_from_threads(tmp_path: Path, index: ViewIndex) -> None:

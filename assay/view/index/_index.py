@@ -8,6 +8,7 @@ loads; `close()` removes the folder."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import threading
@@ -23,6 +24,7 @@ from assay.view.index._table import RunTable, create_shared
 
 __all__ = ["MEMORY_LIMIT", "ViewIndex"]
 
+_RUN_ID = re.compile(r"[0-9a-f]{12}")
 MEMORY_LIMIT = "256MB"  # DuckDB's own buffers; beyond it, it spills to the temp folder
 
 
@@ -58,8 +60,12 @@ class ViewIndex:
             return self._dirs[run_id_]
 
     def _table(self, rid: str) -> RunTable:
+        """The run's tables, refreshed. The id becomes part of table names: only the
+        12 hex digits `run_id` makes, of a run found under the paths, get this far."""
         table = self._tables.get(rid)
         if table is None:
+            if not _RUN_ID.fullmatch(rid):
+                raise KeyError(rid)
             table = RunTable(self._connection(), rid, self.run_dir(rid), self._dir)
             self._tables[rid] = table
         table.refresh()
