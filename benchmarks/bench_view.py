@@ -34,8 +34,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,13 +224,13 @@ def measure_http(run_dir: Path, repeat: int) -> dict[str, Any]:
         rss_listening = vm_hwm_mb(proc.pid)
         first = _get(base, token)
         cold = time.perf_counter() - start
-        steps = [_timed(lambda q=q: _get(f"{base}?{q}", token), repeat) for _, q in FILTERS]
+        steps = [_timed(partial(_get, f"{base}?{q}", token), repeat) for _, q in FILTERS]
         rss = vm_hwm_mb(proc.pid)
     return {"mode": "http", "first_s": cold, "listen_s": listening, "total": first["total"],
             "steps": steps, "rss_mb": rss, "rss_listening_mb": rss_listening}  # fmt: skip
 
 
-def _timed(call: Any, repeat: int) -> dict[str, Any]:
+def _timed(call: Callable[[], dict[str, Any]], repeat: int) -> dict[str, Any]:
     times, total = [], 0
     for _ in range(repeat):
         t = time.perf_counter()
@@ -257,7 +258,7 @@ def child_library(run_dir: Path, repeat: int) -> None:
     index.runs()
     first = query("")
     print(json.dumps({"first": time.time(), "total": first["total"]}), flush=True)
-    steps = [_timed(lambda q=q: query(q), repeat) for _, q in FILTERS]
+    steps = [_timed(partial(query, q), repeat) for _, q in FILTERS]
     print(json.dumps({"steps": steps, "rss_mb": vm_hwm_mb(os.getpid())}), flush=True)
     index.close()
 
@@ -273,6 +274,10 @@ def measure_library(run_dir: Path, repeat: int) -> dict[str, Any]:
             "steps": rest["steps"], "rss_mb": rest["rss_mb"]}  # fmt: skip
 
 
+def ok(met: bool) -> str:
+    return "met" if met else "**NOT met**"
+
+
 def table(fig: dict[str, Any], n_judgments: int, items: int) -> str:
     """The figures, target beside each, as markdown."""
     how = (
@@ -280,7 +285,6 @@ def table(fig: dict[str, Any], n_judgments: int, items: int) -> str:
         if fig["mode"] == "http"
         else "`ViewIndex` in a fresh process (no `assay view` command yet)"
     )
-    ok = lambda met: "met" if met else "**NOT met**"  # noqa: E731
     lines = [
         f"{n_judgments:,} judgments ({items:,} items, a tenth pairwise), measured through {how}:",
         "",
