@@ -273,9 +273,11 @@ def test_label_an_item_then_compare_with_adjudicated_gold(
     Select(browser.find_element("id", "label-select")).select_by_value("unsupported")
     browser.find_element("id", "label-note").send_keys("the passage gives a trial, not a rule")
     browser.find_element("id", "label-submit").click()
-    history = _wait(
+    history = _wait(  # read in one script: the page reloads under us after the save
         "the label in the item's history",
-        lambda: [e.text for e in browser.find_elements("css selector", "ol#label-history li b")],
+        lambda: browser.execute_script(
+            "return [...document.querySelectorAll('ol#label-history li b')].map(b => b.textContent)"
+        ),
     )
     assert history == ["unsupported"]
     assert "by tester" in browser.find_element("id", "label-history").text
@@ -393,6 +395,7 @@ def test_a_url_without_the_token_cannot_write_a_label(
     path = f"/api/runs/{ids['checks']}/labels"
     status, _ = _raw(setup.server, "POST", path, **{"Content-Type": "application/json"})
     assert status == 403
+    _visit(browser, setup.server, "/")  # cookies are deleted for the page's host
     browser.delete_all_cookies()
     try:
         _visit(browser, setup.server, _item_path(ids["checks"], "c2"))
