@@ -90,6 +90,7 @@ def test_claims_are_scored_supported_against_the_rest(tmp_path: Path, index: Vie
         {"answer_id": "x", "claim_id": "c3", "verifier_id": "v", "label": "supported",
          "gold_label": "contradicted"},
         {"answer_id": "y:z", "claim_id": "c1", "verifier_id": "v", "label": "supported"},
+        {"answer_id": "y", "claim_id": "z:c1", "verifier_id": "v", "label": "unsupported"},
     ]  # fmt: skip
     run = write_claims(tmp_path / "fact", rows)
     page = index.query(run_id(run), JudgmentQuery(sort="item_id"))
@@ -98,8 +99,9 @@ def test_claims_are_scored_supported_against_the_rest(tmp_path: Path, index: Vie
         ("x:c1", "correct", "x", "c1"),
         ("x:c2", "correct", "x", "c2"),
         ("x:c3", "wrong", "x", "c3"),
+        ("y:z:c1", "no_gold", "y", "z:c1"),
         ("y:z:c1", "no_gold", "y:z", "c1"),
-    ]
+    ]  # two claims, one shown id: both kept (keys hold answer and claim ids apart)
     assert {r.unit for r in page.rows} == {"claim"} and page.rows[0].judge_id == "v"
 
 

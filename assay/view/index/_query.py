@@ -16,7 +16,8 @@ __all__ = ["facets", "search_pattern", "select_page"]
 
 _ROW_FIELDS = tuple(JudgmentRow.model_fields)
 # Judgments are compared on the same variant: `slot` (see assay.view.index._outcome).
-_TIEBREAK = ("dataset", "item_id", "variant", "judge_id")
+# Then the row key `k`: rows tie nowhere, so pages neither repeat nor skip a row.
+_TIEBREAK = ("dataset", "item_id", "variant", "judge_id", "k")
 
 
 def _in(column: str, values: list[str], params: list[Any]) -> str:

@@ -33,7 +33,10 @@ __all__ = ["RECORD_FILES", "RunTable", "create_shared"]
 RECORD_FILES = (JUDGMENTS_FILE, ITEM_JUDGMENTS_FILE, VERIFICATIONS_FILE)
 _UNIT = {JUDGMENTS_FILE: "pair", ITEM_JUDGMENTS_FILE: "item", VERIFICATIONS_FILE: "claim"}
 _SEP = "chr(31)"  # the unit separator: in no id a dataset gives
-_KEY = f"concat_ws({_SEP}, unit, dataset, item_id, coalesce(variant, ''), judge_id)"
+# A record file's key (docs/reference/file-formats.md); a claim's by its answer and claim
+# ids apart, as `answer_id:claim_id` alone could be two claims when ids hold colons.
+_KEY = f"""concat_ws({_SEP}, unit, dataset, item_id, coalesce(variant, ''), judge_id,
+    coalesce(answer_id, ''), coalesce(claim_id, ''))"""
 _ITEM_KEY = f"concat_ws({_SEP}, dataset, item_id)"
 _NOT_NULL = "dataset IS NOT NULL AND item_id IS NOT NULL"
 _TABLE = """k VARCHAR, batch BIGINT, unit VARCHAR, dataset VARCHAR, item_id VARCHAR,
