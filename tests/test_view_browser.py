@@ -483,3 +483,31 @@ def test_tutorial_screenshots_are_made_by_the_script(
         width, height, ink = browser.execute_async_script(_INK, base64.b64encode(png).decode())
         assert width >= 1200 and height >= 600, (name, width, height)
         assert ink > 0.01 * width * height, f"{name} is blank"
+
+
+def test_two_judges_side_by_side(browser: Any, setup: Setup, ids: dict[str, str]) -> None:  # noqa: F811
+    _visit(browser, setup.server, _item_path(ids["checks"], "c2") + f"?a={HASTY}&b={CAREFUL}")
+    sides = browser.execute_script(
+        "return [...document.querySelectorAll('div.side-by-side div.side')].map(s =>"
+        " [...s.querySelectorAll('article.judgment')].map(a => a.dataset.judge))"
+    )
+    assert sides == [[HASTY], [CAREFUL]]
+    _offline_and_clean(browser, setup.server)
+
+
+def test_compare_links_to_the_items_where_two_judges_differ(
+    browser: Any,  # noqa: F811
+    setup: Setup,
+    ids: dict[str, str],
+) -> None:
+    verdicts: dict[str, dict[str, str]] = {}
+    for r in _records(setup.built.run_dir):
+        verdicts.setdefault(r["item_id"], {})[r["judge_id"]] = r["label"]
+    differ = {i for i, v in verdicts.items() if v[HASTY] != v[CAREFUL]}
+    assert differ
+    _visit(browser, setup.server, f"/compare?run={ids['checks']}")
+    browser.find_element("css selector", "table#differ-links a.differ").click()
+    rows = _wait("the items where they differ", lambda: _rows(browser))
+    assert {item for item, _, _ in rows} == differ
+    assert {judge for _, judge, _ in rows} == {HASTY, CAREFUL}
+    _offline_and_clean(browser, setup.server)
