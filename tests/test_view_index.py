@@ -267,13 +267,29 @@ def test_lines_without_optional_fields_or_only_nulls_load(tmp_path: Path, index:
     ]
 
 
-def test_a_corrupt_line_is_one_error_naming_the_file(tmp_path: Path, index: ViewIndex) -> None:
+@pytest.mark.parametrize("first_read", [False, True])
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ('"attempts":"many"', "field 'attempts': corrupt record"),
+        ("{not json", "corrupt record: not valid JSON"),
+    ],
+)
+def test_a_corrupt_line_is_one_error_naming_file_line_and_field(
+    tmp_path: Path, index: ViewIndex, first_read: bool, bad: str, said: str
+) -> None:
+    """Line 9 of the file, whether read whole or as lines appended after a read."""
     run = items_run(tmp_path)
-    with (run / "item_judgments.jsonl").open("a") as fh:
-        fh.write("{not json\n")
-    with pytest.raises(RunError, match="item_judgments.jsonl") as err:
+    if first_read:
         index.query(run_id(run), JudgmentQuery())
-    assert "\n" not in str(err.value)
+    good = ItemJudgmentRecord.model_validate(item("i3", "b", "no")).model_dump_json()
+    line = good.replace('"attempts":0', bad) if bad.startswith('"') else bad
+    with (run / "item_judgments.jsonl").open("a") as fh:
+        fh.write(f"{good}\n{line}\n")
+    with pytest.raises(RunError) as err:
+        index.query(run_id(run), JudgmentQuery())
+    message = str(err.value)
+    assert "\n" not in message and f"item_judgments.jsonl:9: {said}" in message
 
 
 def test_facets_list_what_the_run_holds(tmp_path: Path, index: ViewIndex) -> None:

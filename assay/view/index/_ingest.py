@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Chunk", "FileCursor"]
+__all__ = ["Chunk", "FileCursor", "lines_before"]
 
 _BLOCK = 1 << 20
 
@@ -26,6 +26,7 @@ class Chunk:
     reset: bool
     n_bytes: int
     direct: bool = False
+    start: int = 0  # the byte offset in the file where the chunk's lines begin
 
 
 @dataclass(slots=True)
@@ -75,11 +76,12 @@ class FileCursor:
         if direct and self.offset == 0 and st.st_size and _ends_line(fd, st.st_size):
             self.offset = st.st_size
             return Chunk(self.source, reset=reset, n_bytes=st.st_size, direct=True)
-        n = _copy_complete(fd, self.offset, st.st_size, scratch)
+        start = self.offset
+        n = _copy_complete(fd, start, st.st_size, scratch)
         self.offset += n
         if n == 0 and not reset:
             return None
-        return Chunk(scratch, reset=reset, n_bytes=n)
+        return Chunk(scratch, reset=reset, n_bytes=n, start=start)
 
 
 def _copy_complete(fd: int, start: int, end: int, scratch: Path) -> int:
@@ -103,3 +105,16 @@ def _copy_complete(fd: int, start: int, end: int, scratch: Path) -> int:
 
 def _ends_line(fd: int, size: int) -> bool:
     return os.pread(fd, 1, size - 1) == b"\n"
+
+
+def lines_before(path: Path, offset: int) -> int:
+    """Lines in `path` before byte `offset` (to turn a chunk's line into the file's)."""
+    count, pos = 0, 0
+    with path.open("rb") as fh:
+        while pos < offset:
+            block = fh.read(min(_BLOCK, offset - pos))
+            if not block:
+                break
+            count += block.count(b"\n")
+            pos += len(block)
+    return count

@@ -26,7 +26,7 @@ from assay.core.rundir import (
     VERIFICATIONS_FILE,
 )
 
-__all__ = ["COLUMNS", "SELECTS", "duckdb_type", "model_columns"]
+__all__ = ["COLUMNS", "MODELS", "SELECTS", "duckdb_type", "model_columns"]
 
 _SCALARS: dict[Any, str] = {str: "VARCHAR", bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE"}
 
@@ -70,6 +70,14 @@ _CALL = (
     "recorded_at",
 )
 _VERIFY = tuple("verifier_id" if c == "judge_id" else c for c in _CALL)
+
+# Record file -> its record model (what a line that DuckDB refuses is checked against).
+MODELS: dict[str, type[BaseModel]] = {
+    JUDGMENTS_FILE: JudgmentRecord,
+    ITEM_JUDGMENTS_FILE: ItemJudgmentRecord,
+    VERIFICATIONS_FILE: VerificationRecord,
+    ITEMS_FILE: ItemRecord,
+}
 
 # Record file -> the columns read from it.
 COLUMNS: dict[str, dict[str, str]] = {

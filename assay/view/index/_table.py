@@ -20,13 +20,19 @@ from pathlib import Path
 import duckdb
 
 from assay.adjudication import LABELS_FILE, read_adjudications
-from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE, JUDGMENTS_FILE, VERIFICATIONS_FILE
+from assay.core.rundir import (
+    ITEM_JUDGMENTS_FILE,
+    ITEMS_FILE,
+    JUDGMENTS_FILE,
+    VERIFICATIONS_FILE,
+    iter_jsonl,
+)
 from assay.errors import RunError
-from assay.view.index._ingest import Chunk, FileCursor
+from assay.view.index._ingest import Chunk, FileCursor, lines_before
 from assay.view.index._labels import comparable_label
 from assay.view.index._outcome import differ_sql, flags_sql, materialize_sql, view_sql
 from assay.view.index._runs import writer_active
-from assay.view.index._schema import COLUMNS, SELECTS
+from assay.view.index._schema import COLUMNS, MODELS, SELECTS
 
 __all__ = ["RECORD_FILES", "RunTable", "create_shared"]
 
@@ -48,6 +54,19 @@ _TABLE = """k VARCHAR, batch BIGINT, unit VARCHAR, dataset VARCHAR, item_id VARC
 _ITEMS = """k VARCHAR, batch BIGINT, dataset VARCHAR, item_id VARCHAR, pairwise BOOLEAN,
     gold_label VARCHAR, gold_preference VARCHAR"""
 _ADJ = "dataset VARCHAR, item_id VARCHAR, label VARCHAR, preference VARCHAR"
+
+
+def _corrupt(exc: duckdb.Error, name: str, source: Path, chunk: Chunk) -> RunError:
+    """The error the run readers give for the first bad line of the chunk (its record
+    model, through `iter_jsonl`: file, line and field), on the record file's own line
+    numbers; DuckDB's first line when the model accepts every line."""
+    try:
+        for _ in iter_jsonl(chunk.path, MODELS[name]):
+            pass
+    except RunError as err:
+        line = None if err.line is None else err.line + lines_before(source, chunk.start)
+        return RunError(err.message, file=source, line=line, field=err.field)
+    return RunError(f"cannot read its records: {str(exc).splitlines()[0]}", file=source)
 
 
 def create_shared(con: duckdb.DuckDBPyConnection) -> None:
@@ -111,7 +130,7 @@ class RunTable:
         except duckdb.Error as exc:
             cursor.forget()
             if not chunk.direct:
-                raise RunError(f"cannot read its records: {exc}", file=cursor.source) from None
+                raise _corrupt(exc, name, cursor.source, chunk) from None
             return self._follow(name, direct=False)
         finally:
             if not chunk.direct:
