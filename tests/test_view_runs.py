@@ -18,8 +18,8 @@ from assay.core.rundir_lock import LOCK_FILE, WriterLock
 from assay.view.index import RunSummary, ViewIndex, discover, run_id, writer_active
 
 JUDGES = [
-    {"id": "openai/m1::j@1", "model": "openai/m1", "stats": {"cost_usd": 0.25}},
-    {"id": "openai/m2::j@1", "model": "openai/m2", "stats": {"cost_usd": 0.5}},
+    {"id": "openai/m1::j@1", "client": {"model": "openai/m1"}, "stats": {"cost_usd": 0.25}},
+    {"id": "openai/m2::j@1", "model": "openai/m2", "stats": {"cost_usd": 0.5}},  # older shape
     {"id": "baseline:x", "stats": {"cost_usd": None}},
 ]
 
@@ -50,10 +50,14 @@ def test_a_path_may_be_a_run_itself_and_a_run_is_listed_once(tmp_path: Path) -> 
 
 def test_kinds_follow_the_record_files(tmp_path: Path) -> None:
     pairwise = {"item_id": "p", "pairwise": True}
-    write_items(tmp_path / "pw", [pairwise], [])
-    write_items(tmp_path / "both", [{"item_id": "s"}, pairwise], [])
-    fact = write_claims(tmp_path / "fact", [])
-    (fact / "gates.jsonl").write_text("")
+    judged = [item("p", "j", "a", order="ab")]
+    write_items(tmp_path / "pw", [pairwise], judged)
+    write_items(tmp_path / "both", [{"item_id": "s"}, pairwise], judged)
+    claim = {"answer_id": "a1", "claim_id": "c1", "verifier_id": "v"}
+    fact = write_claims(tmp_path / "fact", [claim])
+    (fact / "gates.jsonl").write_text('{"answer_id": "a1"}\n')
+    (fact / "judgments.jsonl").write_text("")  # every run creates its record files up front
+    (fact / "item_judgments.jsonl").write_text("")
     kinds = {r.name: r.kinds for r in discover([tmp_path])}
     assert kinds == {"pw": ["pairwise"], "both": ["items", "pairwise"],
                      "fact": ["factuality", "gate"]}  # fmt: skip
@@ -72,13 +76,20 @@ def test_summary_from_the_manifest(tmp_path: Path) -> None:
 
 
 def test_factuality_counts_and_verifier_costs(tmp_path: Path) -> None:
-    section = {"verifiers": [{"id": "v", "model": "openai/v", "stats": {"cost_usd": 0.1}}],
+    section = {"verifiers": [{"id": "v", "client": {"model": "openai/v"},
+                              "stats": {"cost_usd": 0.1}}],
                "decomposer": {"stats": {"cost_usd": 0.2}},
                "planned_verifications": 5, "recorded_verifications": 4}  # fmt: skip
     manifest(tmp_path / "f", factuality=section)
     (s,) = discover([tmp_path])
     assert (s.planned, s.recorded, s.judges, s.models) == (5, 4, ["v"], ["openai/v"])
     assert s.cost_usd == pytest.approx(0.3)
+    manifest(tmp_path / "f", factuality=section, planned_judgments=0, recorded_judgments=0)
+    (s,) = discover([tmp_path])
+    assert (s.planned, s.recorded) == (5, 4)  # a factuality-only run plans no judgments
+    manifest(tmp_path / "f", factuality=section, planned_judgments=10, recorded_judgments=10)
+    (s,) = discover([tmp_path])
+    assert (s.planned, s.recorded) == (15, 14)  # judgments and verifications
 
 
 @pytest.mark.parametrize(

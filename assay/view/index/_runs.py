@@ -106,17 +106,25 @@ def _shown(root: Path, run_dir: Path) -> str:
 def kinds_of(run_dir: Path) -> list[str]:
     """What a run holds, from which record files exist."""
     kinds = []
-    if (run_dir / JUDGMENTS_FILE).is_file():
+    if _holds_records(run_dir / JUDGMENTS_FILE):  # an items run writes an empty one
         kinds.append("forcebench")
-    if (run_dir / ITEM_JUDGMENTS_FILE).is_file():
+    if _holds_records(run_dir / ITEM_JUDGMENTS_FILE):
         kinds.extend(_item_kinds(run_dir / ITEMS_FILE))
-    if (run_dir / VERIFICATIONS_FILE).is_file():
+    if _holds_records(run_dir / VERIFICATIONS_FILE):
         kinds.append("factuality")
-    if (run_dir / GATES_FILE).is_file():
+    if _holds_records(run_dir / GATES_FILE):
         kinds.append("gate")
     if (run_dir / POLICIES_DIR).is_dir():
         kinds.append("policies")
     return kinds
+
+
+def _holds_records(path: Path) -> bool:
+    """A record file with at least one byte: every run creates its files up front."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _item_kinds(items_file: Path) -> list[str]:
@@ -162,6 +170,26 @@ def _cost(manifest: Manifest) -> float | None:
     return round(sum(known), 6) if known else None
 
 
+def _model_of(part: dict[str, Any]) -> str | None:
+    """An LLM component's exact model id (its `client`), else a top-level `model`."""
+    client = part.get("client")
+    model = client.get("model") if isinstance(client, dict) else None
+    model = model or part.get("model")
+    return str(model) if model else None
+
+
+def _counts(manifest: Manifest) -> tuple[int | None, int | None]:
+    """(planned, recorded) work: judgments plus the factuality stage's verifications."""
+    sections = [(manifest.planned_judgments, manifest.recorded_judgments)]
+    if manifest.factuality is not None:
+        fact = manifest.factuality
+        sections.append((fact.planned_verifications, fact.recorded_verifications))
+    known = [(p, r) for p, r in sections if p is not None]
+    if not known:
+        return None, None
+    return sum(p for p, _ in known), sum(r or 0 for _, r in known)
+
+
 def _components(manifest: Manifest) -> list[dict[str, Any]]:
     parts = list(manifest.judges)
     if manifest.factuality is not None:
@@ -194,11 +222,8 @@ def summarise(root: Path, run_dir: Path) -> RunSummary:
         return RunSummary(**base, kinds=kinds_of(run_dir), status="unreadable", reason=reason)
     parts = _components(manifest)
     judges = [str(p["id"]) for p in parts if p.get("id")]
-    models = sorted({str(p["model"]) for p in parts if p.get("model")})
-    planned, recorded = manifest.planned_judgments, manifest.recorded_judgments
-    if planned is None and manifest.factuality is not None:
-        planned = manifest.factuality.planned_verifications
-        recorded = manifest.factuality.recorded_verifications
+    models = sorted({m for p in parts if (m := _model_of(p))})
+    planned, recorded = _counts(manifest)
     return RunSummary(
         **{**base, "name": manifest.name or run_dir.name},
         kinds=kinds_of(run_dir),
