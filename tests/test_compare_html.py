@@ -15,6 +15,7 @@ import pytest
 from _compare_reports import full_report
 from markupsafe import escape
 
+from assay._values import wrap
 from assay.compare import ComparisonReport, ConfusionTable, ForcePoint
 from assay.metrics import paired_compare
 from assay.report._compare_charts import (
@@ -25,7 +26,6 @@ from assay.report._compare_charts import (
     signed,
 )
 from assay.report._compare_html import comparison_section, render_comparison_html
-from assay.report._values import wrap
 
 VOID = {"br", "col", "hr", "img", "input", "link", "meta", "wbr"}
 SCRIPT = "<script>alert(1)</script>"

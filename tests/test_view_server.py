@@ -398,3 +398,30 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     assert page.status_code == 500 and "internal error: ValueError: boom second line" in page.text
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1 and "boom second line" in err
+
+
+def test_the_compare_page_takes_the_gold_source_as_assay_compare_does(
+    paths: list[Path], tmp_path: Path
+) -> None:
+    """`/compare?gold=adjudicated` is `assay compare --gold adjudicated`: a person's label
+    replaces the item's gold, and the page says how many items took one."""
+    import shutil
+
+    from assay.adjudication import append_adjudication
+    from assay.compare import compare_runs
+
+    run = tmp_path / "items"
+    shutil.copytree(paths[0] / "items", run)
+    (run / "labels.jsonl").unlink(missing_ok=True)
+    append_adjudication(run, dataset="mine", item_id="q1", annotator="t", label="unsupported")
+    app = create_app([tmp_path], token=TOKEN, read_only=False, annotator="t")
+    with TestClient(app, headers=AUTH) as c:
+        run_id = _items_id(c)
+        plain = c.get(f"/compare?run={run_id}").text
+        adjudicated = c.get(f"/compare?run={run_id}&gold=adjudicated").text
+        assert c.get(f"/compare?run={run_id}&gold=bogus").status_code == 400
+    expected = compare_runs([run], gold="adjudicated").notes
+    note = next(n for n in expected if n.startswith("gold: adjudicated: 1 of"))
+    assert "gold: adjudicated" not in plain
+    assert note.split(";")[0] in adjudicated.replace("&#39;", "'")
+    assert '<option value="adjudicated" selected>' in adjudicated

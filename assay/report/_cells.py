@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.report._values import DASH
+from assay._values import DASH
 
 
 def num(value: Any, fmt: str = ".3f") -> str:

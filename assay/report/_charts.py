@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
-from assay.report._values import (
+from assay._values import (
     DASH,
     as_float,
     ci,

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assay._values import DASH, ci, clip, count, f3, label_width, text_width
 from assay.compare import ForcePoint, KappaMatrix
 from assay.metrics import PairedComparison
 from assay.report._charts import (
@@ -22,7 +23,6 @@ from assay.report._charts import (
     dot_chart,
     heat_colour,
 )
-from assay.report._values import DASH, ci, clip, count, f3, label_width, text_width
 
 NO_VALUE_FILL = "#eef1f4"
 _ROTATE = math.radians(40)

@@ -16,6 +16,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from assay._table import Grid
+from assay._values import as_int, dict_of, list_of
 from assay._version import __version__
 from assay.report._charts import OUTCOME_COLOURS, UNSCORED_ORDER, VERDICT_ORDER, DotChart, Heatmap
 from assay.report._digests import RecordsCheck
@@ -32,7 +33,6 @@ from assay.report._page_force import (
 from assay.report._page_items import ItemsSection, has_items, has_pairs, items_section
 from assay.report._page_meta import Header, Repro, header, repro
 from assay.report._templates import environment
-from assay.report._values import as_int, dict_of, list_of
 
 MVR_LEGEND = (
     "MVR: share of pairs where the raised claim scored ≥ the calibrated one; lower is better."

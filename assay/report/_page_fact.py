@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay._values import as_float, as_int, count, dict_of, label, list_of, prompt_ref
 from assay.report._charts import (
     UNSCORED_ORDER,
     VERDICT_ORDER,
@@ -15,7 +16,6 @@ from assay.report._charts import (
     estimate,
     outcome_bars,
 )
-from assay.report._values import as_float, as_int, count, dict_of, label, list_of, prompt_ref
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
+from assay._values import DASH, as_float, as_int, count, dict_of, prompt_ref
 from assay.report._charts import DotChart, HeatGroup, Heatmap, dot_chart, estimate, heatmap
 from assay.report._tables import AXES, force_summary_frame
-from assay.report._values import DASH, as_float, as_int, count, dict_of, prompt_ref
 
 STATUS_ORDER = ("ok", "parse_error", "refusal", "truncated", "api_error")
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay._table import Grid
+from assay._values import dict_of, list_of
 from assay.report._page_force import StatusTable
-from assay.report._values import dict_of, list_of
 from assay.report._views_items import items_grids
 
 

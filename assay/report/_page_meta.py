@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.report._page_fact import model_of
-from assay.report._values import (
+from assay._values import (
     as_float,
     as_int,
     count,
@@ -17,6 +16,7 @@ from assay.report._values import (
     list_of,
     money,
 )
+from assay.report._page_fact import model_of
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from assay._values import text_width
 from assay.policies.report._curves import Curve, CurvePoint
 from assay.policies.report._data import MixRow, PolicyReport
 from assay.report._charts import Segment
 from assay.report._templates import environment
-from assay.report._values import text_width
 from assay.report._views_policies import four, interval, thresholds_text
 
 # One colour per action of the common vocabulary, every one distinct, so a legend

@@ -6,7 +6,7 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from assay.report._values import FILTERS
+from assay._values import FILTERS
 
 
 def _finalize(value: object) -> object:

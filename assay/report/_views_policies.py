@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from assay._table import Grid
+from assay._values import DASH
 from assay.policies.report._data import MetricRow, PolicyReport
-from assay.report._values import DASH
 
 SECTION = "policies"
 METRICS_CAPTION = (

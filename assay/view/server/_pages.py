@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from assay.adjudication import GOLD_SOURCES
 from assay.errors import AssayError
 from assay.view.server._params import BadParam, judgment_query, query_params
 from assay.view.server._render import page
@@ -129,13 +130,17 @@ def compare_page(request: Request) -> HTMLResponse:
     ids = [i for i in request.query_params.getlist("run") if i]
     if not ids:
         raise HTTPException(400, "choose at least one run: /compare?run=ID&run=ID")
+    gold = request.query_params.get("gold") or "dataset"
+    if gold not in GOLD_SOURCES:
+        raise HTTPException(400, f"gold={gold!r}: choose one of {', '.join(GOLD_SOURCES)}")
     dirs = {run_id: v.run_dir(run_id) for run_id in dict.fromkeys(ids)}
     runs = [v.summary(run_id) for run_id in dirs]
     try:
-        report = comparison(list(dirs.values()))
+        report = comparison(list(dirs.values()), gold)
     except AssayError as exc:
         return page("message.html.j2", 400, title="nothing to compare", message=str(exc))
     by_dir = {str(d): run_id for run_id, d in dirs.items()}
     pairs = differ_pairs(report, by_dir)
     body = comparison_html(report)
-    return page("compare.html.j2", **_common(v, runs=runs, body=body, pairs=pairs))
+    context = _common(v, runs=runs, body=body, pairs=pairs, gold=gold, golds=GOLD_SOURCES)
+    return page("compare.html.j2", **context)

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.responses import HTMLResponse
 
-from assay.report._values import FILTERS
+from assay._values import FILTERS
 from assay.view.server._highlight import highlight
 
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from assay.compare import ComparisonReport, compare_runs
 from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
 from assay.redaction import redact
+
+if TYPE_CHECKING:  # the comparison code (pandas, scipy) loads when a page first needs it
+    from assay.compare import ComparisonReport
 
 WATCHED = (MANIFEST_FILE, METRICS_FILE, "labels.jsonl")
 _cache: dict[tuple[object, ...], Markup] = {}
@@ -65,14 +68,17 @@ def run_report_html(run_dir: Path) -> Markup:
     return html
 
 
-def comparison(run_dirs: Sequence[Path]) -> ComparisonReport:
-    """`assay compare RUN...` with its defaults; AssayError when there is nothing to compare.
-    Cached until a compared run's files change (its bootstrap takes seconds on big runs)."""
-    key = tuple(_stamp(d) for d in run_dirs) + tuple(_records_stamp(d) for d in run_dirs)
+def comparison(run_dirs: Sequence[Path], gold: str = "dataset") -> ComparisonReport:
+    """`assay compare RUN... --gold GOLD` with its other defaults; AssayError when there is
+    nothing to compare. Cached until a compared run's files change (its bootstrap takes
+    seconds on big runs); the labels file is one of them."""
+    from assay.compare import compare_runs
+
+    key = (gold, *(_stamp(d) for d in run_dirs), *(_records_stamp(d) for d in run_dirs))
     with _lock:
         if key in _compared:
             return _compared[key]
-    report = compare_runs(list(run_dirs))
+    report = compare_runs(list(run_dirs), gold=gold)
     with _lock:
         if len(_compared) > 32:
             _compared.clear()

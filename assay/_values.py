@@ -1,8 +1,10 @@
-"""How the HTML report writes a value: numbers, CIs, counts, times, ids and label widths.
+"""How a page writes a value: numbers, CIs, counts, times, ids and label widths.
 
-Each helper is also a Jinja filter (see `_templates.py`), so a number reads the same in a
-table cell, a tooltip and a chart label. Helpers accept anything a JSON file may hold:
-a missing or non-numeric value becomes "—", never an exception.
+Each helper is also a Jinja filter (`FILTERS`, used by the HTML report's templates and
+by `assay view`'s), so a number reads the same in a table cell, a tooltip, a chart label
+and the viewer. Helpers accept anything a JSON file may hold: a missing or non-numeric
+value becomes "—", never an exception. It lives outside `assay.report` so the viewer
+can format numbers without loading the report package (pandas, the comparison code).
 """
 
 from __future__ import annotations
