@@ -130,6 +130,9 @@ def test_error_lines_are_the_error_records_an_online_run_makes(tmp_path: Path) -
             spec = _spec(tmp_path, server.base_url, mode=mode, model="fake-judge")
             runs[mode] = _run(spec, tmp_path / mode, tmp_path / f"cache-{mode}")
     errors = {m: [r for r in runs[m] if r["status"] == "api_error"] for m in runs}
+    # each mode asked its own server: the (redacted) api_base, hence the key, differs
+    keys = {m: [r.pop("request_key") for r in errors[m]] for m in errors}
+    assert all(keys["online"]) and all(keys["batch"])
     assert errors["online"] and errors["batch"] == errors["online"]
     assert all(r["usage"]["cost_usd"] is None for r in runs["batch"])  # no batch price known
     job = read_json(tmp_path / "batch" / "batches.json")["jobs"][0]

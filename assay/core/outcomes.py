@@ -40,6 +40,12 @@ class CallAccounting(BaseModel):
     cache_hit: bool = Field(
         default=False, description="Whether the answer came from the response cache."
     )
+    request_key: str | None = Field(
+        default=None,
+        description="The response-cache key of the request sent (SHA-256 over the model, "
+        "messages, decoding and output schema; computed with or without a cache). Null for "
+        "baselines, local NLI verdicts (many pairs) and records written before it existed.",
+    )
 
 
 class PromptProvenance(BaseModel):

@@ -95,21 +95,27 @@ class Model(Generic[RequestT, ResponseT]):
     ) -> ModelResult[ResponseT]:
         """One request's response or recorded error; fatal errors propagate."""
         started = time.perf_counter()
-        key = self.cached.key(request) if use_cache or refresh_cache else None
+        key = self.cached.key_of(request)  # computed once: the cache's and the record's
         if use_cache and not refresh_cache:
             hit = self.cached.read(key)
             if hit is not None:
                 elapsed = time.perf_counter() - started
-                return self._finish(ModelResult(response=hit, cache_hit=True, latency_s=elapsed))
+                return self._finish(
+                    ModelResult(response=hit, cache_hit=True, latency_s=elapsed, request_key=key)
+                )
         try:
             async with self.limit:
                 raw, attempts = await self.retrier.call(partial(self.transport.send, request))
         except TransportError as exc:
-            return self._finish(failed_result(exc, started))
-        self.cached.write(key, raw)
+            failed = failed_result(exc, started)
+            failed.request_key = key
+            return self._finish(failed)
+        if use_cache or refresh_cache:
+            self.cached.write(key, raw)
         elapsed = time.perf_counter() - started
         attempts += requests_of(raw) - 1  # the last send's own re-asks (instructor)
-        return self._finish(ModelResult(response=raw, attempts=attempts, latency_s=elapsed))
+        result = ModelResult(response=raw, attempts=attempts, latency_s=elapsed, request_key=key)
+        return self._finish(result)
 
     async def complete_many(
         self, requests: Sequence[RequestT], *, use_cache: bool = True, refresh_cache: bool = False
@@ -123,21 +129,23 @@ class Model(Generic[RequestT, ResponseT]):
             )
             return list(await asyncio.gather(*coros))
         started = time.perf_counter()
-        keys = [self.cached.key(r) if use_cache or refresh_cache else None for r in requests]
+        keys = [self.cached.key_of(r) for r in requests]  # records carry them, cache or not
         read = use_cache and not refresh_cache
         results: list[ModelResult[ResponseT] | None] = [
             _hit(self.cached.read(k)) if read else None for k in keys
         ]
         misses = [i for i, r in enumerate(results) if r is None]
         if misses:
+            writes = use_cache or refresh_cache
             for i, result in zip(
-                misses, await self._send_batch(requests, misses, keys, started), strict=True
+                misses, await self._send_batch(requests, misses, keys, started, writes), strict=True
             ):
                 results[i] = result
         elapsed = time.perf_counter() - started
         done = [r for r in results if r is not None]
-        for result in done:
+        for result, key in zip(done, keys, strict=True):
             result.latency_s = elapsed
+            result.request_key = key
             self.accounting.add(result)
         return done
 
@@ -145,8 +153,9 @@ class Model(Generic[RequestT, ResponseT]):
         self,
         requests: Sequence[RequestT],
         misses: list[int],
-        keys: list[str | None],
+        keys: list[str],
         started: float,
+        writes: bool,
     ) -> list[ModelResult[ResponseT]]:
         send_batch = self.transport.send_batch  # type: ignore[attr-defined]
         try:
@@ -157,7 +166,8 @@ class Model(Generic[RequestT, ResponseT]):
         except TransportError as exc:
             return [failed_result(exc, started) for _ in misses]
         for i, raw in zip(misses, raws, strict=True):
-            self.cached.write(keys[i], raw)
+            if writes:
+                self.cached.write(keys[i], raw)
         return [ModelResult(response=raw, attempts=attempts) for raw in raws]
 
 

@@ -102,4 +102,5 @@ class PromptedModel:
             "attempts": result.attempts,
             "cache_hit": result.cache_hit,
             "latency_s": result.latency_s,
+            "request_key": result.request_key,
         }

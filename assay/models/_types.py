@@ -62,7 +62,9 @@ class ModelResult(BaseModel, Generic[ResponseT]):
     """A finished call: a response or an error, plus how it was obtained.
 
     `attempts` counts requests sent (0 for a cache hit); `latency_s` is wall time,
-    waiting for a concurrency slot and retries included.
+    waiting for a concurrency slot and retries included. `request_key` is the request's
+    response-cache key, set whether or not a cache was used, so a record names the exact
+    request it came from (an auditor recomputes it from the prompt and the data).
     """
 
     response: ResponseT | None = None
@@ -71,6 +73,7 @@ class ModelResult(BaseModel, Generic[ResponseT]):
     attempts: int = 0
     cache_hit: bool = False
     latency_s: float = 0.0
+    request_key: str | None = None
 
 
 CallResult = ModelResult[RawResponse]

@@ -337,10 +337,10 @@ class BatchRunner:
         return answered
 
     def _record(self, group: Group, pending: Pending, line: ResultLine, latency_s: float) -> bool:
-        """One line as the record (and cache entry) an online answer makes; False for an
-        error line, which becomes an api_error record."""
+        """A line as the record and cache entry an online answer makes (False: api_error)."""
         judge, client = pending.judge, pending.judge.client
         base: dict[str, Any] = {"attempts": 1, "cache_hit": False, "latency_s": latency_s}
+        base["request_key"] = pending.key  # the key the answer is cached under
         try:
             raw = group.api.to_raw(line)
         except TransportError as exc:
