@@ -238,6 +238,34 @@ def scrub_text(text: str) -> str:
     return _KEY_SHAPE.sub(MARKER, text)
 
 
+def credential_shapes(text: str) -> list[str]:
+    """What each credential-looking part of `text` looks like, never the value itself:
+    the same rules `scrub_text` applies, asked as a question (`assay pack` refuses a run
+    directory whose files answer it). A URL's query counts only where the name says
+    credential (``?page=2`` is not one)."""
+    found: list[str] = []
+    if "://" in text:
+        for match in _URL.finditer(text):
+            found += _url_shapes(match.group(0))
+    if _known_sorted and any(secret in text for secret in _known_sorted):
+        found.append("registered secret value")
+    found += [f"{m.group(1).capitalize()} token" for m in _AUTH_SCHEME.finditer(text)]
+    found += [f"{m.group(1)}=... pair" for m in _NAMED_VALUE.finditer(text)]
+    found += ["sk-... API key" for _ in _KEY_SHAPE.finditer(text)]
+    return found
+
+
+def _url_shapes(url: str) -> list[str]:
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    found = ["URL with user:password" if password else "URL with a user name"] if user else []
+    names = [k for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_key(k)]
+    return found + [f"URL query {name}=..." for name in names]
+
+
 #: what replaces a hidden header value: (name, value) -> replacement
 HeaderRule = Callable[[object, object], object]
 

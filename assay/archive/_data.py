@@ -1,0 +1,119 @@
+"""`assay pack --with-data`: the dataset files a run read, carried inside its archive.
+
+A manifest names each dataset by path and sha256; a reader elsewhere has neither the
+path nor, often, the file. With `--with-data` each file is checked against its recorded
+sha256 now (a file edited since the run would make the archive lie) and packed as
+`snapshot/data/<sha256[:16]>-<file name>`, the name a run writing its own data snapshot
+uses, and `PACKED.json` says which dataset each copy is. The run directory itself is
+never changed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from assay._version import __version__
+from assay.archive._files import ArchiveError, sha256_of
+from assay.core.manifest import DatasetInfo, Manifest
+
+__all__ = ["DataCopy", "Packed", "data_copies", "packed_json"]
+
+DATA_DIR = "snapshot/data"
+
+
+class DataCopy(BaseModel):
+    """One dataset file packed with the run (or, with `reason`, one that could not be)."""
+
+    dataset: str = Field(description="The dataset's name in the manifest.")
+    section: str = Field(description="`datasets` or `factuality.datasets`.")
+    path: str | None = Field(default=None, description="The path the manifest records.")
+    sha256: str | None = Field(default=None, description="The manifest's hash of the file.")
+    snapshot: str | None = Field(default=None, description="The copy's path in the run.")
+    reason: str | None = Field(default=None, description="Why it was not packed.")
+
+
+class Packed(BaseModel):
+    """`PACKED.json`: what an archive made with `--with-data` holds beyond the run."""
+
+    packed_by: str = Field(description="`assay <version>`.")
+    packed_at: str = Field(description="UTC time; SOURCE_DATE_EPOCH when set.")
+    run: str = Field(description="The run directory's name (the archive's top folder).")
+    run_id: str | None = Field(default=None, description="The manifest's run_id.")
+    data: list[DataCopy] = Field(default_factory=list, description="The dataset files.")
+
+
+def data_copies(
+    run_dir: Path, manifest: Manifest, present: set[str]
+) -> tuple[list[DataCopy], dict[str, Path]]:
+    """Each dataset's copy, and the files to add (archive path -> source). A copy the run
+    directory already holds (`present`) is checked, not added again."""
+    copies: list[DataCopy] = []
+    sources: dict[str, Path] = {}
+    named = [("datasets", d) for d in manifest.datasets]
+    if manifest.factuality is not None:
+        named += [("factuality.datasets", d) for d in manifest.factuality.datasets]
+    for section, info in named:
+        copy = _copy(section, info)
+        copies.append(copy)
+        if copy.snapshot is None or copy.snapshot in sources:
+            continue
+        if copy.snapshot in present:
+            _check(run_dir / copy.snapshot, copy)
+        else:
+            sources[copy.snapshot] = _check(_source(info, manifest), copy)
+    return copies, sources
+
+
+def _copy(section: str, info: DatasetInfo) -> DataCopy:
+    copy = DataCopy(dataset=info.name, section=section, path=info.path, sha256=info.sha256)
+    if not info.path or not info.sha256:
+        copy.reason = "the manifest names no local file and sha256 for it"
+    else:
+        copy.snapshot = f"{DATA_DIR}/{info.sha256[:16]}-{Path(info.path).name}"
+    return copy
+
+
+def _source(info: DatasetInfo, manifest: Manifest) -> Path:
+    """The dataset file: its path as recorded, else beside the run spec."""
+    path = Path(info.path or "")
+    tries = [path]
+    if not path.is_absolute() and manifest.spec_path:
+        tries.append(Path(manifest.spec_path).parent / path)
+    for candidate in tries:
+        if candidate.is_file():
+            return candidate
+    raise ArchiveError(
+        f"--with-data: dataset {info.name!r} is not at this path any more; put the file "
+        "back, or pack without --with-data",
+        file=path,
+    )
+
+
+def _check(path: Path, copy: DataCopy) -> Path:
+    if sha256_of(path) != copy.sha256:
+        raise ArchiveError(
+            f"--with-data: dataset {copy.dataset!r} has changed since the run (its sha256 "
+            "is not the manifest's); restore the file the run read, or pack without "
+            "--with-data",
+            file=path,
+        )
+    return path
+
+
+def packed_json(manifest: Manifest, run_name: str, copies: list[DataCopy]) -> bytes:
+    """`PACKED.json`'s bytes (keys in a fixed order; the time from SOURCE_DATE_EPOCH when
+    set, so a reproducible build packs the same bytes)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    seconds = int(epoch) if epoch.isdigit() else int(time.time())
+    packed = Packed(
+        packed_by=f"assay {__version__}",
+        packed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds)),
+        run=run_name,
+        run_id=manifest.run_id,
+        data=copies,
+    )
+    return (packed.model_dump_json(indent=2) + "\n").encode("utf-8")
