@@ -114,7 +114,9 @@ class Model(Generic[RequestT, ResponseT]):
             self.cached.write(key, raw)
         elapsed = time.perf_counter() - started
         attempts += requests_of(raw) - 1  # the last send's own re-asks (instructor)
-        result = ModelResult(response=raw, attempts=attempts, latency_s=elapsed, request_key=key)
+        result: ModelResult[ResponseT] = ModelResult(
+            response=raw, attempts=attempts, latency_s=elapsed, request_key=key
+        )
         return self._finish(result)
 
     async def complete_many(
