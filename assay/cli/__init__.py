@@ -180,6 +180,24 @@ def recompute(
     _exit_if_incomplete(problems, run_dir)
 
 
+@app.command()
+def verify(
+    run_dir: RunDirArg,
+    format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    allow_skips: Annotated[
+        bool,
+        typer.Option(help="Exit 0 when no check failed, even if some could not be verified."),
+    ] = False,
+) -> None:
+    """Audit a run directory at zero API cost: records, metrics, prompts, datasets,
+    requests, environment. Exit 0 only when every check passes."""
+    from assay.cli._verify import verify_command
+
+    code = verify_command(run_dir, fmt=format, allow_skips=allow_skips)
+    if code:
+        raise typer.Exit(code)
+
+
 def _exit_if_incomplete(problems: list[str], run_dir: Path) -> None:
     """Metrics over fewer records than planned are labelled so, and the command fails."""
     from assay.core.rundir import METRICS_FILE

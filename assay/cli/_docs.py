@@ -21,6 +21,7 @@ COMMAND_PAGES: dict[str, str] = {
     "report": "reference/reports.md",
     "compare": "tutorials/compare-judges.md",
     "recompute": "explanations/run-directory.md",
+    "verify": "how-to/verify.md",
     "import-medscore": "how-to/import-datasets.md",
     "reparse": "how-to/reparse.md",
     "validate": "tutorials/providers-and-local-models.md",

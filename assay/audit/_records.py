@@ -1,0 +1,146 @@
+"""`records` and `metrics`: the record files are the ones metrics.json summarised, hold as
+many records as the manifest counted, and every metric recomputes from them identically.
+
+The metrics are rebuilt in memory with the code `assay recompute` runs (nothing is
+written into the run directory), so verify and recompute can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from assay.audit._model import Check, verdict
+from assay.core.manifest import Manifest
+from assay.core.records import ItemJudgmentRecord, JudgmentRecord, VerificationRecord
+from assay.core.rundir import (
+    DIGESTS_KEY,
+    ITEM_JUDGMENTS_FILE,
+    JUDGMENTS_FILE,
+    METRICS_FILE,
+    VERIFICATIONS_FILE,
+    latest,
+)
+from assay.report._digests import check_records
+
+# What recompute adds only when records are missing: the records check names that cause.
+_NOT_METRICS = frozenset({DIGESTS_KEY, "complete", "incomplete"})
+_ID_KEYS = ("judge_id", "id", "verifier_id", "name", "dataset")
+
+
+def _counted(run_dir: Path) -> dict[tuple[str, str], int]:
+    """{(record file, judge or verifier id): records on disk, one per key}."""
+    counts: Counter[tuple[str, str]] = Counter()
+    sources: tuple[tuple[str, type[Any], str], ...] = (
+        (JUDGMENTS_FILE, JudgmentRecord, "judge_id"),
+        (ITEM_JUDGMENTS_FILE, ItemJudgmentRecord, "judge_id"),
+        (VERIFICATIONS_FILE, VerificationRecord, "verifier_id"),
+    )
+    for name, model, field in sources:
+        if (run_dir / name).is_file():
+            for record in latest(run_dir / name, model).values():
+                counts[(name, str(getattr(record, field)))] += 1
+    return dict(counts)
+
+
+def _recorded(manifest: Manifest) -> dict[str, int]:
+    """{component id: records the manifest says it wrote} (its `stats.recorded`)."""
+    entries = list(manifest.judges)
+    if manifest.factuality is not None:
+        entries += manifest.factuality.verifiers
+    out: dict[str, int] = {}
+    for entry in entries:
+        stats = entry.get("stats") if isinstance(entry, dict) else None
+        if isinstance(stats, dict) and isinstance(stats.get("recorded"), int):
+            out[str(entry.get("id"))] = stats["recorded"]
+    return out
+
+
+def _count_problems(run_dir: Path, manifest: Manifest) -> tuple[int, list[str]]:
+    on_disk = _counted(run_dir)
+    problems: list[str] = []
+    recorded = _recorded(manifest)
+    for component, expected in recorded.items():
+        found = [(f, n) for (f, c), n in on_disk.items() if c == component]
+        have = sum(n for _, n in found)
+        if have != expected:
+            file = found[0][0] if found else "the record files"
+            gap = f"{expected - have} short" if have < expected else f"{have - expected} extra"
+            problems.append(
+                f"{file}: {have} records of {component}, the manifest recorded {expected} ({gap})"
+            )
+    return len(recorded), problems
+
+
+def check_record_files(run_dir: Path, manifest: Manifest, metrics: dict[str, Any]) -> Check:
+    """Digests against metrics.json, record counts against the manifest."""
+    digests = check_records(run_dir, metrics)
+    counted, problems = _count_problems(run_dir, manifest)
+    notes: list[str] = []
+    for f in digests.files:
+        if f.state == "not recorded":
+            notes.append(f"{f.file}: no sha256 in {METRICS_FILE} (written before digests)")
+        elif f.stale:
+            problems.append(
+                f"{f.file}: {f.note} (sha256 {(f.on_disk or 'none')[:12]}, "
+                f"{METRICS_FILE} recorded {(f.recorded or 'none')[:12]})"
+            )
+    checked = sum(1 for f in digests.files if f.state != "not recorded") + counted
+    return verdict("records", checked, problems, notes, skipped=len(notes))
+
+
+def _label(item: Any, index: int) -> str:
+    if isinstance(item, dict):
+        for key in _ID_KEYS:
+            value = item.get(key)
+            if isinstance(value, str):
+                return value
+    return str(index)
+
+
+def first_difference(stored: Any, rebuilt: Any, path: str = "") -> str | None:
+    """The dotted path of the first value that differs (canonical JSON), or None."""
+    if isinstance(stored, dict) and isinstance(rebuilt, dict):
+        for key in [*stored, *(k for k in rebuilt if k not in stored)]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in stored or key not in rebuilt:
+                return sub
+            found = first_difference(stored[key], rebuilt[key], sub)
+            if found is not None:
+                return found
+        return None
+    if isinstance(stored, list) and isinstance(rebuilt, list):
+        for i, (a, b) in enumerate(zip(stored, rebuilt, strict=False)):
+            found = first_difference(a, b, f"{path}[{_label(a, i)}]")
+            if found is not None:
+                return found
+        return None if len(stored) == len(rebuilt) else f"{path} (length)"
+    same = json.dumps(stored, sort_keys=True) == json.dumps(rebuilt, sort_keys=True)
+    return None if same else path
+
+
+def _leaves(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(_leaves(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_leaves(v) for v in value)
+    return 1
+
+
+def check_metrics(run_dir: Path, manifest: Manifest, stored: dict[str, Any]) -> Check:
+    """Rebuild metrics.json in memory as `assay recompute` does and compare every value."""
+    from assay.runs.rebuild._reparse import _check_bootstrap, _metrics_for
+
+    _check_bootstrap(run_dir, manifest)  # a resample count no machine can draw: exit 2
+    rebuilt = json.loads(json.dumps(_metrics_for(run_dir, manifest)))
+    stored = {k: v for k, v in stored.items() if k not in _NOT_METRICS}
+    rebuilt = {k: v for k, v in rebuilt.items() if k not in _NOT_METRICS}
+    path = first_difference(stored, rebuilt)
+    problems = []
+    if path is not None:
+        problems.append(
+            f"{METRICS_FILE}: {path} differs from the value recomputed from the records"
+        )
+    return verdict("metrics", _leaves(stored), problems, [])
