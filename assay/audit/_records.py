@@ -101,7 +101,8 @@ def _label(item: Any, index: int) -> str:
 
 
 def first_difference(stored: Any, rebuilt: Any, path: str = "") -> str | None:
-    """The dotted path of the first value that differs (canonical JSON), or None."""
+    """The dotted path of the first value that differs (canonical JSON), or None. A
+    list element is named by its id (`judges[openai/x]`), with `#index` when not unique."""
     if isinstance(stored, dict) and isinstance(rebuilt, dict):
         for key in [*stored, *(k for k in rebuilt if k not in stored)]:
             sub = f"{path}.{key}" if path else str(key)
@@ -112,8 +113,10 @@ def first_difference(stored: Any, rebuilt: Any, path: str = "") -> str | None:
                 return found
         return None
     if isinstance(stored, list) and isinstance(rebuilt, list):
+        labels = [_label(a, i) for i, a in enumerate(stored)]
         for i, (a, b) in enumerate(zip(stored, rebuilt, strict=False)):
-            found = first_difference(a, b, f"{path}[{_label(a, i)}]")
+            label = labels[i] if labels.count(labels[i]) == 1 else f"{labels[i]}#{i}"
+            found = first_difference(a, b, f"{path}[{label}]")
             if found is not None:
                 return found
         return None if len(stored) == len(rebuilt) else f"{path} (length)"

@@ -1,0 +1,229 @@
+"""`assay verify` on real small runs (the ForceBench demo's baselines, an items run on
+the loopback server): a clean run verifies, and each tampered copy fails the right check
+with a line naming what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import invoke
+from test_items_run import KEY_ENV, SINGLE, _says_supported, _single_csv, _spec
+
+from assay.audit import verify_run
+from assay.runs import RunOptions, run_spec
+from assay.testing import FakeOpenAIServer
+
+DEMO_SPEC = """
+name = "demo"
+bootstrap = 200
+[[datasets]]
+name = "forcebench-demo"
+path = "builtin:forcebench-demo"
+[[baselines]]
+name = "citation-presence"
+[[baselines]]
+name = "token-overlap"
+"""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("demo")
+    (tmp / "spec.toml").write_text(DEMO_SPEC, encoding="utf-8")
+    out = tmp / "run"
+    outcome = run_spec(tmp / "spec.toml", RunOptions(output_dir=str(out)))
+    assert outcome.status == "complete", outcome.message
+    return out
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An items run: its prompt file and CSV next to it, judged on the loopback server."""
+    tmp = tmp_path_factory.mktemp("items")
+    _single_csv(tmp)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(KEY_ENV, "sk-items-test-key-123456")
+        with FakeOpenAIServer(responder=_says_supported) as srv:
+            spec = _spec(tmp, srv.base_url, SINGLE)
+            spec.write_text(spec.read_text().replace(', "pairwise-preference@1"', ""))
+            outcome = run_spec(spec, RunOptions(output_dir=str(tmp / "run"), no_cache=True))
+    assert outcome.status == "complete", outcome.message
+    return tmp / "run"
+
+
+def _copy(run: Path, tmp: Path) -> Path:
+    return Path(shutil.copytree(run, tmp / "copy"))
+
+
+def _results(run: Path) -> dict[str, Any]:
+    return {c.name: c for c in verify_run(run).checks}
+
+
+def _manifest(run: Path) -> dict[str, Any]:
+    return json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _write_manifest(run: Path, manifest: dict[str, Any]) -> None:
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_a_clean_demo_run_verifies_and_exits_0(demo: Path) -> None:
+    code, out, err = invoke(["verify", str(demo)])
+    assert code == 0, out + err
+    assert "verified:" in out and "NOT" not in out
+    code, out, _ = invoke(["verify", str(demo), "--format", "json"])
+    data = json.loads(out)
+    results = {c["name"]: c["result"] for c in data["checks"]}
+    assert results == {
+        "records": "pass",
+        "metrics": "pass",
+        "prompts": "pass",
+        "datasets": "pass",
+        "requests": "pass",
+        "environment": "info",
+    }
+    assert code == 0
+    assert {"what": "assay", "then": "0.1.0"}.items() <= data["environment"][0].items()
+
+
+def test_an_edited_label_fails_records_and_metrics(items: Path, tmp_path: Path) -> None:
+    run = _copy(items, tmp_path)
+    path = run / "item_judgments.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = json.loads(lines[0])
+    flipped = "unsupported" if first["label"] == "supported" else "supported"
+    lines[0] = lines[0].replace(f'"label":"{first["label"]}"', f'"label":"{flipped}"')
+    path.write_text("".join(lines), encoding="utf-8")
+    checks = _results(run)
+    assert checks["records"].result == "fail"
+    assert checks["records"].problems[0].startswith("item_judgments.jsonl: changed since")
+    assert checks["metrics"].result == "fail"
+    assert "items.rows[openai/items-judge::support-check@1]" in checks["metrics"].problems[0]
+    code, out, _ = invoke(["verify", str(run)])
+    assert code == 1 and "NOT verified" in out and "item_judgments.jsonl" in out
+
+
+def test_a_deleted_line_is_named_with_how_many_records_are_short(
+    demo: Path, tmp_path: Path
+) -> None:
+    run = _copy(demo, tmp_path)
+    path = run / "judgments.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    judge = json.loads(lines[5])["judge_id"]
+    path.write_text("".join(lines[:5] + lines[6:]), encoding="utf-8")
+    records = _results(run)["records"]
+    assert records.result == "fail"
+    assert records.problems[0] == (
+        f"judgments.jsonl: 119 records of {judge}, the manifest recorded 120 (1 short)"
+    )
+    assert any("judgments.jsonl: changed since" in p for p in records.problems)
+
+
+def _snapshot_prompt(run: Path) -> Path:
+    """The judge's prompt as the run directory's snapshot (the layout runs write; runs
+    written before snapshots get one here, as `snapshot/prompts/<sha[:16]>-<name>`)."""
+    manifest = _manifest(run)
+    prompt = manifest["judges"][0]["prompt"]
+    if not prompt.get("snapshot"):
+        data = Path(prompt["file"]).read_bytes()
+        rel = (
+            f"snapshot/prompts/{hashlib.sha256(data).hexdigest()[:16]}-{Path(prompt['file']).name}"
+        )
+        (run / rel).parent.mkdir(parents=True)
+        (run / rel).write_bytes(data)
+        prompt["snapshot"] = rel
+        _write_manifest(run, manifest)
+    return run / prompt["snapshot"]
+
+
+def test_a_changed_prompt_byte_in_the_snapshot_fails_prompts(items: Path, tmp_path: Path) -> None:
+    run = _copy(items, tmp_path)
+    snapshot = _snapshot_prompt(run)
+    assert _results(run)["prompts"].result == "pass"
+    data = bytearray(snapshot.read_bytes())
+    data[data.index(b"EVIDENCE")] = ord("e")
+    snapshot.write_bytes(bytes(data))
+    prompts = _results(run)["prompts"]
+    assert prompts.result == "fail"
+    assert prompts.problems == [
+        f"support-check@1 (openai/items-judge::support-check@1): snapshot {snapshot} does not "
+        f"hash to the recorded sha256 {_manifest(run)['judges'][0]['prompt']['sha256']}"
+    ]
+
+
+def test_a_swapped_dataset_row_fails_datasets(items: Path, tmp_path: Path) -> None:
+    run = _copy(items, tmp_path)
+    manifest = _manifest(run)
+    info = manifest["datasets"][0]
+    copy = tmp_path / "mine.csv"
+    lines = Path(info["path"]).read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1], lines[2] = lines[2], lines[1]
+    copy.write_text("".join(lines), encoding="utf-8")
+    info["path"] = str(copy)
+    _write_manifest(run, manifest)
+    datasets = _results(run)["datasets"]
+    assert datasets.result == "fail"
+    assert datasets.problems[0].startswith(f"dataset mine: file {copy} has sha256 ")
+    assert datasets.problems[0].endswith(f"the run read {info['sha256'][:12]}")
+
+
+def test_a_bundled_dataset_snapshot_is_checked_too(items: Path, tmp_path: Path) -> None:
+    run = _copy(items, tmp_path)
+    manifest = _manifest(run)
+    info = manifest["datasets"][0]
+    (run / "snapshot" / "data").mkdir(parents=True)
+    snap = run / "snapshot" / "data" / "mine.csv"
+    snap.write_bytes(Path(info["path"]).read_bytes() + b"extra,row\n")
+    info["snapshot"] = "snapshot/data/mine.csv"
+    _write_manifest(run, manifest)
+    datasets = _results(run)["datasets"]
+    assert datasets.result == "fail" and datasets.checked == 2
+    assert datasets.problems[0].startswith(f"dataset mine: snapshot {snap} has sha256")
+
+
+def test_an_edited_metric_is_named_by_its_key_path(demo: Path, tmp_path: Path) -> None:
+    run = _copy(demo, tmp_path)
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    metrics["forcebench"]["rows"][1]["mvr"] = 0.123
+    judge = metrics["forcebench"]["rows"][1]["judge_id"]
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    checks = _results(run)
+    assert checks["records"].result == "pass"
+    assert checks["metrics"].problems == [
+        f"metrics.json: forcebench.rows[{judge}#1].mvr differs from the value "
+        "recomputed from the records"
+    ]
+    assert json.loads((run / "metrics.json").read_text())["forcebench"]["rows"][1]["mvr"] == 0.123
+    assert sorted(p.name for p in run.iterdir()) == [
+        "judgments.jsonl",
+        "manifest.json",
+        "metrics.json",
+    ]
+
+
+def test_records_without_request_keys_are_a_skip_that_fails_unless_allowed(
+    items: Path,
+) -> None:
+    requests = _results(items)["requests"]
+    if requests.result == "skip":
+        code, out, _ = invoke(["verify", str(items)])
+        assert code == 1 and "NOT verified" in out
+        code, out, _ = invoke(["verify", str(items), "--allow-skips"])
+        assert code == 0 and "skips allowed" in out
+    else:
+        assert requests.result == "pass"
+
+
+def test_not_a_run_directory_is_bad_input(tmp_path: Path) -> None:
+    code, _, err = invoke(["verify", str(tmp_path)])
+    assert code == 2 and "no manifest.json" in err
+    (tmp_path / "manifest.json").write_text("{}", encoding="utf-8")
+    code, _, err = invoke(["verify", str(tmp_path)])
+    assert code == 2 and "no metrics.json" in err
+    code, _, err = invoke(["verify", str(tmp_path), "--format", "xml"])
+    assert code == 2
