@@ -12,6 +12,7 @@ import typer
 from assay._limits import MAX_BOOTSTRAP
 from assay.cli._docs import link_docs
 from assay.cli._labels import labels_app
+from assay.cli._pack import pack, unpack
 from assay.cli._paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
 from assay.cli._policies import policies_app
 from assay.errors import AssayError
@@ -477,6 +478,9 @@ def list_(
 
     print_catalog(section)
 
+
+app.command()(pack)
+app.command()(unpack)
 
 link_docs(app)  # after every command is registered: each help ends with its docs page
 

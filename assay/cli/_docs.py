@@ -24,6 +24,8 @@ COMMAND_PAGES: dict[str, str] = {
     "verify": "how-to/verify.md",
     "import-medscore": "how-to/import-datasets.md",
     "reparse": "how-to/reparse.md",
+    "pack": "how-to/pack.md",
+    "unpack": "how-to/pack.md",
     "validate": "tutorials/providers-and-local-models.md",
     "version": "get-started/install.md",
     "list": "how-to/plugins.md",
