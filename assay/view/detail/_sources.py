@@ -12,12 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from assay.core.answers import Passage
 from assay.core.manifest import DatasetInfo, Manifest
 from assay.datasets import (
-    BUILTIN_DATASETS,
     AnswersDataset,
     ItemsDataset,
     ItemsDatasetOptions,
@@ -26,9 +25,9 @@ from assay.datasets import (
     load_items,
     load_pairs,
 )
-from assay.datasets._load import BUILTIN_DATA_DIR
 from assay.errors import AssayError
 from assay.prompts import BUILTIN_DIR, Prompt, load_prompt_file
+from assay.runs.rebuild._sources import dataset_info, items_options, resolve_dataset, spec_entry
 
 
 class Stamp(NamedTuple):
@@ -87,55 +86,6 @@ def _answers_file(path: str, name: str, fmt: str, evidence: str | None, when: St
     return _Read(data, {item.id: item for item in data.items})
 
 
-def dataset_info(manifest: Manifest, name: str) -> DatasetInfo | None:
-    """The manifest's entry of dataset `name` (judging or factuality datasets)."""
-    infos = list(manifest.datasets)
-    if manifest.factuality is not None:
-        infos += manifest.factuality.datasets
-    return next((d for d in infos if d.name == name), None)
-
-
-def _spec_entry(
-    manifest: Manifest, info: DatasetInfo, *, factuality: bool = False
-) -> dict[str, Any]:
-    """The spec's `[[datasets]]` block the manifest entry came from (column mapping)."""
-    spec = manifest.spec if isinstance(manifest.spec, dict) else {}
-    if factuality:
-        spec = spec.get("factuality") or {}
-    blocks = spec.get("datasets") if isinstance(spec, dict) else None
-    for block in blocks if isinstance(blocks, list) else []:
-        if not isinstance(block, dict):
-            continue
-        path = str(block.get("path", ""))
-        if block.get("name") == info.name or ("name" not in block and Path(path).stem == info.name):
-            return block
-    return {}
-
-
-def _items_options(manifest: Manifest, info: DatasetInfo) -> ItemsDatasetOptions:
-    block = {k: v for k, v in _spec_entry(manifest, info).items() if k != "path"}
-    try:
-        options = ItemsDatasetOptions.model_validate({**block, "path": ""})
-    except ValidationError:
-        options = ItemsDatasetOptions(path="")
-    delimiter = getattr(info, "delimiter", None)
-    if options.delimiter is None and isinstance(delimiter, str):
-        options = options.model_copy(update={"delimiter": delimiter})
-    return options
-
-
-def _resolve(run_dir: Path, info: DatasetInfo) -> Path | None:
-    """The file the manifest names (relative: to the run directory); a bundled dataset
-    recorded by another install's path is this install's copy."""
-    if not info.path:
-        return None
-    path = Path(info.path).expanduser()
-    path = path if path.is_absolute() else run_dir / path
-    if not path.exists() and path.name in BUILTIN_DATASETS.values():
-        return BUILTIN_DATA_DIR / path.name
-    return path
-
-
 def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read:
     """The file read the way the run read it: items with the spec block's columns,
     pairs with the recorded delimiter, answers with the recorded format."""
@@ -146,13 +96,13 @@ def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read
         sep = delimiter if isinstance(delimiter, str) else None
         return _pairs_file(str(path), info.name, sep, when)
     if kind == "answers":
-        block = _spec_entry(manifest, info, factuality=True)
+        block = spec_entry(manifest, info, factuality=True)
         evidence = block.get("evidence_file")
         if isinstance(evidence, str) and manifest.spec_path:
             evidence = str(Path(manifest.spec_path).parent / evidence)
         fmt = str(info.format or block.get("format") or "auto")
         return _answers_file(str(path), info.name, fmt, evidence, when)
-    options = _items_options(manifest, info).model_dump_json(exclude_unset=True)
+    options = items_options(manifest, info).model_dump_json(exclude_unset=True)
     return _items_file(options, str(path), when)
 
 
@@ -162,7 +112,7 @@ def load_dataset(run_dir: Path, manifest: Manifest, name: str, *, kind: str) -> 
     info = dataset_info(manifest, name)
     if info is None:
         return Loaded(path=None, note=f"dataset {name!r} is not in the run's manifest")
-    path = _resolve(run_dir, info)
+    path = resolve_dataset(run_dir, info)
     when = stamp(path) if path is not None else None
     if path is None or when is None:
         shown = info.path or "(no path recorded)"
