@@ -162,6 +162,31 @@ def test_a_credential_anywhere_refuses_the_pack_without_printing_it(
     assert not list(tmp_path.glob("*.tar.gz")) and not list(tmp_path.glob(".*partial"))
 
 
+def test_redacted_and_harmless_values_do_not_refuse_the_pack(run: Path, tmp_path: Path) -> None:
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    manifest["spec"]["judges"] = [
+        {
+            "api_key": "<redacted>",
+            "api_key_env": "OPENAI_API_KEY",
+            "token": None,
+            "extra_headers": {"Authorization": "<redacted>", "User-Agent": "me/1.0"},
+            "api_base": "https://proxy.example.org/v1",
+        }
+    ]
+    manifest["description"] = "Bearer <redacted>; see https://example.org/runs?page=2&sort=asc"
+    (run / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    code, _, err = _pack(run, tmp_path / "x.tar.gz")
+    assert code == 0, err
+
+
+def test_a_header_value_in_a_record_refuses_the_pack(run: Path, tmp_path: Path) -> None:
+    record = {"request": {"extra_headers": {"X-Tenant-Auth": PASSWORD}}}
+    (run / "labels.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    code, _, err = _pack(run, tmp_path / "x.tar.gz")
+    assert code == 2 and f"{run / 'labels.jsonl'}:1:" in err
+    assert "value of header 'X-Tenant-Auth'" in err and PASSWORD not in err
+
+
 def test_a_run_being_written_is_refused(run: Path, tmp_path: Path) -> None:
     with WriterLock(run, command="assay run", fix="wait"):
         code, _, err = _pack(run, tmp_path / "x.tar.gz")
@@ -213,6 +238,22 @@ def test_with_data_packs_each_dataset_file_and_leaves_the_run_as_it_was(
     assert (tmp_path / "u" / first["snapshot"]).read_bytes() == data.read_bytes()
     assert [d["section"] for d in packed["data"]] == ["datasets", "factuality.datasets"]
     assert "PACKED.json" in (tmp_path / "u" / "SHA256SUMS").read_text(encoding="utf-8")
+
+
+def test_an_unpacked_archive_with_data_packs_again_without_the_original_files(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _use_local_data(run, tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert _pack(run, tmp_path / "a.tar.gz", "--with-data")[0] == 0
+    (tmp_path / "u").mkdir()
+    assert (
+        invoke(["unpack", str(tmp_path / "a.tar.gz"), "-o", str(tmp_path / "u" / "demo")])[0] == 0
+    )
+    data.unlink()  # the reader has the archive only
+    code, _, err = _pack(tmp_path / "u" / "demo", tmp_path / "b.tar.gz", "--with-data")
+    assert code == 0, err
+    assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
 
 
 def test_with_data_refuses_a_dataset_changed_since_the_run(run: Path, tmp_path: Path) -> None:
@@ -283,6 +324,12 @@ def _link(name: str, target: str, kind: bytes) -> Member:
         (lambda ms: [*ms, _file("/tmp/evil.txt", b"x")], 2, "'/tmp/evil.txt': an absolute path"),
         (lambda ms: [*ms, _file("other/x.txt", b"x")], 2, "outside the archive's one top folder"),
         (
+            lambda ms: [_file("demo", b"x"), *ms[1:]],
+            2,
+            "refused member 'demo': the top folder must be a folder",
+        ),
+        (lambda ms: [*ms, ms[3]], 2, "a repeated member"),
+        (
             lambda ms: [*ms, _link("demo/notes", "/etc/passwd", tarfile.SYMTYPE)],
             2,
             "refused member 'demo/notes': a link",
@@ -305,6 +352,8 @@ def _link(name: str, target: str, kind: bytes) -> Member:
         "dotdot",
         "absolute",
         "outside",
+        "topfile",
+        "repeated",
         "symlink",
         "hardlink",
         "nosums",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
@@ -69,12 +69,23 @@ def data_copies(
 
 
 def _copy(section: str, info: DatasetInfo) -> DataCopy:
+    """Where the copy goes: where the run put its own (`bundle_data`), else the name a
+    run would give it."""
     copy = DataCopy(dataset=info.name, section=section, path=info.path, sha256=info.sha256)
-    if not info.path or not info.sha256:
+    recorded = getattr(info, "snapshot", None)
+    if not info.sha256 or not (info.path or recorded):
         copy.reason = "the manifest names no local file and sha256 for it"
+    elif isinstance(recorded, str) and _inside_data_dir(recorded):
+        copy.snapshot = recorded
     else:
-        copy.snapshot = f"{DATA_DIR}/{info.sha256[:16]}-{Path(info.path).name}"
+        copy.snapshot = f"{DATA_DIR}/{info.sha256[:16]}-{Path(info.path or '').name}"
     return copy
+
+
+def _inside_data_dir(rel: str) -> bool:
+    """A recorded snapshot path that names a file under `snapshot/data/` and nowhere else."""
+    parts = PurePosixPath(rel).parts
+    return len(parts) == 3 and parts[:2] == ("snapshot", "data") and ".." not in parts
 
 
 def _source(info: DatasetInfo, manifest: Manifest) -> Path:

@@ -56,10 +56,11 @@ def _check_members(members: list[tarfile.TarInfo], archive: Path) -> str:
     top = PurePosixPath(members[0].name).parts[0] if members[0].name else ""
     seen: set[str] = set()
     for member in members:
-        problem = _unsafe(member, top) or ("a repeated member" if member.name in seen else "")
+        key = PurePosixPath(member.name).as_posix()  # `demo/./x` is `demo/x`
+        problem = _unsafe(member, top) or ("a repeated member" if key in seen else "")
         if problem:
             raise ArchiveError(f"refused member {member.name!r}: {problem}", file=archive)
-        seen.add(member.name)
+        seen.add(key)
     return top
 
 
@@ -76,6 +77,8 @@ def _unsafe(member: tarfile.TarInfo, top: str) -> str:
         return "a link (an archive of a run holds files only)"
     if not (member.isfile() or member.isdir()):
         return "a device, pipe or other special file"
+    if len(path.parts) == 1 and not member.isdir():
+        return "the top folder must be a folder"
     return ""
 
 
