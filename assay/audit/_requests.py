@@ -1,41 +1,103 @@
-"""`requests`: every recorded request key reproduced from the snapshotted prompt bytes
-and the dataset rows, with no model call."""
+"""`requests`: every recorded request key reproduced from the prompt bytes the run
+recorded and the dataset rows, with no model call.
+
+A model record's `request_key` is the response-cache key of the request as sent
+(`assay.models.cache_key`: model, messages, decoding, structured mode, schema, sample).
+Re-rendering the request the way the run did (the judge's prompt, the row's variables,
+the `ba` swap of a pairwise item, the judge's decoding and client) must give the same
+key; a key that differs names the record and the likeliest cause.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from assay.audit._model import Check, verdict
+from assay.audit._render import DatasetRows, Renderer, renderer_for
 from assay.core.manifest import Manifest
 from assay.core.rundir import (
     ITEM_JUDGMENTS_FILE,
     JUDGMENTS_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
-    iter_rows,
 )
 
-LLM_FILES = (JUDGMENTS_FILE, ITEM_JUDGMENTS_FILE, SENTENCES_FILE, VERIFICATIONS_FILE)
+RENDERED = {JUDGMENTS_FILE: "pairs", ITEM_JUDGMENTS_FILE: "items"}
+NOT_RENDERED = (SENTENCES_FILE, VERIFICATIONS_FILE)
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every whole line; a torn line is the records check's."""
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                yield lineno, row
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+        self.skips: dict[str, int] = {}
+
+    def skip(self, reason: str) -> None:
+        self.skips[reason] = self.skips.get(reason, 0) + 1
+
+    def notes(self) -> list[str]:
+        return [f"{n} records: {reason}" for reason, n in self.skips.items()]
+
+
+def _check_row(
+    file: str, lineno: int, row: dict[str, Any], render: Renderer, rows: DatasetRows, tally: _Tally
+) -> None:
+    where = f"{file}:{lineno}"
+    variables = rows.variables(row)
+    if isinstance(variables, str):
+        tally.skip(variables)
+        return
+    outcome = render.check(row, variables)
+    tally.checked += 1
+    if outcome is not None:
+        tally.problems.append(f"{where}: request_key {row['request_key'][:12]} {outcome}")
 
 
 def check_requests(run_dir: Path, manifest: Manifest) -> Check:
-    del manifest
-    keyed = 0
-    unkeyed = 0
-    for name in LLM_FILES:
-        if not (run_dir / name).is_file():
+    tally = _Tally()
+    renderers: dict[str, Renderer | str] = {}
+    datasets: dict[str, DatasetRows] = {}
+    for file, kind in RENDERED.items():
+        if not (run_dir / file).is_file():
             continue
-        for row in iter_rows(run_dir / name):
-            if row.get("request_key"):
-                keyed += 1
-            elif row.get("prompt_sha256"):
-                unkeyed += 1
-    notes = []
-    if unkeyed:
-        notes.append(
-            f"{unkeyed} model records carry no request_key (written before assay recorded "
-            "request keys): their requests cannot be checked"
-        )
-    if keyed:
-        notes.append(f"{keyed} request keys recorded; re-rendering them is not implemented yet")
-    return verdict("requests", 0, [], notes, skipped=keyed + unkeyed)
+        for lineno, row in _rows(run_dir / file):
+            if not row.get("request_key"):
+                if row.get("prompt_sha256"):
+                    tally.skip("no request_key (written before assay recorded request keys)")
+                continue
+            judge_id = str(row.get("judge_id"))
+            if judge_id not in renderers:
+                renderers[judge_id] = renderer_for(run_dir, manifest, judge_id)
+            render = renderers[judge_id]
+            if isinstance(render, str):
+                tally.skip(render)
+                continue
+            name = str(row.get("dataset"))
+            if name not in datasets:
+                datasets[name] = DatasetRows(run_dir, manifest, name, kind)
+            _check_row(file, lineno, row, render, datasets[name], tally)
+    for file in NOT_RENDERED:
+        if (run_dir / file).is_file():
+            for _, row in _rows(run_dir / file):
+                if row.get("request_key"):
+                    tally.skip(
+                        f"{file}: re-rendering decomposer and verifier requests is not implemented"
+                    )
+    notes = tally.notes()
+    skipped = sum(tally.skips.values())
+    return verdict("requests", tally.checked, tally.problems, notes, skipped=skipped)
