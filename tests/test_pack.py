@@ -1,15 +1,13 @@
-"""`assay pack` / `assay unpack`: a run as a deterministic, checksummed archive.
+"""`assay pack`: a run as a deterministic, checksummed archive.
 
 Round trip byte for byte; the same run packs to the same bytes; anything credential-like
-refuses the pack (never printing the secret); a tampered archive (an edited, added or
-removed file, a `..` member, a link) is refused naming the member; `--with-data` carries
-the dataset files, checked by sha256; a run being written or not complete is refused.
+refuses the pack (never printing the secret); `--with-data` carries the dataset files,
+checked by sha256; a run being written or not complete is refused; errors are one line.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
+import hashlib
 import json
 import os
 import shutil
@@ -19,62 +17,23 @@ from pathlib import Path
 
 import pytest
 from _cli import invoke
+from _pack_runs import KEY, PASSWORD, demo_run, files, pack, run
 
 from assay.core.rundir_lock import WriterLock
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-KEY = "sk-" + "proj0123456789abcdefXYZ"  # key-shaped, split so no scanner flags this file
-PASSWORD = "hunter2" + "hunter2"
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A complete run of examples/demo.toml, plus the files a run may also hold."""
-    root = tmp_path_factory.mktemp("pack")
-    spec = root / "demo.toml"
-    text = (EXAMPLES / "demo.toml").read_text(encoding="utf-8")
-    spec.write_text(text.replace("bootstrap = 1000", "bootstrap = 100"), encoding="utf-8")
-    run = root / "src" / "demo"
-    code, _, err = invoke(["run", str(spec), "--output-dir", str(run), "--no-progress"])
-    assert code == 0, err
-    prompts = run / "snapshot" / "prompts"
-    prompts.mkdir(parents=True)
-    (prompts / "0123456789abcdef-judge.prompt").write_text("Is {{ claim }} true?\n", "utf-8")
-    note = {"item_id": "x", "label": "supported", "note": "see https://example.org/p?page=2"}
-    (run / "labels.jsonl").write_text(json.dumps(note) + "\n", encoding="utf-8")
-    (run / ".assay.lock").write_text("{}\n", encoding="utf-8")  # a writer's, released
-    (run / ".metrics.json.abc123.tmp").write_text("half", encoding="utf-8")
-    return run
-
-
-@pytest.fixture
-def run(demo_run: Path, tmp_path: Path) -> Path:
-    """A private copy of the demo run (tests edit it), under the same name."""
-    return Path(shutil.copytree(demo_run, tmp_path / "runs" / "demo"))
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-def _pack(run: Path, out: Path, *extra: str) -> tuple[int, str, str]:
-    return invoke(["pack", str(run), "-o", str(out), *extra])
+__all__ = ["demo_run", "run"]  # fixtures, imported to be found
 
 
 def test_round_trip_gives_the_same_files_and_leaves_lock_and_temp_files_out(
     run: Path, tmp_path: Path
 ) -> None:
-    code, out, err = _pack(run, tmp_path / "run.tar.gz")
+    code, out, err = pack(run, tmp_path / "run.tar.gz")
     assert code == 0, err
     assert out.startswith(f"packed {run} -> {tmp_path / 'run.tar.gz'} (")
     code, out, err = invoke(["unpack", str(tmp_path / "run.tar.gz"), "-o", str(tmp_path / "u")])
     assert code == 0, err
     assert out.strip() == str(tmp_path / "u")
-    got, source = _files(tmp_path / "u"), _files(run)
+    got, source = files(tmp_path / "u"), files(run)
     assert got.pop("SHA256SUMS")
     assert got == {k: v for k, v in source.items() if not k.startswith(".")}
     assert "snapshot/prompts/0123456789abcdef-judge.prompt" in got
@@ -84,28 +43,26 @@ def test_round_trip_gives_the_same_files_and_leaves_lock_and_temp_files_out(
 
 
 def test_sha256sums_lists_every_other_file_in_sha256sum_format(run: Path, tmp_path: Path) -> None:
-    assert _pack(run, tmp_path / "a.tar.gz")[0] == 0
+    assert pack(run, tmp_path / "a.tar.gz")[0] == 0
     assert invoke(["unpack", str(tmp_path / "a.tar.gz"), "-o", str(tmp_path / "u")])[0] == 0
     lines = (tmp_path / "u" / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
     listed = {line[66:]: line[:64] for line in lines}
     assert all(line[64:66] == "  " for line in lines)
-    import hashlib
-
-    files = {k: hashlib.sha256(v).hexdigest() for k, v in _files(tmp_path / "u").items()}
-    files.pop("SHA256SUMS")
-    assert listed == files
+    digests = {k: hashlib.sha256(v).hexdigest() for k, v in files(tmp_path / "u").items()}
+    digests.pop("SHA256SUMS")
+    assert listed == digests
 
 
 def test_the_same_run_packs_to_the_same_bytes(run: Path, tmp_path: Path) -> None:
-    assert _pack(run, tmp_path / "a.tar.gz")[0] == 0
+    assert pack(run, tmp_path / "a.tar.gz")[0] == 0
     elsewhere = Path(shutil.copytree(run, tmp_path / "other" / "demo"))
     for path in elsewhere.rglob("*"):
         os.utime(path, (1_000_000, 1_000_000))
         path.chmod(0o600 if path.is_file() else 0o700)
-    assert _pack(elsewhere, tmp_path / "b.tar.gz")[0] == 0
+    assert pack(elsewhere, tmp_path / "b.tar.gz")[0] == 0
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
     (elsewhere / "labels.jsonl").write_text("{}\n", encoding="utf-8")
-    assert _pack(elsewhere, tmp_path / "c.tar.gz")[0] == 0
+    assert pack(elsewhere, tmp_path / "c.tar.gz")[0] == 0
     assert (tmp_path / "a.tar.gz").read_bytes() != (tmp_path / "c.tar.gz").read_bytes()
 
 
@@ -154,7 +111,7 @@ def test_a_credential_anywhere_refuses_the_pack_without_printing_it(
 ) -> None:
     rel, line = plant(run)
     where = f"{run / rel}:{line}" if line else str(run / rel)
-    code, out, err = _pack(run, tmp_path / "x.tar.gz")
+    code, out, err = pack(run, tmp_path / "x.tar.gz")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"error: {where}: looks like a credential")
     assert shape in err
@@ -162,7 +119,7 @@ def test_a_credential_anywhere_refuses_the_pack_without_printing_it(
     assert not list(tmp_path.glob("*.tar.gz")) and not list(tmp_path.glob(".*partial"))
 
 
-def test_redacted_and_harmless_values_do_not_refuse_the_pack(run: Path, tmp_path: Path) -> None:
+def test_redacted_and_harmless_values_do_not_refuse_thepack(run: Path, tmp_path: Path) -> None:
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     manifest["spec"]["judges"] = [
         {
@@ -175,21 +132,21 @@ def test_redacted_and_harmless_values_do_not_refuse_the_pack(run: Path, tmp_path
     ]
     manifest["description"] = "Bearer <redacted>; see https://example.org/runs?page=2&sort=asc"
     (run / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    code, _, err = _pack(run, tmp_path / "x.tar.gz")
+    code, _, err = pack(run, tmp_path / "x.tar.gz")
     assert code == 0, err
 
 
-def test_a_header_value_in_a_record_refuses_the_pack(run: Path, tmp_path: Path) -> None:
+def test_a_header_value_in_a_record_refuses_thepack(run: Path, tmp_path: Path) -> None:
     record = {"request": {"extra_headers": {"X-Tenant-Auth": PASSWORD}}}
     (run / "labels.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
-    code, _, err = _pack(run, tmp_path / "x.tar.gz")
+    code, _, err = pack(run, tmp_path / "x.tar.gz")
     assert code == 2 and f"{run / 'labels.jsonl'}:1:" in err
     assert "value of header 'X-Tenant-Auth'" in err and PASSWORD not in err
 
 
 def test_a_run_being_written_is_refused(run: Path, tmp_path: Path) -> None:
     with WriterLock(run, command="assay run", fix="wait"):
-        code, _, err = _pack(run, tmp_path / "x.tar.gz")
+        code, _, err = pack(run, tmp_path / "x.tar.gz")
     assert code == 2 and err.count("\n") == 1
     assert "another assay process" in err and "`assay run`" in err
     assert not (tmp_path / "x.tar.gz").exists()
@@ -199,10 +156,10 @@ def test_an_incomplete_run_needs_allow_incomplete(run: Path, tmp_path: Path) -> 
     manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
     manifest["status"] = "interrupted"
     (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    code, _, err = _pack(run, tmp_path / "x.tar.gz")
+    code, _, err = pack(run, tmp_path / "x.tar.gz")
     assert code == 2 and "not complete (manifest status: interrupted)" in err
     assert "--allow-incomplete" in err and not (tmp_path / "x.tar.gz").exists()
-    assert _pack(run, tmp_path / "x.tar.gz", "--allow-incomplete")[0] == 0
+    assert pack(run, tmp_path / "x.tar.gz", "--allow-incomplete")[0] == 0
 
 
 def _use_local_data(run: Path, tmp_path: Path) -> Path:
@@ -220,13 +177,13 @@ def test_with_data_packs_each_dataset_file_and_leaves_the_run_as_it_was(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = _use_local_data(run, tmp_path)
-    before = _files(run)
+    before = files(run)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    code, out, err = _pack(run, tmp_path / "a.tar.gz", "--with-data")
+    code, out, err = pack(run, tmp_path / "a.tar.gz", "--with-data")
     assert code == 0, err
     assert "2 dataset file(s)" in out
-    assert _files(run) == before
-    assert _pack(run, tmp_path / "b.tar.gz", "--with-data")[0] == 0
+    assert files(run) == before
+    assert pack(run, tmp_path / "b.tar.gz", "--with-data")[0] == 0
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
     assert invoke(["unpack", str(tmp_path / "a.tar.gz"), "-o", str(tmp_path / "u")])[0] == 0
     packed = json.loads((tmp_path / "u" / "PACKED.json").read_text(encoding="utf-8"))
@@ -240,18 +197,18 @@ def test_with_data_packs_each_dataset_file_and_leaves_the_run_as_it_was(
     assert "PACKED.json" in (tmp_path / "u" / "SHA256SUMS").read_text(encoding="utf-8")
 
 
-def test_an_unpacked_archive_with_data_packs_again_without_the_original_files(
+def test_an_unpacked_archive_with_data_packs_again_without_the_originalfiles(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = _use_local_data(run, tmp_path)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    assert _pack(run, tmp_path / "a.tar.gz", "--with-data")[0] == 0
+    assert pack(run, tmp_path / "a.tar.gz", "--with-data")[0] == 0
     (tmp_path / "u").mkdir()
     assert (
         invoke(["unpack", str(tmp_path / "a.tar.gz"), "-o", str(tmp_path / "u" / "demo")])[0] == 0
     )
     data.unlink()  # the reader has the archive only
-    code, _, err = _pack(tmp_path / "u" / "demo", tmp_path / "b.tar.gz", "--with-data")
+    code, _, err = pack(tmp_path / "u" / "demo", tmp_path / "b.tar.gz", "--with-data")
     assert code == 0, err
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
 
@@ -259,145 +216,13 @@ def test_an_unpacked_archive_with_data_packs_again_without_the_original_files(
 def test_with_data_refuses_a_dataset_changed_since_the_run(run: Path, tmp_path: Path) -> None:
     data = _use_local_data(run, tmp_path)
     data.write_text(data.read_text(encoding="utf-8").replace("a", "b", 1), encoding="utf-8")
-    code, _, err = _pack(run, tmp_path / "x.tar.gz", "--with-data")
+    code, _, err = pack(run, tmp_path / "x.tar.gz", "--with-data")
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"error: {data}: --with-data: dataset 'forcebench-demo' has changed")
     data.unlink()
-    code, _, err = _pack(run, tmp_path / "x.tar.gz", "--with-data")
+    code, _, err = pack(run, tmp_path / "x.tar.gz", "--with-data")
     assert code == 2 and "is not at this path any more" in err
     assert not (tmp_path / "x.tar.gz").exists()
-
-
-# --- tampered archives -------------------------------------------------------------------
-
-Member = tuple[tarfile.TarInfo, bytes]
-
-
-def _retar(src: Path, dst: Path, change: Callable[[list[Member]], list[Member]]) -> None:
-    with tarfile.open(src) as tar:
-        members = [(m, tar.extractfile(m).read() if m.isfile() else b"") for m in tar]  # type: ignore[union-attr]
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for info, data in change(members):
-            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
-    dst.write_bytes(gzip.compress(buf.getvalue()))
-
-
-def _file(name: str, data: bytes) -> Member:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    return info, data
-
-
-def _edit(ms: list[Member]) -> list[Member]:
-    return [
-        (
-            _file(i.name, d.replace(b"supported", b"unsupported", 1))
-            if i.name.endswith("judgments.jsonl")
-            else (i, d)
-        )
-        for i, d in ms
-    ]
-
-
-def _link(name: str, target: str, kind: bytes) -> Member:
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname = kind, target
-    return info, b""
-
-
-@pytest.mark.parametrize(
-    ("change", "code", "message"),
-    [
-        (_edit, 1, "does not match its SHA256SUMS: changed judgments.jsonl; the archive"),
-        (lambda ms: [*ms, _file("demo/evil.txt", b"x")], 1, "SHA256SUMS: extra evil.txt;"),
-        (
-            lambda ms: [m for m in ms if m[0].name != "demo/metrics.json"],
-            1,
-            "SHA256SUMS: missing metrics.json;",
-        ),
-        (
-            lambda ms: [*ms, _file("demo/../evil.txt", b"x")],
-            2,
-            "refused member 'demo/../evil.txt': a path that climbs out",
-        ),
-        (lambda ms: [*ms, _file("/tmp/evil.txt", b"x")], 2, "'/tmp/evil.txt': an absolute path"),
-        (lambda ms: [*ms, _file("other/x.txt", b"x")], 2, "outside the archive's one top folder"),
-        (
-            lambda ms: [_file("demo", b"x"), *ms[1:]],
-            2,
-            "refused member 'demo': the top folder must be a folder",
-        ),
-        (lambda ms: [*ms, ms[3]], 2, "a repeated member"),
-        (
-            lambda ms: [*ms, _link("demo/notes", "/etc/passwd", tarfile.SYMTYPE)],
-            2,
-            "refused member 'demo/notes': a link",
-        ),
-        (
-            lambda ms: [*ms, _link("demo/hard", "demo/manifest.json", tarfile.LNKTYPE)],
-            2,
-            "refused member 'demo/hard': a link",
-        ),
-        (
-            lambda ms: [m for m in ms if m[0].name != "demo/SHA256SUMS"],
-            1,
-            "no SHA256SUMS in demo/",
-        ),
-    ],
-    ids=[
-        "edited",
-        "added",
-        "removed",
-        "dotdot",
-        "absolute",
-        "outside",
-        "topfile",
-        "repeated",
-        "symlink",
-        "hardlink",
-        "nosums",
-    ],
-)
-def test_a_tampered_archive_is_refused_and_nothing_is_extracted(
-    run: Path,
-    tmp_path: Path,
-    change: Callable[[list[Member]], list[Member]],
-    code: int,
-    message: str,
-) -> None:
-    assert _pack(run, tmp_path / "a.tar.gz")[0] == 0
-    _retar(tmp_path / "a.tar.gz", tmp_path / "t.tar.gz", change)
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    got, out, err = invoke(["unpack", str(tmp_path / "t.tar.gz"), "-o", str(out_dir / "demo")])
-    assert got == code and out == ""
-    assert err.count("\n") == 1 and err.startswith(f"error: {tmp_path / 't.tar.gz'}: ")
-    assert message in err
-    assert list(out_dir.iterdir()) == [] and not (tmp_path / "evil.txt").exists()
-
-
-def test_the_untampered_copy_made_the_same_way_unpacks(run: Path, tmp_path: Path) -> None:
-    """The tampering helper alone changes nothing a check looks at."""
-    assert _pack(run, tmp_path / "a.tar.gz")[0] == 0
-    _retar(tmp_path / "a.tar.gz", tmp_path / "t.tar.gz", lambda ms: ms)
-    assert invoke(["unpack", str(tmp_path / "t.tar.gz"), "-o", str(tmp_path / "u")])[0] == 0
-
-
-# --- CLI errors ---------------------------------------------------------------------------
-
-
-def test_unpack_defaults_to_the_archive_folder_here_and_never_overwrites(
-    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert _pack(run, tmp_path / "a.tar.gz")[0] == 0
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = invoke(["unpack", "a.tar.gz"])
-    assert code == 0 and out == "demo\n" and (tmp_path / "demo" / "manifest.json").is_file()
-    (tmp_path / "demo" / "labels.jsonl").write_text("mine\n", encoding="utf-8")
-    code, _, err = invoke(["unpack", "a.tar.gz"])
-    assert code == 2 and err == "error: demo: already exists; remove it or choose another -o\n"
-    assert (tmp_path / "demo" / "labels.jsonl").read_text(encoding="utf-8") == "mine\n"
 
 
 def test_pack_defaults_to_the_run_name_and_refuses_to_overwrite(
@@ -428,3 +253,12 @@ def test_cli_errors_are_one_line(run: Path, tmp_path: Path, argv: list[str], mes
     code, _, err = invoke([a.format(**fill) for a in argv])
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("error: ") and message.format(**fill) in err
+
+
+def test_a_link_in_the_run_directory_is_refused_not_followed(run: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("not the run's\n", encoding="utf-8")
+    (run / "notes.txt").symlink_to(tmp_path / "outside.txt")
+    code, _, err = pack(run, tmp_path / "x.tar.gz")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: {run / 'notes.txt'}: a symbolic link cannot be packed")
+    assert not (tmp_path / "x.tar.gz").exists()
