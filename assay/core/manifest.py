@@ -49,6 +49,11 @@ class DatasetInfo(_Open):
     sha256: str | None = Field(default=None, description="Hash of the file's bytes.")
     format: str | None = Field(default=None, description="The importer that read it.")
     rows: int | None = Field(default=None, description="Rows (pairs, items or answers) read.")
+    snapshot: str | None = Field(
+        default=None,
+        description="With `bundle_data = true`: the copy of the file in the run directory, "
+        "`snapshot/data/<sha256[:16]>-<file name>` (relative to it).",
+    )
 
 
 class CacheInfo(_Open):
@@ -130,6 +135,13 @@ class Manifest(_Open):
     spec_sha256: str | None = Field(default=None, description="Hash of the spec file's bytes.")
     spec: dict[str, Any] = Field(
         default_factory=dict, description="The spec as parsed (secrets redacted)."
+    )
+    spec_resolved: dict[str, Any] | None = Field(
+        default=None,
+        description="The spec as the run used it, secrets redacted: the shape of `spec` "
+        "with every key, defaults filled in, and each model-calling block's settings "
+        "(temperature, max_tokens, structured_output, ...) resolved over `[defaults]`. "
+        "Informational: resuming compares `spec`.",
     )
     datasets: list[DatasetInfo] = Field(default_factory=list, description="The datasets read.")
     parser_version: str | None = Field(

@@ -53,6 +53,7 @@ from assay.runs.store._manifest import (
 from assay.runs.store._parquet import require_pyarrow, write_parquet_copies
 from assay.runs.store._resume import check_same_spec, interrupted_from_manifest
 from assay.runs.store._rundir import read_run_manifest
+from assay.runs.store._snapshot import RunSnapshot, check_same_prompts
 from assay.runs.store._store import write_json_atomic, write_manifest
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
@@ -86,6 +87,8 @@ class Runner:
         declared = (self.judge_stage, self.items, self.factuality, self.gate)
         self.stages: list[Stage] = [s for s in declared if s is not None]  # in the order run
         self.executor: Executor = AsyncPoolExecutor()
+        self.snapshot = RunSnapshot(self.run_dir, bundle_data=loaded.spec.bundle_data)
+        self._resumed: Manifest | None = None  # its prompts are compared at the first save
 
     # ---- planning -------------------------------------------------------------------
     def plan(self) -> list[JudgeWork]:
@@ -173,7 +176,8 @@ class Runner:
         todo = sum(stage.todo() for stage in self.stages)
         session = new_session(todo, resumed=existing is not None)
         base.sessions.append(session)
-        self._save(base, "running", None)
+        self._resumed = existing
+        self._save(base, "running", None)  # snapshots taken: the run's files are its own
         status, message = "running", None
         try:
             with cancel_on_sigterm():
@@ -262,7 +266,12 @@ class Runner:
         )
         for stage in self.stages:
             stage.add_to_manifest(manifest)
-        write_manifest(self.run_dir / MANIFEST_FILE, manifest)  # redacted: no credentials
+        where = self.run_dir / MANIFEST_FILE
+        if self._resumed is not None:  # a changed prompt leaves the spec as it was
+            check_same_prompts(self._resumed, manifest, where)
+            self._resumed = None
+        self.snapshot.annotate(manifest)
+        write_manifest(where, manifest)  # redacted: no credentials
 
     def _outcome(self, status: str, message: str | None) -> RunOutcome:
         failing = set(self.loaded.spec.failure.statuses)

@@ -225,6 +225,11 @@ class RunSpec(_Strict):
         default=False,
         description="Also write a Parquet copy of each record file at the end (needs pyarrow).",
     )
+    bundle_data: bool = Field(
+        default=False,
+        description="Copy each dataset file into the run directory (snapshot/data/) when "
+        "the run starts, so it can be audited and re-run from the directory alone.",
+    )
     datasets: list[DatasetBlock] = Field(
         default_factory=list, description="What the judges and baselines judge."
     )

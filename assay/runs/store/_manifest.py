@@ -34,6 +34,7 @@ from assay.core.rundir import (
     VERIFICATIONS_FILE,
 )
 from assay.errors import RunError, first_problem
+from assay.runs.spec._resolved import resolved_spec
 from assay.runs.store._counters import JudgeCounters
 from assay.runs.store._environment import environment
 from assay.runs.store._rundir import read_run_manifest
@@ -185,6 +186,7 @@ def run_manifest(
         spec_path=str(Path(loaded.path).resolve()),
         spec_sha256=loaded.sha256,
         spec=loaded.raw,  # redacted with the whole manifest when written
+        spec_resolved=resolved_spec(loaded.spec),
         datasets=[_dataset_info(d) for d in datasets],
         parser_version=PARSER_VERSION,
         cache=cache,

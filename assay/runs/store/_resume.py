@@ -25,7 +25,7 @@ from assay.runs.spec._spec import RunSpec
 # go, the failure policy (re-applied to all records at the end) ...
 # where local models run does not change their results
 TOP_LEVEL_IGNORED = frozenset(
-    {"name", "description", "output_dir", "failure", "executor", "records_parquet"}
+    {"name", "description", "output_dir", "failure", "executor", "records_parquet", "bundle_data"}
 )
 # ... and, in each endpoint block, how requests are sent, authenticated, throttled, retried.
 IGNORED_IN_BLOCKS = frozenset(
