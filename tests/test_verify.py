@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from _cli import invoke
-from test_items_run import KEY_ENV, SINGLE, _says_supported, _single_csv, _spec
+from test_items_run import KEY_ENV, PAIRWISE, SINGLE, _csv, _says_supported, _single_csv, _spec
 
 from assay.audit import verify_run
+from assay.core.rundir import record_digests
 from assay.runs import RunOptions, run_spec
 from assay.testing import FakeOpenAIServer
 
@@ -43,14 +44,16 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def items(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An items run: its prompt file and CSV next to it, judged on the loopback server."""
+    """An items run (single and pairwise, so `ba` orders too): its prompt file and CSVs
+    next to it, judged on the loopback server."""
     tmp = tmp_path_factory.mktemp("items")
     _single_csv(tmp)
+    rows = [(f"p{i}", f"left {i}", f"right {i}", "A" if i % 2 else "B") for i in range(4)]
+    _csv(tmp / "duel.csv", ["id", "left", "right", "gold"], rows)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, "sk-items-test-key-123456")
         with FakeOpenAIServer(responder=_says_supported) as srv:
-            spec = _spec(tmp, srv.base_url, SINGLE)
-            spec.write_text(spec.read_text().replace(', "pairwise-preference@1"', ""))
+            spec = _spec(tmp, srv.base_url, SINGLE + PAIRWISE)
             outcome = run_spec(spec, RunOptions(output_dir=str(tmp / "run"), no_cache=True))
     assert outcome.status == "complete", outcome.message
     return tmp / "run"
@@ -134,7 +137,7 @@ def _snapshot_prompt(run: Path) -> Path:
         rel = (
             f"snapshot/prompts/{hashlib.sha256(data).hexdigest()[:16]}-{Path(prompt['file']).name}"
         )
-        (run / rel).parent.mkdir(parents=True)
+        (run / rel).parent.mkdir(parents=True, exist_ok=True)
         (run / rel).write_bytes(data)
         prompt["snapshot"] = rel
         _write_manifest(run, manifest)
@@ -176,13 +179,13 @@ def test_a_bundled_dataset_snapshot_is_checked_too(items: Path, tmp_path: Path) 
     run = _copy(items, tmp_path)
     manifest = _manifest(run)
     info = manifest["datasets"][0]
-    (run / "snapshot" / "data").mkdir(parents=True)
+    (run / "snapshot" / "data").mkdir(parents=True, exist_ok=True)
     snap = run / "snapshot" / "data" / "mine.csv"
     snap.write_bytes(Path(info["path"]).read_bytes() + b"extra,row\n")
     info["snapshot"] = "snapshot/data/mine.csv"
     _write_manifest(run, manifest)
     datasets = _results(run)["datasets"]
-    assert datasets.result == "fail" and datasets.checked == 2
+    assert datasets.result == "fail" and datasets.checked == 3  # mine twice, duel once
     assert datasets.problems[0].startswith(f"dataset mine: snapshot {snap} has sha256")
 
 
@@ -206,17 +209,60 @@ def test_an_edited_metric_is_named_by_its_key_path(demo: Path, tmp_path: Path) -
     ]
 
 
-def test_records_without_request_keys_are_a_skip_that_fails_unless_allowed(
-    items: Path,
-) -> None:
+def test_every_request_key_is_reproduced_single_and_pairwise(items: Path) -> None:
     requests = _results(items)["requests"]
-    if requests.result == "skip":
-        code, out, _ = invoke(["verify", str(items)])
-        assert code == 1 and "NOT verified" in out
-        code, out, _ = invoke(["verify", str(items), "--allow-skips"])
-        assert code == 0 and "skips allowed" in out
-    else:
-        assert requests.result == "pass"
+    assert (requests.result, requests.checked, requests.skipped) == ("pass", 6 + 2 * 4, 0)
+
+
+def _edit_line(path: Path, lineno: int, **changes: Any) -> dict[str, Any]:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = json.loads(lines[lineno - 1])
+    row.update(changes)
+    lines[lineno - 1] = json.dumps(row) + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    return row
+
+
+def test_a_request_key_not_reproduced_names_file_line_and_cause(
+    items: Path, tmp_path: Path
+) -> None:
+    run = _copy(items, tmp_path)
+    path = run / "item_judgments.jsonl"
+    _edit_line(path, 3, request_key="0" * 64)
+    _edit_line(path, 4, prompt_sha256="f" * 64)  # not part of the key: still reproduced
+    _edit_line(path, 5, prompt_sha256="f" * 64, request_key="1" * 64)
+    problems = _results(run)["requests"].problems
+    assert problems[0] == (
+        "item_judgments.jsonl:3: request_key 000000000000 not reproduced; likeliest cause: "
+        "messages (the record's variables or prompt bytes), decoding or client settings"
+    )
+    assert problems[1] == (
+        "item_judgments.jsonl:5: request_key 111111111111 not reproduced; "
+        "likeliest cause: prompt_sha256 ffffffffffff is not the judge's prompt"
+    )
+    assert len(problems) == 2  # line 4 holds
+
+
+def test_records_without_request_keys_are_a_skip_that_fails_unless_allowed(
+    items: Path, tmp_path: Path
+) -> None:
+    run = _copy(items, tmp_path)
+    path = run / "item_judgments.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps({**r, "request_key": None}) + "\n" for r in rows))
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    metrics["records_sha256"] = record_digests(run)  # as a run from before request keys
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    assert _results(run)["records"].result == "pass"
+    requests = _results(run)["requests"]
+    assert (requests.result, requests.skipped) == ("skip", len(rows))
+    assert requests.notes == [
+        f"{len(rows)} records: no request_key (written before assay recorded request keys)"
+    ]
+    code, out, _ = invoke(["verify", str(run)])
+    assert code == 1 and "NOT verified" in out
+    code, out, _ = invoke(["verify", str(run), "--allow-skips"])
+    assert code == 0 and "verified (skips allowed)" in out
 
 
 def test_not_a_run_directory_is_bad_input(tmp_path: Path) -> None:
