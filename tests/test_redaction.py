@@ -28,6 +28,7 @@ from assay.models._config import Decoding
 from assay.models._types import Message
 from assay.redaction import (
     MARKER,
+    credential_shapes,
     is_secret_key,
     redact,
     redact_url,
@@ -481,3 +482,30 @@ def test_write_manifest_redacts_what_an_older_manifest_carried(tmp_path: Path) -
     assert "judges[0].client.extra_body.extra_headers.Authorization" in fields or any(
         f.endswith("extra_headers.Authorization") for f in fields
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shapes"),
+    [
+        ("answer: sk-" + "abcdefghijklmnopqrstuv", ["sk-... API key"]),
+        ("see https://ann:" + "pw123456@h.example.org/x", ["URL with user:password"]),
+        ("see https://tok" + "en123@h.example.org/x", ["URL with a user name"]),
+        (
+            "https://h.example.org/x?api_key=" + "abc123",
+            ["URL query api_key=...", "api_key=... pair"],
+        ),
+        ("Authorization: Bearer " + "abcdefghijkl", ["Bearer token"]),
+        ("password=" + "hunter2x", ["password=... pair"]),
+        # what redaction leaves, and what is not a credential
+        ('"api_key": "<redacted>", "Authorization": "Bearer <redacted>"', []),
+        ('"api_key_env": "OPENAI_API_KEY"', []),
+        ("https://h.example.org/runs?page=2&sort=asc", []),
+        ("the token count was 12345", []),
+    ],
+)
+def test_credential_shapes_name_what_scrub_text_would_remove(text: str, shapes: list[str]) -> None:
+    """The question form of the rules (`assay pack` refuses on it): each answer names the
+    kind of credential, never its value, and text scrub_text leaves alone has none."""
+    assert credential_shapes(text) == shapes
+    if not shapes:
+        assert scrub_text(text) == text or "?" in text  # a query is scrubbed, not refused
