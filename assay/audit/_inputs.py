@@ -21,14 +21,30 @@ from assay.datasets._load import BUILTIN_DATA_DIR
 from assay.prompts import BUILTIN_DIR
 
 
+def _identities(value: Any) -> Iterator[dict[str, Any]]:
+    """Every prompt identity (`Prompt.identity()`: `file`, `sha256`, `builtin`) inside a
+    component's manifest entry, however deeply its kind nests them."""
+    if isinstance(value, dict):
+        if isinstance(value.get("file"), str) and "sha256" in value and "builtin" in value:
+            yield value
+            return
+        for item in value.values():
+            yield from _identities(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _identities(item)
+
+
 def prompt_identities(manifest: Manifest) -> Iterator[tuple[str, dict[str, Any]]]:
     """(component id, prompt identity) for every judge, decomposer and verifier."""
     entries: list[Any] = list(manifest.judges)
     if manifest.factuality is not None:
         entries += [manifest.factuality.decomposer, *manifest.factuality.verifiers]
     for entry in entries:
-        if isinstance(entry, dict) and isinstance(entry.get("prompt"), dict):
-            yield str(entry.get("id") or entry.get("name") or "?"), entry["prompt"]
+        if isinstance(entry, dict):
+            owner = str(entry.get("id") or entry.get("name") or "?")
+            for identity in _identities(entry):
+                yield owner, identity
 
 
 def matches(identity: dict[str, Any], data: bytes) -> bool:
