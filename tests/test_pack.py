@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from _cli import invoke
-from _pack_runs import KEY, PASSWORD, demo_run, files, pack, run
+from _pack_runs import EXAMPLES, KEY, PASSWORD, demo_run, files, pack, run
 
 from assay.core.rundir_lock import WriterLock
 
@@ -262,3 +262,30 @@ def test_a_link_in_the_run_directory_is_refused_not_followed(run: Path, tmp_path
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"error: {run / 'notes.txt'}: a symbolic link cannot be packed")
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+def test_with_data_on_a_run_that_bundled_its_data_packs_that_copy(tmp_path: Path) -> None:
+    """`bundle_data = true` put the file in the run already: `--with-data` checks that
+    copy and maps it, needing no file outside the run, and packs it once."""
+    shutil.copyfile(
+        EXAMPLES.parent / "assay" / "data" / "forcebench_demo.jsonl", tmp_path / "p.jsonl"
+    )
+    spec = tmp_path / "bundled.toml"
+    spec.write_text(
+        'name = "bundled"\nbundle_data = true\nbootstrap = 0\n'
+        '[[datasets]]\nname = "fb"\npath = "p.jsonl"\n'
+        '[[baselines]]\nname = "citation-presence"\n',
+        encoding="utf-8",
+    )
+    run_dir = tmp_path / "bundled"
+    code, _, err = invoke(["run", str(spec), "--output-dir", str(run_dir), "--no-progress"])
+    assert code == 0, err
+    (tmp_path / "p.jsonl").unlink()
+    code, out, err = pack(run_dir, tmp_path / "b.tar.gz", "--with-data")
+    assert code == 0, err
+    assert out.endswith(", 1 dataset file(s))\n")
+    with tarfile.open(tmp_path / "b.tar.gz") as tar:
+        data = [n for n in tar.getnames() if n.startswith("bundled/snapshot/data/")]
+        packed = json.loads(tar.extractfile("bundled/PACKED.json").read())  # type: ignore[union-attr]
+    snapshot = json.loads((run_dir / "manifest.json").read_text("utf-8"))["datasets"][0]["snapshot"]
+    assert data == [f"bundled/{snapshot}"] and packed["data"][0]["snapshot"] == snapshot
