@@ -147,3 +147,11 @@ def test_unpack_defaults_to_the_archive_folder_here_and_never_overwrites(
     code, _, err = invoke(["unpack", "a.tar.gz"])
     assert code == 2 and err == "error: demo: already exists; remove it or choose another -o\n"
     assert (tmp_path / "demo" / "labels.jsonl").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_an_unpacked_run_passes_assay_verify(run: Path, tmp_path: Path) -> None:
+    """The issue's end to end: pack -> unpack elsewhere -> verify, all from the archive."""
+    assert pack(run, tmp_path / "a.tar.gz")[0] == 0
+    assert invoke(["unpack", str(tmp_path / "a.tar.gz"), "-o", str(tmp_path / "u")])[0] == 0
+    code, out, err = invoke(["verify", str(tmp_path / "u")])
+    assert code == 0, out + err
