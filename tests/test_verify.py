@@ -273,3 +273,31 @@ def test_not_a_run_directory_is_bad_input(tmp_path: Path) -> None:
     assert code == 2 and "no metrics.json" in err
     code, _, err = invoke(["verify", str(tmp_path), "--format", "xml"])
     assert code == 2
+
+
+def test_a_built_in_prompt_changed_since_the_run_is_named_with_the_version(
+    items: Path, tmp_path: Path
+) -> None:
+    run = _copy(items, tmp_path)
+    manifest = _manifest(run)
+    judge = next(j for j in manifest["judges"] if j["prompt"]["builtin"])
+    judge["prompt"]["sha256"] = "e" * 64  # what an older assay's built-in hashed to
+    manifest["environment"]["assay_version"] = "0.0.9"
+    _write_manifest(run, manifest)
+    checks = _results(run)
+    assert checks["prompts"].problems == [
+        f"pairwise-preference@1 ({judge['id']}): built-in pairwise-preference.v1.prompt "
+        "changed since assay 0.0.9"
+    ]
+    requests = checks["requests"]
+    assert (requests.result, requests.checked, requests.skipped) == ("skip", 6, 8)
+    assert requests.notes == ["8 records: prompt pairwise-preference@1 changed (see prompts)"]
+
+
+def test_a_torn_last_line_is_named(demo: Path, tmp_path: Path) -> None:
+    run = _copy(demo, tmp_path)
+    path = run / "judgments.jsonl"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + text.splitlines()[0][:40], encoding="utf-8")
+    records = _results(run)["records"]
+    assert "judgments.jsonl:241: torn last line (a write cut short)" in records.problems

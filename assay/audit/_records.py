@@ -20,6 +20,7 @@ from assay.core.rundir import (
     ITEM_JUDGMENTS_FILE,
     JUDGMENTS_FILE,
     METRICS_FILE,
+    RECORD_FILES,
     VERIFICATIONS_FILE,
     latest,
 )
@@ -75,9 +76,15 @@ def _count_problems(run_dir: Path, manifest: Manifest) -> tuple[int, list[str]]:
 
 
 def check_record_files(run_dir: Path, manifest: Manifest, metrics: dict[str, Any]) -> Check:
-    """Digests against metrics.json, record counts against the manifest."""
+    """Digests against metrics.json, record counts against the manifest, whole lines."""
+    from assay.runs.store._audit import torn_line
+
     digests = check_records(run_dir, metrics)
     counted, problems = _count_problems(run_dir, manifest)
+    for name in RECORD_FILES:
+        line = torn_line(run_dir / name)
+        if line is not None:
+            problems.append(f"{name}:{line}: torn last line (a write cut short)")
     notes: list[str] = []
     for f in digests.files:
         if f.state == "not recorded":
