@@ -97,7 +97,7 @@ def _check_sums(
     changed = sorted(  # read in archive order: a gzip stream seeks forward cheaply
         rel
         for rel, member in files.items()
-        if rel in listed and hashlib.sha256(_read(tar, member)).hexdigest() != listed[rel]
+        if rel in listed and _digest(tar, member) != listed[rel]
     )
     parts = [f"changed {rel}" for rel in changed] + [f"missing {rel}" for rel in missing]
     parts += [f"extra {rel}" for rel in extra]
@@ -119,6 +119,18 @@ def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
         raise ArchiveError(f"cannot read member {member.name!r}")
     with fh:
         return fh.read()
+
+
+def _digest(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
+    """A member's sha256, read in chunks (a packed dataset may be large)."""
+    fh = tar.extractfile(member)
+    if fh is None:  # pragma: no cover - a checked member is a regular file
+        raise ArchiveError(f"cannot read member {member.name!r}")
+    digest = hashlib.sha256()
+    with fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], top: str, target: Path) -> None:
