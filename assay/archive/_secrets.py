@@ -36,26 +36,38 @@ class SecretHit(NamedTuple):
 
 
 def scan_file(path: Path) -> SecretHit | None:
-    """The first credential-looking value in a text file; None for a clean or binary one."""
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None  # binary: nothing a redaction rule could read
-    return scan_text(text, as_json=path.name.endswith(_JSON_SUFFIXES))
+    """The first credential-looking value in a text file; None for a clean or binary one
+    (read a line at a time: a packed dataset may be large)."""
+    as_json = path.name.endswith(_JSON_SUFFIXES)
+    with path.open("rb") as fh:
+        if b"\0" in fh.read(8192):
+            return None
+        fh.seek(0)
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None  # binary: nothing a redaction rule could read
+            shape = _line_shape(line.rstrip("\r\n"), as_json=as_json)
+            if shape is not None:
+                return SecretHit(lineno, shape)
+    return None
 
 
 def scan_text(text: str, *, as_json: bool = False) -> SecretHit | None:
     """The first credential-looking value in `text`, by line (1-based)."""
     for lineno, line in enumerate(text.splitlines(), start=1):
-        shapes = _json_line_shapes(line) if as_json else None
-        if shapes is None:
-            shapes = credential_shapes(line)
-        if shapes:
-            return SecretHit(lineno, shapes[0])
+        shape = _line_shape(line, as_json=as_json)
+        if shape is not None:
+            return SecretHit(lineno, shape)
     return None
+
+
+def _line_shape(line: str, *, as_json: bool) -> str | None:
+    shapes = _json_line_shapes(line) if as_json else None
+    if shapes is None:
+        shapes = credential_shapes(line)
+    return shapes[0] if shapes else None
 
 
 def _json_line_shapes(line: str) -> list[str] | None:
