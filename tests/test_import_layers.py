@@ -232,6 +232,7 @@ RUNS_ALLOWED = {
     "rebuild": {"store"},
     "runner": {"assemble", "execute", "plan", "rebuild", "spec", "stages", "store"},
     "preview": {"assemble", "plan", "runner", "spec", "stages"},
+    "rerun": {"preview", "rebuild", "runner", "spec", "store"},
 }
 
 

@@ -15,6 +15,7 @@ from assay.cli._labels import labels_app
 from assay.cli._pack import pack, unpack
 from assay.cli._paths import CacheDir, PromptDirs, RunDirArg, cli_path, cli_path_text
 from assay.cli._policies import policies_app
+from assay.cli._rerun import rerun
 from assay.errors import AssayError
 from assay.redaction import redact, scrub_text
 
@@ -481,6 +482,7 @@ def list_(
 
 app.command()(pack)
 app.command()(unpack)
+app.command()(rerun)
 
 link_docs(app)  # after every command is registered: each help ends with its docs page
 

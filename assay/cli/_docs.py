@@ -26,6 +26,7 @@ COMMAND_PAGES: dict[str, str] = {
     "reparse": "how-to/reparse.md",
     "pack": "how-to/pack.md",
     "unpack": "how-to/pack.md",
+    "rerun": "how-to/rerun.md",
     "validate": "tutorials/providers-and-local-models.md",
     "version": "get-started/install.md",
     "list": "how-to/plugins.md",

@@ -1,0 +1,198 @@
+"""A run's spec rebuilt from its directory alone, for `assay rerun`: the spec the
+manifest recorded (its resolved form when present, so this version's defaults do not
+change the re-run), the prompts from the snapshot, the datasets by sha256.
+
+A dataset is the file the run read if its bytes still hash to the recorded sha256,
+else the run directory's copy (`snapshot/data/`, with `bundle_data`), else the re-run
+is refused: re-running on other data measures the data, not the judge. With
+`allow_data_change` the file as it is now is used and the new run's manifest says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.core.manifest import DatasetInfo, Manifest
+from assay.core.rundir import MANIFEST_FILE, file_sha256
+from assay.core.settings import ModelDefaults
+from assay.datasets._load import BUILTIN_DATA_DIR
+from assay.errors import RunError, SpecError
+from assay.runs.rebuild._sources import dataset_info, resolve_dataset
+from assay.runs.spec._spec import LoadedSpec, RunSpec, validate_spec
+
+
+class RerunSource(BaseModel):
+    """What a re-run was rebuilt from; `rerun_of` in the new run's manifest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str | None = Field(description="The original run's id.")
+    run_dir: str = Field(description="The original run directory, as given.")
+    manifest_sha256: str = Field(description="sha256 of its manifest.json when re-run.")
+    spec_source: str = Field(
+        description="The manifest's spec with spec_resolved's model settings, or spec alone."
+    )
+    data_changed: list[str] = Field(
+        default_factory=list,
+        description="Datasets re-run on bytes other than the recorded (--allow-data-change).",
+    )
+    data_from_snapshot: list[str] = Field(
+        default_factory=list, description="Datasets read from the run directory's snapshot."
+    )
+
+
+def _matches(path: Path | None, sha: str | None) -> bool:
+    return path is not None and path.is_file() and file_sha256(path) == sha
+
+
+def _dataset_file(run_dir: Path, info: DatasetInfo, allow_change: bool) -> tuple[Path | None, str]:
+    """(file to read, how): "same" (the recorded file), "snapshot", "changed" (allowed)
+    or "unchecked" (no sha recorded: a folder or a source read another way)."""
+    original = resolve_dataset(run_dir, info)
+    if info.sha256 is None:
+        return original, "unchecked"
+    if _matches(original, info.sha256):
+        return original, "same"
+    snapshot = run_dir / info.snapshot if info.snapshot else None
+    if _matches(snapshot, info.sha256):
+        return snapshot, "snapshot"
+    present = original if original is not None and original.exists() else None
+    if allow_change and present is not None:
+        return present, "changed"
+    why = "changed since the run" if present is not None else "is missing"
+    copy_note = "" if info.snapshot else " and the run directory has no copy (snapshot/data)"
+    fix = "pass --allow-data-change to re-run on it as it is now" if present else "restore it"
+    raise RunError(
+        f"dataset {info.name!r}: {info.path} {why} (sha256 {info.sha256[:12]} recorded)"
+        f"{copy_note}; {fix}",
+        file=run_dir / MANIFEST_FILE,
+    )
+
+
+def _block_name(block: dict[str, Any]) -> str:
+    if block.get("name"):
+        return str(block["name"])
+    path = str(block.get("path", ""))
+    return path.removeprefix("builtin:") if path.startswith("builtin:") else Path(path).stem
+
+
+def _point_blocks(
+    run_dir: Path, manifest: Manifest, blocks: Any, allow_change: bool, notes: dict[str, list[str]]
+) -> None:
+    """Set each dataset block's `path` to the file the re-run reads (absolute), keeping
+    `builtin:NAME` when the installed copy is the recorded one."""
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict) or "path" not in block:
+            continue
+        info = dataset_info(manifest, _block_name(block))
+        if info is None:
+            raise RunError(
+                f"dataset {_block_name(block)!r} of the spec is not in the manifest's "
+                "datasets; this run cannot be re-run from its directory",
+                file=run_dir / MANIFEST_FILE,
+            )
+        path, how = _dataset_file(run_dir, info, allow_change)
+        if how in ("snapshot", "changed"):
+            notes["data_from_snapshot" if how == "snapshot" else "data_changed"].append(info.name)
+        builtin = str(block["path"]).startswith("builtin:")
+        if path is not None and not (builtin and path.parent == BUILTIN_DATA_DIR):
+            block["path"] = str(path.resolve())
+
+
+def _model_blocks(raw: dict[str, Any]) -> list[Any]:
+    """The blocks that call a chat model, in the order `spec_resolved` lists them."""
+    blocks = list(raw.get("judges") or [])
+    fact = raw.get("factuality")
+    if isinstance(fact, dict):
+        blocks += [fact.get("decomposer"), *(fact.get("verifiers") or [])]
+    return blocks
+
+
+def _with_resolved_settings(spec: dict[str, Any], resolved: dict[str, Any]) -> dict[str, Any]:
+    """`spec` with `[defaults]` and each model block's settings (temperature, max_tokens,
+    ...) as the run resolved them: what its requests were built from, whatever this
+    version's defaults are. Only model settings: the rest of `spec_resolved` spells out
+    defaults of options (a dataset's optional columns) that change what is required."""
+    out = copy.deepcopy(spec)
+    settings = set(ModelDefaults.model_fields)
+    if isinstance(resolved.get("defaults"), dict):
+        out["defaults"] = dict(resolved["defaults"])
+    for block, done in zip(_model_blocks(out), _model_blocks(resolved), strict=False):
+        if isinstance(block, dict) and isinstance(done, dict):
+            block.update({k: v for k, v in done.items() if k in settings})
+    return out
+
+
+def _candidates(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
+    spec = manifest.spec if isinstance(manifest.spec, dict) else {}
+    out = []
+    if isinstance(manifest.spec_resolved, dict) and spec:
+        out.append(
+            (
+                "spec with spec_resolved settings",
+                _with_resolved_settings(spec, manifest.spec_resolved),
+            )
+        )
+    if spec:
+        out.append(("spec", copy.deepcopy(spec)))
+    return out
+
+
+def rebuilt_spec(
+    run_dir: Path, manifest: Manifest, prompt_dir: Path, *, allow_data_change: bool
+) -> tuple[LoadedSpec, RerunSource]:
+    """The spec to re-run `run_dir` with, its prompts read from `prompt_dir` (staged by
+    `stage_prompts`), and what it was rebuilt from."""
+    where = str(run_dir / MANIFEST_FILE)
+    found: tuple[str, dict[str, Any], RunSpec, dict[str, list[str]]] | None = None
+    for source, raw in _candidates(manifest):
+        notes: dict[str, list[str]] = {"data_changed": [], "data_from_snapshot": []}
+        _point_blocks(run_dir, manifest, raw.get("datasets"), allow_data_change, notes)
+        fact = raw.get("factuality")
+        if isinstance(fact, dict):
+            _point_blocks(run_dir, manifest, fact.get("datasets"), allow_data_change, notes)
+        try:
+            found = (source, raw, validate_spec(raw, where=where), notes)
+            break
+        except SpecError:
+            if source == "spec":
+                raise
+    if found is None:
+        raise RunError("the manifest records no spec; this run cannot be re-run", file=where)
+    source, raw, spec, notes = found
+    # the prompts are read from the staged snapshot; the recorded spec keeps its own
+    # `prompt_dirs` so an interrupted re-run resumes under the same spec
+    spec = spec.model_copy(update={"prompt_dirs": [str(prompt_dir)]})
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    loaded = LoadedSpec.model_construct(
+        spec=spec,
+        path=where,
+        base_dir=str(_base_dir(run_dir, manifest)),
+        sha256=hashlib.sha256(text).hexdigest(),
+        raw=raw,
+    )
+    return loaded, RerunSource(
+        run_id=manifest.run_id,
+        run_dir=str(run_dir),
+        manifest_sha256=file_sha256(run_dir / MANIFEST_FILE),
+        spec_source=source,
+        **notes,
+    )
+
+
+def _base_dir(run_dir: Path, manifest: Manifest) -> Path:
+    """Where the spec's other relative paths resolve: the original spec's folder when it
+    is still there (the author's machine), else the run directory."""
+    recorded = Path(manifest.spec_path) if manifest.spec_path else None
+    if recorded is not None and recorded.parent.is_dir():
+        return recorded.parent
+    return run_dir.resolve()
+
+
+__all__ = ["RerunSource", "rebuilt_spec"]
