@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from test_factuality_run import responder, run, write_spec
 from test_items_run import KEY_ENV, PAIRWISE, SINGLE, _csv, _says_supported, _single_csv, _spec
 
 from assay.audit import verify_run
@@ -301,3 +302,25 @@ def test_a_torn_last_line_is_named(demo: Path, tmp_path: Path) -> None:
     path.write_text(text + text.splitlines()[0][:40], encoding="utf-8")
     records = _results(run)["records"]
     assert "judgments.jsonl:241: torn last line (a write cut short)" in records.problems
+
+
+def test_a_factuality_run_reproduces_decomposer_and_verifier_keys(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=responder) as srv:
+        outcome = run(write_spec(tmp_path, srv.base_url), tmp_path / "run")
+    assert outcome.status == "complete", outcome.message
+    out = tmp_path / "run"
+    keyed = {
+        name: sum(1 for r in map(json.loads, (out / name).open()) if r.get("request_key"))
+        for name in ("sentences.jsonl", "verifications.jsonl")
+    }
+    assert all(keyed.values())  # the decomposer's and the context verifier's requests
+    checks = _results(out)
+    assert [c.result for c in checks.values()] == ["pass"] * 5 + ["info"]
+    assert checks["requests"].checked == sum(keyed.values())
+    path = out / "verifications.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines, 1) if json.loads(line).get("request_key"))
+    claim = json.loads(lines[n - 1])["claim"]
+    _edit_line(path, n, claim=claim + " (edited)")
+    problems = _results(out)["requests"].problems
+    assert len(problems) == 1 and problems[0].startswith(f"verifications.jsonl:{n}: request_key")

@@ -15,12 +15,12 @@ from assay.audit._inputs import dataset_files, prompt_source
 from assay.core.manifest import Manifest
 from assay.core.pairs import Member
 from assay.core.rundir import file_sha256
-from assay.datasets import load_items, load_pairs
+from assay.datasets import load_answers, load_items, load_pairs
 from assay.errors import AssayError
 from assay.models import Decoding, ModelConfig, cache_key
 from assay.models._types import ChatRequest
 from assay.prompts import Prompt, load_prompt_file
-from assay.runs.rebuild._sources import dataset_info, items_options
+from assay.runs.rebuild._sources import answers_options, dataset_info, items_options
 
 
 class Renderer:
@@ -30,16 +30,19 @@ class Renderer:
         self, prompt: Prompt, config: ModelConfig, modes: list[str], entry: dict[str, Any]
     ) -> None:
         self.prompt, self.config, self.modes = prompt, config, modes
+        self.kind = str(entry.get("kind"))
         self.decoding = Decoding.model_validate(entry.get("decoding") or {})
         self.sample_index = int(entry.get("sample_index") or 0)
-        self.schema = prompt.output_model.model_json_schema()
+        # a judge asks for its output schema; a decomposer's output is line-based: none
+        judge = entry.get("kind") == "llm"
+        self.schema = prompt.output_model.model_json_schema() if judge else None
 
     def keys(self, variables: dict[str, Any]) -> set[str]:
         request = ChatRequest.model_construct(
             messages=self.prompt.render(variables),
             decoding=self.decoding,
             response_schema=self.schema,
-            output_model=self.prompt.output_model,
+            output_model=self.prompt.output_model if self.schema is not None else None,
             schema_name=self.prompt.meta.output_schema,
             sample_index=self.sample_index,
         )
@@ -95,14 +98,26 @@ def _client(entry: dict[str, Any]) -> tuple[ModelConfig, list[str]] | str:
     return config, ["json_schema", "off"] if mode == "auto" else [mode]
 
 
-def renderer_for(run_dir: Path, manifest: Manifest, judge_id: str) -> Renderer | str:
-    """The judge's renderer, or why its records cannot be re-rendered (a skip reason)."""
-    entry = next((j for j in manifest.judges if j.get("id") == judge_id), None)
+# judges, the decomposer, and verifiers whose passages are in the dataset (a retrieval
+# verifier's come from a corpus search: not re-run here)
+RENDERED_KINDS = ("llm", "llm-decomposer", "llm-internal", "llm-context")
+
+
+def _entry(manifest: Manifest, component: str) -> dict[str, Any] | None:
+    entries = list(manifest.judges)
+    if manifest.factuality is not None:
+        entries += [manifest.factuality.decomposer, *manifest.factuality.verifiers]
+    return next((e for e in entries if isinstance(e, dict) and e.get("id") == component), None)
+
+
+def renderer_for(run_dir: Path, manifest: Manifest, component: str) -> Renderer | str:
+    """A judge's or decomposer's renderer, or why its records cannot be re-rendered."""
+    entry = _entry(manifest, component)
     if entry is None:
-        return f"judge {judge_id} is not in the manifest"
+        return f"{component} is not in the manifest"
     identity = entry.get("prompt")
-    if entry.get("kind") != "llm" or not isinstance(identity, dict):
-        return f"judge {judge_id} is not a prompted LLM judge"
+    if entry.get("kind") not in RENDERED_KINDS or not isinstance(identity, dict):
+        return f"{component} ({entry.get('kind')}): its requests are not re-rendered"
     prompt = _prompt(run_dir, identity)
     client = _client(entry)
     if isinstance(prompt, str) or isinstance(client, str):
@@ -130,6 +145,10 @@ class DatasetRows:
             if self.kind == "items":
                 options = items_options(manifest, info).model_copy(update={"path": str(good[0])})
                 self.by_id = {item.id: item for item in load_items(options).items}
+            elif self.kind == "answers":
+                fmt, evidence = answers_options(manifest, info)
+                answers = load_answers(str(good[0]), format=fmt, name=name, evidence_file=evidence)
+                self.by_id = {item.id: item for item in answers.items}
             else:
                 delimiter = getattr(info, "delimiter", None)
                 data = load_pairs(str(good[0]), name=name, delimiter=delimiter)
@@ -138,10 +157,13 @@ class DatasetRows:
             return f"dataset {name}: does not load as the run read it ({exc})"
         return None
 
-    def variables(self, row: dict[str, Any]) -> dict[str, Any] | str:
-        """The template variables of the row's record, or a skip reason."""
+    def variables(self, row: dict[str, Any], kind: str) -> dict[str, Any] | str:
+        """The template variables of the row's record (sent by a component of `kind`),
+        or a skip reason."""
         if self.reason is not None:
             return self.reason
+        if kind in ("llm-internal", "llm-context"):
+            return self._claim(row, with_passages=kind == "llm-context")
         if self.kind == "items":
             item = self.by_id.get(str(row.get("item_id")))
             if item is None:
@@ -150,8 +172,38 @@ class DatasetRows:
             if row.get("order") == "ba":
                 values["response_a"], values["response_b"] = item.response_b, item.response_a
             return values
+        if self.kind == "answers":
+            return self._sentence(row)
         pair = self.by_id.get(str(row.get("pair_id")))
         if pair is None:
             return f"pair {row.get('pair_id')} is not in its dataset"
         member = Member(str(row.get("member")))
         return {"claim": pair.claim(member), "evidence": pair.evidence, "question": pair.question}
+
+    def _sentence(self, row: dict[str, Any]) -> dict[str, Any] | str:
+        """A decomposer's variables: the answer split as the run split it, the sentence
+        by its id, the answer and its question."""
+        from assay.decomposers import split_sentences
+
+        item = self.by_id.get(str(row.get("answer_id")))
+        if item is None:
+            return f"answer {row.get('answer_id')} is not in its dataset"
+        sentences = {s.id: s.text for s in split_sentences(item.answer)}
+        index = row.get("sentence_id")
+        sentence = sentences.get(index) if isinstance(index, int) else None
+        if sentence is None:
+            return f"answer {item.id} has no sentence {row.get('sentence_id')}"
+        return {"sentence": sentence, "answer": item.answer, "question": item.question}
+
+    def _claim(self, row: dict[str, Any], *, with_passages: bool) -> dict[str, Any] | str:
+        """A verifier's variables: the claim, its answer's question, and (a context
+        verifier) the claim's own gold evidence or else the answer's, as the run gave them."""
+        item = self.by_id.get(str(row.get("answer_id")))
+        if item is None:
+            return f"answer {row.get('answer_id')} is not in its dataset"
+        values: dict[str, Any] = {"claim": row.get("claim"), "question": item.question}
+        if with_passages:
+            gold = {c.id: c.evidence for c in item.gold_claims or []}
+            evidence = gold.get(row.get("claim_id")) or item.evidence
+            values["passages"] = [p.model_dump() for p in evidence]
+        return values

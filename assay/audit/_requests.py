@@ -3,9 +3,11 @@ recorded and the dataset rows, with no model call.
 
 A model record's `request_key` is the response-cache key of the request as sent
 (`assay.models.cache_key`: model, messages, decoding, structured mode, schema, sample).
-Re-rendering the request the way the run did (the judge's prompt, the row's variables,
-the `ba` swap of a pairwise item, the judge's decoding and client) must give the same
-key; a key that differs names the record and the likeliest cause.
+Re-rendering the request the way the run did (the component's prompt, the variables
+from the dataset row: an item's columns with the `ba` swap of a pairwise item, a
+ForceBench pair's member, an answer's sentence, a claim with its evidence; decoding and
+client from the manifest) must give the same key; a key that differs names the record
+and the likeliest cause.
 """
 
 from __future__ import annotations
@@ -25,8 +27,13 @@ from assay.core.rundir import (
     VERIFICATIONS_FILE,
 )
 
-RENDERED = {JUDGMENTS_FILE: "pairs", ITEM_JUDGMENTS_FILE: "items"}
-NOT_RENDERED = (SENTENCES_FILE, VERIFICATIONS_FILE)
+# record file: (dataset kind, the field naming the component that sent the request)
+RENDERED = {
+    JUDGMENTS_FILE: ("pairs", "judge_id"),
+    ITEM_JUDGMENTS_FILE: ("items", "judge_id"),
+    SENTENCES_FILE: ("answers", "decomposer_id"),
+    VERIFICATIONS_FILE: ("answers", "verifier_id"),
+}
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -58,7 +65,7 @@ def _check_row(
     file: str, lineno: int, row: dict[str, Any], render: Renderer, rows: DatasetRows, tally: _Tally
 ) -> None:
     where = f"{file}:{lineno}"
-    variables = rows.variables(row)
+    variables = rows.variables(row, render.kind)
     if isinstance(variables, str):
         tally.skip(variables)
         return
@@ -72,7 +79,7 @@ def check_requests(run_dir: Path, manifest: Manifest) -> Check:
     tally = _Tally()
     renderers: dict[str, Renderer | str] = {}
     datasets: dict[str, DatasetRows] = {}
-    for file, kind in RENDERED.items():
+    for file, (kind, field) in RENDERED.items():
         if not (run_dir / file).is_file():
             continue
         for lineno, row in _rows(run_dir / file):
@@ -80,7 +87,7 @@ def check_requests(run_dir: Path, manifest: Manifest) -> Check:
                 if row.get("prompt_sha256"):
                     tally.skip("no request_key (written before assay recorded request keys)")
                 continue
-            judge_id = str(row.get("judge_id"))
+            judge_id = str(row.get(field))
             if judge_id not in renderers:
                 renderers[judge_id] = renderer_for(run_dir, manifest, judge_id)
             render = renderers[judge_id]
@@ -91,13 +98,6 @@ def check_requests(run_dir: Path, manifest: Manifest) -> Check:
             if name not in datasets:
                 datasets[name] = DatasetRows(run_dir, manifest, name, kind)
             _check_row(file, lineno, row, render, datasets[name], tally)
-    for file in NOT_RENDERED:
-        if (run_dir / file).is_file():
-            for _, row in _rows(run_dir / file):
-                if row.get("request_key"):
-                    tally.skip(
-                        f"{file}: re-rendering decomposer and verifier requests is not implemented"
-                    )
     notes = tally.notes()
     skipped = sum(tally.skips.values())
     return verdict("requests", tally.checked, tally.problems, notes, skipped=skipped)

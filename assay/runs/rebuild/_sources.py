@@ -56,6 +56,17 @@ def items_options(manifest: Manifest, info: DatasetInfo) -> ItemsDatasetOptions:
     return options
 
 
+def answers_options(manifest: Manifest, info: DatasetInfo) -> tuple[str, str | None]:
+    """(format, evidence file) an answers dataset was read with: the evidence file of its
+    spec block is relative to the spec's folder, as the run resolved it."""
+    block = spec_entry(manifest, info, factuality=True)
+    evidence = block.get("evidence_file")
+    if isinstance(evidence, str) and manifest.spec_path:
+        evidence = str(Path(manifest.spec_path).parent / evidence)
+    fmt = str(info.format or block.get("format") or "auto")
+    return fmt, evidence if isinstance(evidence, str) else None
+
+
 def resolve_dataset(run_dir: Path, info: DatasetInfo) -> Path | None:
     """The file the manifest names (relative: to the run directory); a bundled dataset
     recorded by another install's path is this install's copy."""
@@ -68,4 +79,4 @@ def resolve_dataset(run_dir: Path, info: DatasetInfo) -> Path | None:
     return path
 
 
-__all__ = ["dataset_info", "items_options", "resolve_dataset", "spec_entry"]
+__all__ = ["answers_options", "dataset_info", "items_options", "resolve_dataset", "spec_entry"]

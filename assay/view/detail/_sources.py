@@ -27,7 +27,12 @@ from assay.datasets import (
 )
 from assay.errors import AssayError
 from assay.prompts import BUILTIN_DIR, Prompt, load_prompt_file
-from assay.runs.rebuild._sources import dataset_info, items_options, resolve_dataset, spec_entry
+from assay.runs.rebuild._sources import (
+    answers_options,
+    dataset_info,
+    items_options,
+    resolve_dataset,
+)
 
 
 class Stamp(NamedTuple):
@@ -96,11 +101,7 @@ def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read
         sep = delimiter if isinstance(delimiter, str) else None
         return _pairs_file(str(path), info.name, sep, when)
     if kind == "answers":
-        block = spec_entry(manifest, info, factuality=True)
-        evidence = block.get("evidence_file")
-        if isinstance(evidence, str) and manifest.spec_path:
-            evidence = str(Path(manifest.spec_path).parent / evidence)
-        fmt = str(info.format or block.get("format") or "auto")
+        fmt, evidence = answers_options(manifest, info)
         return _answers_file(str(path), info.name, fmt, evidence, when)
     options = items_options(manifest, info).model_dump_json(exclude_unset=True)
     return _items_file(options, str(path), when)
