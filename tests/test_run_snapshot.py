@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _cli import invoke
 from pydantic import BaseModel
 from test_factuality_run import ANSWERS, responder
 
 from assay.core.manifest import Manifest
+from assay.errors import RunError
 from assay.models import ResponseCache
 from assay.models._types import RawResponse
 from assay.prompts._prompt import load_prompt_file
@@ -183,19 +185,11 @@ def test_a_custom_output_model_snapshots_the_file_and_records_its_own_hash(
     assert entry["sha256"] == prompt.sha256 and entry["file_sha256"] == file_sha
     assert (tmp_path / "run" / entry["snapshot"]).read_bytes() == path.read_bytes()
     path.write_text(path.read_text() + "\n", encoding="utf-8")  # changed after loading
-    code, _, err = invoke_annotate(tmp_path / "other", prompt)
-    assert code == 2 and "prompt file changed since the run loaded it" in err, err
-
-
-def invoke_annotate(run_dir: Path, prompt: Any) -> tuple[int, str, str]:
-    """`RunSnapshot.annotate` as a command reports it: its error's exit status and line."""
-    from assay.errors import AssayError
-
-    try:
-        RunSnapshot(run_dir).annotate(Manifest(judges=[{"id": "j", "prompt": prompt.identity()}]))
-    except AssayError as exc:
-        return 2, "", exc.render()
-    return 0, "", ""
+    with pytest.raises(RunError, match="prompt file changed since the run loaded it"):
+        RunSnapshot(tmp_path / "other").annotate(
+            Manifest(judges=[{"id": "j", "prompt": prompt.identity()}])
+        )
+    assert not (tmp_path / "other").exists()  # nothing copied
 
 
 def test_bundle_data_copies_each_dataset_file(tmp_path: Path) -> None:
@@ -225,9 +219,9 @@ def test_spec_resolved_holds_the_settings_used_with_secrets_redacted(tmp_path: P
     assert judge["extra_body"]["api_key"] == "<redacted>"
     decomposer = manifest["spec_resolved"]["factuality"]["decomposer"]
     assert decomposer["max_tokens"] == 300 and decomposer["temperature"] == 0.0
-    assert (
-        manifest["spec_resolved"]["bootstrap"] == 0 and "judges" not in manifest["spec"]["defaults"]
-    )
+    assert manifest["spec_resolved"]["bootstrap"] == 0
+    written = {"max_tokens": 300, "max_attempts": 2, "initial_wait_s": 0.01}
+    assert manifest["spec"]["defaults"] == written
     assert "max_tokens" not in manifest["spec"]["judges"][0]  # `spec` stays as written
 
 
