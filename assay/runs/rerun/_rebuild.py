@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.core.manifest import DatasetInfo, Manifest
 from assay.core.rundir import MANIFEST_FILE, file_sha256
 from assay.core.settings import ModelDefaults
-from assay.datasets._load import BUILTIN_DATA_DIR
+from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
 from assay.errors import RunError, SpecError
 from assay.runs.rebuild._sources import dataset_info, resolve_dataset
 from assay.runs.spec._spec import LoadedSpec, RunSpec, validate_spec
@@ -76,10 +76,15 @@ def _dataset_file(run_dir: Path, info: DatasetInfo, allow_change: bool) -> tuple
 
 
 def _block_name(block: dict[str, Any]) -> str:
+    """The dataset's name as the run named it: `name`, else the file's stem (a bundled
+    dataset's file: `builtin:forcebench-demo` reads forcebench_demo.jsonl)."""
     if block.get("name"):
         return str(block["name"])
     path = str(block.get("path", ""))
-    return path.removeprefix("builtin:") if path.startswith("builtin:") else Path(path).stem
+    if path.startswith("builtin:"):
+        name = path.removeprefix("builtin:")
+        return Path(BUILTIN_DATASETS.get(name, name)).stem
+    return Path(path).stem
 
 
 def _point_blocks(
