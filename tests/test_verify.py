@@ -324,3 +324,21 @@ def test_a_factuality_run_reproduces_decomposer_and_verifier_keys(tmp_path: Path
     _edit_line(path, n, claim=claim + " (edited)")
     problems = _results(out)["requests"].problems
     assert len(problems) == 1 and problems[0].startswith(f"verifications.jsonl:{n}: request_key")
+
+
+def test_a_packed_copy_verifies_from_its_bundled_data_alone(items: Path, tmp_path: Path) -> None:
+    """`assay pack --with-data` bundles the datasets as `snapshot/data/<sha[:16]>-<name>`
+    (the manifest unchanged): after unpacking elsewhere, with the original files gone,
+    datasets and requests are checked from those copies."""
+    archive = tmp_path / "run.tar.gz"
+    assert invoke(["pack", str(items), "-o", str(archive), "--with-data"])[0] == 0
+    assert invoke(["unpack", str(archive), "-o", str(tmp_path / "unpacked")])[0] == 0
+    run = tmp_path / "unpacked"
+    manifest = _manifest(run)
+    for info in manifest["datasets"]:
+        info["path"] = str(tmp_path / "gone" / Path(info["path"]).name)
+    _write_manifest(run, manifest)
+    checks = _results(run)
+    assert (checks["datasets"].result, checks["datasets"].checked) == ("pass", 2)
+    assert (checks["requests"].result, checks["requests"].checked) == ("pass", 14)
+    assert invoke(["verify", str(run)])[0] == 0

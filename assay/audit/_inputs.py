@@ -20,6 +20,8 @@ from assay.datasets import BUILTIN_DATASETS
 from assay.datasets._load import BUILTIN_DATA_DIR
 from assay.prompts import BUILTIN_DIR
 
+DATA_SNAPSHOTS = "snapshot/data"  # where bundled dataset copies live in a run directory
+
 
 def _identities(value: Any) -> Iterator[dict[str, Any]]:
     """Every prompt identity (`Prompt.identity()`: `file`, `sha256`, `builtin`) inside a
@@ -113,12 +115,18 @@ def dataset_infos(manifest: Manifest) -> list[DatasetInfo]:
 
 
 def dataset_files(run_dir: Path, info: DatasetInfo) -> list[tuple[Path, str]]:
-    """The copies of a dataset here: its bundled snapshot, and its recorded path (a
-    bundled built-in recorded by another install's path: this install's copy)."""
+    """The copies of a dataset here: its bundled snapshot (the manifest's `snapshot`, or
+    a copy `assay pack --with-data` added under the same name, `<sha256[:16]>-<name>`),
+    and its recorded path (a bundled built-in recorded by another install's path: this
+    install's copy)."""
     found: list[tuple[Path, str]] = []
     snapshot = getattr(info, "snapshot", None)
     if isinstance(snapshot, str) and snapshot:
         found.append((run_dir / snapshot, "snapshot"))
+    elif info.sha256 and info.path:
+        packed = run_dir / DATA_SNAPSHOTS / f"{info.sha256[:16]}-{Path(info.path).name}"
+        if packed.is_file():
+            found.append((packed, "snapshot"))
     if info.path:
         path = Path(info.path).expanduser()
         path = path if path.is_absolute() else run_dir / path
