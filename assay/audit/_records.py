@@ -14,9 +14,15 @@ from typing import Any
 
 from assay.audit._model import Check, verdict
 from assay.core.manifest import Manifest
-from assay.core.records import ItemJudgmentRecord, JudgmentRecord, VerificationRecord
+from assay.core.records import (
+    GateRecord,
+    ItemJudgmentRecord,
+    JudgmentRecord,
+    VerificationRecord,
+)
 from assay.core.rundir import (
     DIGESTS_KEY,
+    GATES_FILE,
     ITEM_JUDGMENTS_FILE,
     JUDGMENTS_FILE,
     METRICS_FILE,
@@ -38,6 +44,7 @@ def _counted(run_dir: Path) -> dict[tuple[str, str], int]:
         (JUDGMENTS_FILE, JudgmentRecord, "judge_id"),
         (ITEM_JUDGMENTS_FILE, ItemJudgmentRecord, "judge_id"),
         (VERIFICATIONS_FILE, VerificationRecord, "verifier_id"),
+        (GATES_FILE, GateRecord, "gate_id"),
     )
     for name, model, field in sources:
         if (run_dir / name).is_file():
@@ -46,16 +53,23 @@ def _counted(run_dir: Path) -> dict[tuple[str, str], int]:
     return dict(counts)
 
 
-def _recorded(manifest: Manifest) -> dict[str, int]:
-    """{component id: records the manifest says it wrote} (its `stats.recorded`)."""
-    entries = list(manifest.judges)
+_JUDGE_FILES = (JUDGMENTS_FILE, ITEM_JUDGMENTS_FILE)
+
+
+def _recorded(manifest: Manifest) -> list[tuple[tuple[str, ...], str, int]]:
+    """(the files its records go to, component id, records the manifest says it wrote):
+    each judge's and verifier's `stats.recorded`, the gate's `recorded_questions`."""
+    entries: list[tuple[tuple[str, ...], Any]] = [(_JUDGE_FILES, e) for e in manifest.judges]
     if manifest.factuality is not None:
-        entries += manifest.factuality.verifiers
-    out: dict[str, int] = {}
-    for entry in entries:
+        entries += [((VERIFICATIONS_FILE,), v) for v in manifest.factuality.verifiers]
+    out: list[tuple[tuple[str, ...], str, int]] = []
+    for files, entry in entries:
         stats = entry.get("stats") if isinstance(entry, dict) else None
         if isinstance(stats, dict) and isinstance(stats.get("recorded"), int):
-            out[str(entry.get("id"))] = stats["recorded"]
+            out.append((files, str(entry.get("id")), stats["recorded"]))
+    gate = manifest.gate
+    if gate is not None and gate.id and isinstance(gate.recorded_questions, int):
+        out.append(((GATES_FILE,), gate.id, gate.recorded_questions))
     return out
 
 
@@ -63,11 +77,11 @@ def _count_problems(run_dir: Path, manifest: Manifest) -> tuple[int, list[str]]:
     on_disk = _counted(run_dir)
     problems: list[str] = []
     recorded = _recorded(manifest)
-    for component, expected in recorded.items():
-        found = [(f, n) for (f, c), n in on_disk.items() if c == component]
+    for files, component, expected in recorded:
+        found = [(f, n) for (f, c), n in on_disk.items() if c == component and f in files]
         have = sum(n for _, n in found)
         if have != expected:
-            file = found[0][0] if found else "the record files"
+            file = found[0][0] if found else " or ".join(files)
             gap = f"{expected - have} short" if have < expected else f"{have - expected} extra"
             problems.append(
                 f"{file}: {have} records of {component}, the manifest recorded {expected} ({gap})"
