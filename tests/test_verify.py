@@ -342,3 +342,20 @@ def test_a_packed_copy_verifies_from_its_bundled_data_alone(items: Path, tmp_pat
     assert (checks["datasets"].result, checks["datasets"].checked) == ("pass", 2)
     assert (checks["requests"].result, checks["requests"].checked) == ("pass", 14)
     assert invoke(["verify", str(run)])[0] == 0
+
+
+def test_the_gate_records_are_counted_apart_from_a_verifier_of_the_same_id(
+    tmp_path: Path,
+) -> None:
+    """The policies example: a gate and a verifier both called `baseline:overlap`."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "run"
+    outcome = run_spec(root / "examples" / "policies.toml", RunOptions(output_dir=str(out)))
+    assert outcome.status == "complete", outcome.message
+    assert verify_run(out).exit_code(allow_skips=False) == 0
+    path = out / "gates.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    gate = json.loads(lines[2])["gate_id"]
+    path.write_text("".join(lines[:2] + lines[3:]), encoding="utf-8")
+    problems = _results(out)["records"].problems
+    assert problems[0] == f"gates.jsonl: 23 records of {gate}, the manifest recorded 24 (1 short)"
