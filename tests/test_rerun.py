@@ -217,6 +217,26 @@ def test_changed_data_is_refused_unless_allowed_and_a_bundled_copy_is_used(
     assert _metrics(tmp_path / "b2") == _metrics(bundled)
 
 
+def test_a_run_packed_with_data_reruns_elsewhere_from_its_archive_alone(
+    server: tuple[FakeOpenAIServer, Server], tmp_path: Path
+) -> None:
+    srv, _ = server
+    source = tmp_path / "author"
+    source.mkdir()
+    run = _items_run(source, srv)
+    assert invoke(["pack", str(run), "-o", str(tmp_path / "run.tar.gz"), "--with-data"])[0] == 0
+    (tmp_path / "reader").mkdir()
+    unpacked = tmp_path / "reader" / "run"
+    assert invoke(["unpack", str(tmp_path / "run.tar.gz"), "-o", str(unpacked)])[0] == 0
+    shutil.rmtree(source)  # the author's data, prompts and run are gone
+    new = tmp_path / "reader" / "again"
+    code, out, err = invoke(["rerun", str(unpacked), "-o", str(new), "--no-progress"])
+    assert code == 0, out + err
+    assert "no drift:" in out
+    assert _json(new / "manifest.json")["rerun_of"]["data_from_snapshot"] == ["mine"]
+    assert _metrics(new) == _metrics(unpacked)
+
+
 def test_a_missing_prompt_snapshot_is_refused_naming_the_prompt(
     server: tuple[FakeOpenAIServer, Server], tmp_path: Path
 ) -> None:

@@ -51,6 +51,17 @@ def _matches(path: Path | None, sha: str | None) -> bool:
     return path is not None and path.is_file() and file_sha256(path) == sha
 
 
+def _bundled_copy(run_dir: Path, info: DatasetInfo) -> Path | None:
+    """The run directory's copy of a dataset: the manifest's `snapshot` (`bundle_data`),
+    or the copy `assay pack --with-data` adds under the same name, leaving the manifest
+    as it was: `snapshot/data/<sha256[:16]>-<file name>`."""
+    if info.snapshot:
+        return run_dir / info.snapshot
+    if info.sha256 and info.path:
+        return run_dir / "snapshot" / "data" / f"{info.sha256[:16]}-{Path(info.path).name}"
+    return None
+
+
 def _dataset_file(run_dir: Path, info: DatasetInfo, allow_change: bool) -> tuple[Path | None, str]:
     """(file to read, how): "same" (the recorded file), "snapshot", "changed" (allowed)
     or "unchecked" (no sha recorded: a folder or a source read another way)."""
@@ -59,14 +70,18 @@ def _dataset_file(run_dir: Path, info: DatasetInfo, allow_change: bool) -> tuple
         return original, "unchecked"
     if _matches(original, info.sha256):
         return original, "same"
-    snapshot = run_dir / info.snapshot if info.snapshot else None
+    snapshot = _bundled_copy(run_dir, info)
     if _matches(snapshot, info.sha256):
         return snapshot, "snapshot"
     present = original if original is not None and original.exists() else None
     if allow_change and present is not None:
         return present, "changed"
     why = "changed since the run" if present is not None else "is missing"
-    copy_note = "" if info.snapshot else " and the run directory has no copy (snapshot/data)"
+    copy_note = (
+        ""
+        if snapshot is not None and snapshot.exists()
+        else (" and the run directory has no copy (snapshot/data)")
+    )
     fix = "pass --allow-data-change to re-run on it as it is now" if present else "restore it"
     raise RunError(
         f"dataset {info.name!r}: {info.path} {why} (sha256 {info.sha256[:12]} recorded)"
