@@ -152,7 +152,11 @@ def test_an_items_run_on_a_deterministic_server_reruns_with_no_drift_and_no_cach
     prompt = _json(new / "manifest.json")["judges"][0]["prompt"]
     assert (new / prompt["snapshot"]).read_bytes() == (run / prompt["snapshot"]).read_bytes()
     assert _tree_hash(run) == before
+    assert invoke(["verify", str(new)])[0] == 0  # a re-run is an ordinary run directory
     sent = len(srv.requests)
+    code, out, err = invoke(["rerun", str(run), "-o", str(new), "--no-progress"])
+    assert code == 0 and "(0 new)" in out, out + err  # the same command resumes: all done
+    assert len(srv.requests) == sent
     again = tmp_path / "cached"
     cache = ["--cache-dir", str(tmp_path / "cache")]
     assert invoke(["rerun", str(run), "-o", str(again), "--no-progress", *cache])[0] == 0
