@@ -359,3 +359,24 @@ def test_the_gate_records_are_counted_apart_from_a_verifier_of_the_same_id(
     path.write_text("".join(lines[:2] + lines[3:]), encoding="utf-8")
     problems = _results(out)["records"].problems
     assert problems[0] == f"gates.jsonl: 23 records of {gate}, the manifest recorded 24 (1 short)"
+
+
+def test_report_verify_adds_a_verification_section_to_html_and_json(
+    demo: Path, tmp_path: Path
+) -> None:
+    run = _copy(demo, tmp_path)
+    page = tmp_path / "report.html"
+    assert invoke(["report", str(run), "-f", "html", "-o", str(page)])[0] == 0
+    assert 'id="verification"' not in page.read_text(encoding="utf-8")
+    assert invoke(["report", str(run), "-f", "html", "--verify", "-o", str(page)])[0] == 0
+    html = page.read_text(encoding="utf-8")
+    assert "verified: every check passed" in html and "<td>metrics</td><td>pass</td>" in html
+    lines = (run / "judgments.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run / "judgments.jsonl").write_text("".join(lines[1:]), encoding="utf-8")
+    assert invoke(["report", str(run), "-f", "html", "--verify", "-o", str(page)])[0] == 0
+    html = page.read_text(encoding="utf-8")
+    assert "not verified: records, metrics failed" in html
+    assert '<td>records</td><td class="warn">fail</td>' in html
+    code, out, _ = invoke(["report", str(run), "-f", "json", "--verify"])
+    checks = {c["name"]: c["result"] for c in json.loads(out)["verification"]["checks"]}
+    assert code == 0 and checks["records"] == "fail" and checks["prompts"] == "pass"

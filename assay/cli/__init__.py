@@ -108,6 +108,13 @@ def report(
         ),
     ] = None,
     gold: Annotated[str, typer.Option(help=GOLD_HELP)] = "dataset",
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Audit the run first (assay verify): a verification section (html, json).",
+        ),
+    ] = False,
 ) -> None:
     """Print a run's metrics (table, json, csv, markdown), or write them to -o FILE; html
     always goes to a file (default RUN_DIR/report.html). Formats come from the registry
@@ -120,7 +127,12 @@ def report(
     fmt = resolve_format(format)  # a typo is reported before the run directory is read
     check_gold_source(gold)
     manifest = redact(read_run_manifest(run_dir))  # a manifest written before redaction
-    run = RunReport(run_dir, manifest, read_run_metrics(run_dir), detail=detail)
+    audit = None
+    if verify:
+        from assay.audit import verify_run
+
+        audit = verify_run(run_dir).model_dump(mode="json")
+    run = RunReport(run_dir, manifest, read_run_metrics(run_dir), detail=detail, verification=audit)
     emit_report(fmt, with_gold(run, gold), output, _console())
 
 

@@ -47,6 +47,7 @@ class RunReport:
     detail: bool = False  # tables: also per-axis and per-severity rows
     gold: str = "dataset"  # where items' gold comes from (`assay.adjudication`)
     notes: tuple[str, ...] = ()  # lines every format shows (where the gold came from)
+    verification: dict[str, Any] | None = None  # `assay verify`'s result (report --verify)
 
     @property
     def title(self) -> str:
@@ -167,6 +168,8 @@ def json_format(report: RunReport) -> str:
         data["policies"] = [p.model_dump(mode="json") for p in report.policies]
     if report.notes:
         data["notes"] = list(report.notes)
+    if report.verification is not None:
+        data["verification"] = report.verification
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -212,6 +215,7 @@ class HtmlFormat:
             report.records,
             comparison=run_comparison(report),
             policies=policies_section(report.policies),
+            verification=report.verification,
         )
 
 

@@ -164,6 +164,7 @@ def render_html_report(
     *,
     comparison: Markup | None = None,
     policies: Markup | None = None,
+    verification: Mapping[str, Any] | None = None,
 ) -> str:
     """One self-contained HTML page for a run: header, tables, inline SVG charts.
 
@@ -175,7 +176,8 @@ def render_html_report(
     for runs whose manifest may lag behind ``judgments.jsonl``. ``records_check`` adds the
     record files' digests, and a stale warning when they changed since the metrics.
     ``comparison`` is the judges-compared section (`comparison_section`), if any;
-    ``policies`` the applied policies' section (`policies_section`), if any.
+    ``policies`` the applied policies' section (`policies_section`), if any;
+    ``verification`` the run's audit (`assay report --verify`: `assay verify`'s JSON).
     """
     page = build_page(manifest, metrics, records=records, records_check=records_check)
     return (
@@ -185,6 +187,7 @@ def render_html_report(
             page=page,
             comparison=comparison,
             policies=policies,
+            verification=verification,
             legends={
                 "mvr": MVR_LEGEND,
                 "fs": FS_LEGEND,
