@@ -72,7 +72,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 class Server:
     """The loopback server, answering as `_says_supported` until `flip` is set, then
-    the other way for the claims in FLIPPED."""
+    the other way for the claims in FLIPPED, as another model id (an alias moved)."""
 
     def __init__(self) -> None:
         self.flip = False
@@ -83,7 +83,7 @@ class Server:
         if self.flip and any(f"CLAIM: {word}" in text for word in FLIPPED):
             label = json.loads(answer.content)["label"]
             other = "unsupported" if label == "supported" else "supported"
-            return reply(json.dumps({"label": other}))
+            return reply(json.dumps({"label": other}), model_returned="items-judge-v2")
         return answer
 
 
@@ -185,6 +185,9 @@ def test_a_server_that_changes_its_answers_shows_drift_with_the_right_agreement(
     b = [after[r["item_id"]] for r in before]
     assert judge.kappa == pytest.approx(cohen_kappa_score(a, b))
     assert sorted(k.split("/")[1] for k in judge.changed) == ["q1", "q2"]
+    assert judge.returned_original == ["items-judge"]
+    assert judge.returned_rerun == ["items-judge", "items-judge-v2"]
+    assert "answered as items-judge originally and as items-judge, items-judge-v2" in out
     deltas = {m.metric: m for m in report.metrics}
     assert deltas["accuracy"].diff == pytest.approx(
         deltas["accuracy"].rerun - deltas["accuracy"].original

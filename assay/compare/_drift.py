@@ -58,6 +58,12 @@ class JudgeDrift(BaseModel):
     changed: list[str] = Field(
         default_factory=list, description="Up to 5 keys whose verdict changed."
     )
+    returned_original: list[str] = Field(
+        default_factory=list, description="Model ids the provider answered as, originally."
+    )
+    returned_rerun: list[str] = Field(
+        default_factory=list, description="Model ids the provider answered as in the re-run."
+    )
 
     @property
     def drift_free(self) -> bool:
@@ -111,6 +117,13 @@ def _kappa(a: list[str], b: list[str]) -> float | None:
     return None if math.isnan(value) else value
 
 
+def _returned(records: dict[Any, Any]) -> list[str]:
+    """The model ids a provider answered as (`model_returned`): an alias can move."""
+    return sorted(
+        {str(r.model_returned) for r in records.values() if getattr(r, "model_returned", None)}
+    )
+
+
 def _by_judge(path: Path, model: type[Any], field: str) -> dict[str, dict[Any, Any]]:
     out: dict[str, dict[Any, Any]] = {}
     if path.is_file():
@@ -135,6 +148,8 @@ def judge_drift(original: Path, rerun: Path) -> list[JudgeDrift]:
             raw = [a[k].raw_output == b[k].raw_output for k in keys]
             out.append(
                 JudgeDrift(
+                    returned_original=_returned(a),
+                    returned_rerun=_returned(b),
                     judge=judge,
                     records=name,
                     compared=len(keys),
@@ -206,6 +221,12 @@ def drift_report(
     except AssayError as exc:  # no shared items with gold: agreement is still measured
         notes.append(f"metric deltas not computed: {exc.message}")
     judges = judge_drift(Path(original), Path(rerun))
+    notes += [
+        f"{j.judge}: the provider answered as {', '.join(j.returned_original) or '-'} "
+        f"originally and as {', '.join(j.returned_rerun) or '-'} in the re-run"
+        for j in judges
+        if j.returned_original != j.returned_rerun
+    ]
     return DriftReport(
         original=str(original), rerun=str(rerun), judges=judges, metrics=metrics, notes=notes
     )
