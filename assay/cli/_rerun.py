@@ -121,39 +121,46 @@ def rerun_command(
 
 
 PathArg = Annotated[Path, typer.Argument(parser=cli_path, help="A run directory to re-run.")]
+RerunDir = Annotated[
+    Path | None, typer.Argument(parser=cli_path, help="With --drift-only: the re-run to compare.")
+]
+OutputDir = Annotated[
+    Path | None,
+    typer.Option("--output-dir", "-o", parser=cli_path, help="The new run directory."),
+]
+AllowDataChange = Annotated[
+    bool,
+    typer.Option(
+        "--allow-data-change",
+        help="Re-run on a dataset whose bytes changed (the new manifest says so).",
+    ),
+]
+DriftOnly = Annotated[
+    bool, typer.Option("--drift-only", help="Only report the drift of RERUN_DIR from RUN_DIR.")
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Show what would be sent and cost; send nothing.")
+]
+Format = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
+NBoot = Annotated[
+    int, typer.Option(max=MAX_BOOTSTRAP, help="Paired bootstrap resamples of the deltas.")
+]
+Seed = Annotated[int, typer.Option(help="Seed of the resampling.")]
+Progress = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
 
 def rerun(
     run_dir: PathArg,
-    rerun_dir: Annotated[
-        Path | None,
-        typer.Argument(parser=cli_path, help="With --drift-only: the re-run to compare."),
-    ] = None,
-    output_dir: Annotated[
-        Path | None,
-        typer.Option("--output-dir", "-o", parser=cli_path, help="The new run directory."),
-    ] = None,
+    rerun_dir: RerunDir = None,
+    output_dir: OutputDir = None,
     cache_dir: CacheDir = None,
-    allow_data_change: Annotated[
-        bool,
-        typer.Option(
-            "--allow-data-change",
-            help="Re-run on a dataset whose bytes changed (the new manifest says so).",
-        ),
-    ] = False,
-    drift_only: Annotated[
-        bool,
-        typer.Option("--drift-only", help="Only report the drift of RERUN_DIR from RUN_DIR."),
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would be sent and cost; send nothing.")
-    ] = False,
-    format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
-    n_boot: Annotated[
-        int, typer.Option(max=MAX_BOOTSTRAP, help="Paired bootstrap resamples of the deltas.")
-    ] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    allow_data_change: AllowDataChange = False,
+    drift_only: DriftOnly = False,
+    dry_run: DryRun = False,
+    format: Format = "table",
+    n_boot: NBoot = 1000,
+    seed: Seed = 0,
+    progress: Progress = True,
 ) -> None:
     """Re-run RUN_DIR from its directory alone (spec, snapshotted prompts, datasets by
     sha256) into a new run directory with a fresh cache, then report its drift: label
