@@ -5,7 +5,8 @@ bootstrap CIs, McNemar tests, Holm correction, ablation tables.
 `report_frames(report)` gives its parts as DataFrames. Modules: `_load` (a run
 directory, majority-vote judges), `_universe` (items every run has), `_outcomes`
 (ForceBench, factuality), `_item_outcomes` (items datasets), `_parts` (ablation, kappa,
-confusions, MVR-FS points), `_build` (`compare_runs`), `_frames`, `_model`.
+confusions, MVR-FS points), `_build` (`compare_runs`), `_frames`, `_model`, `_drift`
+(a re-run against its original: `assay rerun`'s drift report).
 """
 
 from assay.compare._build import METRIC_ORDER, compare_runs
