@@ -32,6 +32,10 @@ path = "builtin:forcebench-demo"
 name = "citation-presence"
 [[baselines]]
 name = "token-overlap"
+[factuality]
+datasets = [{ name = "factuality-demo", path = "builtin:factuality-demo" }]
+decomposer = { kind = "sentence" }
+verifiers = [{ kind = "overlap", threshold = 0.7 }]
 """
 JUDGE = "openai/items-judge::support-check@1"
 FLIPPED = ("Aspirin", "Water")  # the claims a changing server answers the other way
@@ -114,12 +118,19 @@ def test_the_demo_reruns_to_the_same_metrics_and_records_with_no_drift(
     assert code == 0, out + err
     new = tmp_path / "new"
     assert _metrics(new) == _metrics(demo)
-    assert _records(new / "judgments.jsonl") == _records(demo / "judgments.jsonl")
+    for name in ("judgments.jsonl", "claims.jsonl", "verifications.jsonl"):
+        assert _records(new / name) == _records(demo / name)
     assert "no drift:" in out
     report = drift_report(demo, new, n_boot=200)
-    assert report.drift_free and len(report.judges) == 2
+    assert report.drift_free
+    sizes = {j.judge: j.compared for j in report.judges}
+    assert sizes == {
+        "baseline:citation-presence": 120,
+        "baseline:token-overlap": 120,
+        "baseline:overlap": 29,  # the factuality verifier, on each claim
+    }
     for judge in report.judges:
-        assert (judge.compared, judge.only_original, judge.only_rerun) == (120, 0, 0)
+        assert judge.only_original == judge.only_rerun == 0
         assert judge.agreement == 1.0 and judge.identical_raw == 1.0
         assert judge.kappa in (1.0, None)  # None: one label throughout (kappa undefined)
     assert report.metrics and all(m.diff == 0.0 for m in report.metrics)
