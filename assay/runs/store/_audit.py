@@ -13,17 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from assay.core.manifest import Manifest
-from assay.core.records import VerificationRecord
+from assay.core.records import ItemJudgmentRecord, JudgmentRecord, VerificationRecord
 from assay.core.rundir import (
     CLAIMS_FILE,
+    ITEM_JUDGMENTS_FILE,
     JUDGMENTS_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
     iter_jsonl,
-    latest_records,
+    latest,
 )
 
-RECORD_FILES = (JUDGMENTS_FILE, SENTENCES_FILE, CLAIMS_FILE, VERIFICATIONS_FILE)
+RECORD_FILES = (
+    JUDGMENTS_FILE,
+    ITEM_JUDGMENTS_FILE,
+    SENTENCES_FILE,
+    CLAIMS_FILE,
+    VERIFICATIONS_FILE,
+)
 
 
 def torn_line(path: Path) -> int | None:
@@ -36,10 +43,29 @@ def torn_line(path: Path) -> int | None:
     return data.count(b"\n") + 1
 
 
-def _count_problem(path: Path, what: str, recorded: int, planned: Any) -> list[str]:
+def _count_problem(path: Path | str, what: str, recorded: int, planned: Any) -> list[str]:
     if not isinstance(planned, int) or recorded >= planned:
         return []
     return [f"{path}: {recorded} of {planned} planned {what} recorded"]
+
+
+def _judgment_count_problem(run_dir: Path, planned: Any) -> list[str]:
+    """The run's planned judgments are ForceBench pair members (judgments.jsonl) and
+    items-dataset judgments (item_judgments.jsonl) together: both files count."""
+    files = [
+        (run_dir / name, model)
+        for name, model in (
+            (JUDGMENTS_FILE, JudgmentRecord),
+            (ITEM_JUDGMENTS_FILE, ItemJudgmentRecord),
+        )
+        if (run_dir / name).is_file()
+    ]
+    if not files:
+        return []
+    recorded = sum(len(latest(path, model)) for path, model in files)
+    holding = [path for path, _ in files if path.stat().st_size > 0] or [files[0][0]]
+    where = " + ".join(str(p) for p in holding)
+    return _count_problem(where, "judgments", recorded, planned)
 
 
 def audit_run(run_dir: Path, manifest: Manifest) -> list[str]:
@@ -49,11 +75,7 @@ def audit_run(run_dir: Path, manifest: Manifest) -> list[str]:
         line = torn_line(run_dir / name)
         if line is not None:
             problems.append(f"{run_dir / name}:{line}: torn last line (a write cut short)")
-    judgments = run_dir / JUDGMENTS_FILE
-    if judgments.is_file():
-        recorded = len(latest_records(judgments))
-        planned = manifest.planned_judgments
-        problems += _count_problem(judgments, "judgments", recorded, planned)
+    problems += _judgment_count_problem(run_dir, manifest.planned_judgments)
     fact = manifest.factuality
     verifications = run_dir / VERIFICATIONS_FILE
     if verifications.is_file() and fact is not None and fact.planned_verifications is not None:
