@@ -303,6 +303,19 @@ def test_a_builtin_prompt_other_than_the_installed_one_is_refused(
     assert "built-in prompt pairwise-preference@1 differs from the one the run used" in err
 
 
+def test_a_spec_value_redacted_in_the_manifest_is_refused_naming_its_field(
+    server: tuple[FakeOpenAIServer, Server], tmp_path: Path
+) -> None:
+    srv, _ = server
+    run = Path(shutil.copytree(_items_run(tmp_path, srv), tmp_path / "copy"))
+    manifest = _json(run / "manifest.json")
+    manifest["spec"]["judges"][0]["extra_body"] = {"token": "<redacted>"}
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, out, err = invoke(["rerun", str(run), "-o", str(tmp_path / "new")])
+    assert code == 2 and not (tmp_path / "new").exists()
+    assert "spec field judges[0].extra_body.token was redacted" in err
+
+
 def test_bad_invocations_are_one_line_errors(demo: Path, tmp_path: Path) -> None:
     for argv, says in [
         (["rerun", str(demo)], "--output-dir is required"),

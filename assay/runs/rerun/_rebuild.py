@@ -23,6 +23,7 @@ from assay.core.rundir import MANIFEST_FILE, file_sha256
 from assay.core.settings import ModelDefaults
 from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
 from assay.errors import RunError, SpecError
+from assay.redaction import MARKER
 from assay.runs.rebuild._sources import dataset_info, resolve_dataset
 from assay.runs.spec._spec import LoadedSpec, RunSpec, validate_spec
 
@@ -149,6 +150,22 @@ def _with_resolved_settings(spec: dict[str, Any], resolved: dict[str, Any]) -> d
     return out
 
 
+def _redacted(value: Any, where: str = "") -> str | None:
+    """The first field of the recorded spec whose value was redacted when the manifest
+    was written (a credential in `extra_body` or `api_base`): a re-run cannot send it."""
+    if isinstance(value, str):
+        return where if MARKER in value else None
+    if not isinstance(value, (dict, list)):
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        here = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
+        found = _redacted(item, here)
+        if found is not None:
+            return found
+    return None
+
+
 def _candidates(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
     spec = manifest.spec if isinstance(manifest.spec, dict) else {}
     out = []
@@ -186,6 +203,14 @@ def rebuilt_spec(
     if found is None:
         raise RunError("the manifest records no spec; this run cannot be re-run", file=where)
     source, raw, spec, notes = found
+    secret = _redacted(raw)
+    if secret is not None:
+        raise RunError(
+            f"spec field {secret} was redacted when the manifest was written, so a re-run "
+            "cannot send it; give credentials through the environment (api_key_env) and "
+            "run the original spec instead",
+            file=where,
+        )
     # the prompts are read from the staged snapshot; the recorded spec keeps its own
     # `prompt_dirs` so an interrupted re-run resumes under the same spec
     spec = spec.model_copy(update={"prompt_dirs": [str(prompt_dir)]})
