@@ -115,6 +115,26 @@ class Reparse(_Open):
     backup: str | None = Field(default=None, description="Where the old records were kept.")
 
 
+class RerunSource(BaseModel):
+    """What a re-run (`assay rerun`) was rebuilt from: `rerun_of` in the new run's manifest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str | None = Field(description="The original run's id.")
+    run_dir: str = Field(description="The original run directory, as given.")
+    manifest_sha256: str = Field(description="sha256 of its manifest.json when re-run.")
+    spec_source: str = Field(
+        description="The manifest's spec with spec_resolved's model settings, or spec alone."
+    )
+    data_changed: list[str] = Field(
+        default_factory=list,
+        description="Datasets re-run on bytes other than the recorded (--allow-data-change).",
+    )
+    data_from_snapshot: list[str] = Field(
+        default_factory=list, description="Datasets read from the run directory's snapshot."
+    )
+
+
 class Manifest(_Open):
     """The whole manifest. Judges are their own `describe()` plus `id` and `stats`."""
 
@@ -176,6 +196,9 @@ class Manifest(_Open):
     )
     redacted_fields: list[str] = Field(
         default_factory=list, description="Paths of values replaced because they held secrets."
+    )
+    rerun_of: RerunSource | None = Field(
+        default=None, description="The run this one re-runs (`assay rerun`), if any."
     )
 
     def dump(self) -> dict[str, Any]:

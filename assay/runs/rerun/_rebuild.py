@@ -16,9 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from assay.core.manifest import DatasetInfo, Manifest
+from assay.core.manifest import DatasetInfo, Manifest, RerunSource
 from assay.core.rundir import MANIFEST_FILE, file_sha256
 from assay.core.settings import ModelDefaults
 from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
@@ -26,26 +24,6 @@ from assay.errors import RunError, SpecError
 from assay.redaction import MARKER
 from assay.runs.rebuild._sources import dataset_info, resolve_dataset
 from assay.runs.spec._spec import LoadedSpec, RunSpec, validate_spec
-
-
-class RerunSource(BaseModel):
-    """What a re-run was rebuilt from; `rerun_of` in the new run's manifest."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str | None = Field(description="The original run's id.")
-    run_dir: str = Field(description="The original run directory, as given.")
-    manifest_sha256: str = Field(description="sha256 of its manifest.json when re-run.")
-    spec_source: str = Field(
-        description="The manifest's spec with spec_resolved's model settings, or spec alone."
-    )
-    data_changed: list[str] = Field(
-        default_factory=list,
-        description="Datasets re-run on bytes other than the recorded (--allow-data-change).",
-    )
-    data_from_snapshot: list[str] = Field(
-        default_factory=list, description="Datasets read from the run directory's snapshot."
-    )
 
 
 def _matches(path: Path | None, sha: str | None) -> bool:

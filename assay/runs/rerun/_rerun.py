@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -41,10 +40,10 @@ class RerunOptions(BaseModel):
 class RerunRunner(Runner):
     """A `Runner` whose manifest also records the run it re-runs (`rerun_of`)."""
 
-    rerun_of: dict[str, Any] = {}
+    rerun_of: RerunSource | None = None
 
     def _save(self, base: Manifest, status: str, message: str | None) -> None:
-        base.rerun_of = self.rerun_of  # type: ignore[attr-defined]  # Manifest keeps extras
+        base.rerun_of = self.rerun_of
         super()._save(base, status, message)
 
 
@@ -88,7 +87,7 @@ def prepared_rerun(
 
 def rerun_runner(loaded: LoadedSpec, source: RerunSource, options: RerunOptions) -> RerunRunner:
     runner = RerunRunner(loaded, run_options(options))
-    runner.rerun_of = source.model_dump(mode="json")
+    runner.rerun_of = source
     return runner
 
 
