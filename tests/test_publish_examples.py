@@ -67,3 +67,36 @@ def test_an_example_run_packs_unpacks_and_verifies(
         assert checks[name_]["result"] == "pass", checks[name_]
     if name == "hosted":  # its model calls: every request re-rendered, every prompt checked
         assert checks["requests"]["checked"] > 0 and checks["prompts"]["checked"] > 0
+
+
+def test_the_hosted_example_reruns_from_its_unpacked_archive_with_no_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hosted example (judges, decomposer and verifier on a model) published, then
+    re-run by a reader from the unpacked archive against the same deterministic server:
+    the metrics are the same numbers and the drift report finds no drift."""
+    with FakeOpenAIServer(responder=_answers_like_a_model) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        run = tmp_path / "author" / "hosted"
+        argv = ["run", str(EXAMPLES / "hosted.toml"), "--output-dir", str(run), "--no-progress"]
+        assert invoke(argv)[0] == 0
+        archive = tmp_path / "hosted.tar.gz"
+        assert invoke(["pack", str(run), "-o", str(archive)])[0] == 0
+        unpacked = tmp_path / "reader" / "hosted"
+        unpacked.parent.mkdir()
+        assert invoke(["unpack", str(archive), "-o", str(unpacked)])[0] == 0
+        sent = server.stats.total
+        new = tmp_path / "reader" / "rerun"
+        code, out, err = invoke(
+            ["rerun", str(unpacked), "-o", str(new), "--no-progress", "-f", "json"]
+        )
+        assert code == 0, out + err
+        assert server.stats.total > sent  # sent again, not read from a cache
+    assert json.loads(out)["drift_free"] is True
+
+    def metrics(path: Path) -> dict[str, Any]:
+        data = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+        return {k: v for k, v in data.items() if k != "records_sha256"}
+
+    assert metrics(new) == metrics(unpacked)
