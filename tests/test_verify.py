@@ -380,3 +380,22 @@ def test_report_verify_adds_a_verification_section_to_html_and_json(
     code, out, _ = invoke(["report", str(run), "-f", "json", "--verify"])
     checks = {c["name"]: c["result"] for c in json.loads(out)["verification"]["checks"]}
     assert code == 0 and checks["records"] == "fail" and checks["prompts"] == "pass"
+
+
+def test_a_model_answering_under_its_id_without_the_provider_prefix_is_no_difference() -> None:
+    """litellm asks for `openai/gpt-4o-mini`; the provider reports `gpt-4o-mini`: the same
+    model. Another id (a snapshot the provider moved to) is listed as a difference."""
+    from assay.audit._environment import environment_rows
+    from assay.core.manifest import Manifest
+
+    def row(returned: list[str]) -> Any:
+        judge: dict[str, Any] = {"id": "j", "client": {"model": "openai/gpt-4o-mini"}}
+        judge["stats"] = {"model_returned": returned}
+        manifest = Manifest.model_validate({"judges": [judge]})
+        rows = [r for r in environment_rows(manifest) if r.what.startswith("model ")]
+        return rows[0] if rows else None
+
+    assert row(["gpt-4o-mini"]).same and row(["openai/gpt-4o-mini"]).same
+    moved = row(["gpt-4o-mini-2024-07-18"])
+    assert not moved.same and moved.now == "gpt-4o-mini-2024-07-18"
+    assert row([]) is None  # nothing reported (all cached): nothing to compare

@@ -45,15 +45,27 @@ def environment_rows(manifest: Manifest) -> list[EnvRow]:
         stats = judge.get("stats") if isinstance(judge, dict) else None
         if not isinstance(client, dict) or not isinstance(stats, dict):
             continue
-        returned = stats.get("model_returned") or []
+        asked = _text(client.get("model"))
+        returned = [str(m) for m in stats.get("model_returned") or []]
+        if not returned:  # every answer from the cache, or no model: nothing to compare
+            continue
         rows.append(
             EnvRow(
                 what=f"model {judge.get('id')} (asked → returned)",
-                then=_text(client.get("model")),
-                now=", ".join(str(m) for m in returned) or None,
+                then=asked,
+                now=asked if _same_model(asked, returned) else ", ".join(returned) or None,
             )
         )
     return rows
+
+
+def _same_model(asked: str | None, returned: list[str]) -> bool:
+    """Whether the provider answered as the model asked for: litellm's provider prefix
+    (`openai/` in `openai/gpt-4o-mini`) is not part of the id the provider reports."""
+    if asked is None:
+        return False
+    bare = asked.split("/", 1)[1] if "/" in asked else asked
+    return all(m in (asked, bare) for m in returned)
 
 
 def check_environment(rows: list[EnvRow]) -> Check:
