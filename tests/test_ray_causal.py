@@ -59,7 +59,7 @@ RECORDS = ("judgments.jsonl", "verifications.jsonl", "gates.jsonl")
 ON_RAY = '[executor]\nkind = "ray"\nnum_cpus = 0.5\n'
 # what differs between two runs' manifests whatever ran their models
 VARYING = {"run_id", "created_at", "updated_at", "finished_at", "sessions", "spec", "spec_path"}
-VARYING |= {"spec_sha256", "cache", "outputs"}
+VARYING |= {"spec_sha256", "spec_resolved", "cache", "outputs"}
 
 
 @pytest.fixture(scope="module")

@@ -128,7 +128,7 @@ def test_every_llm_record_names_the_key_its_response_is_cached_under(tmp_path: P
     finally:
         cache.close()
     baselines = [r for r in _lines(tmp_path / "run" / "judgments.jsonl") if not r["model"]]
-    assert len(baselines) == 120 and all(r["request_key"] is None for r in baselines)
+    assert len(baselines) == 120 and all("request_key" not in r for r in baselines)
     # --no-cache sends the same requests: the same keys, though nothing was cached
     assert _keys(_llm_records(tmp_path / "nocache")) == _keys(records)
 

@@ -12,7 +12,6 @@ and the likeliest cause.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,9 @@ from assay.core.rundir import (
     JUDGMENTS_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
+    iter_numbered_rows,
 )
+from assay.errors import RunError
 
 # record file: (dataset kind, the field naming the component that sent the request)
 RENDERED = {
@@ -37,15 +38,12 @@ RENDERED = {
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) of every whole line; a torn line is the records check's."""
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                yield lineno, row
+    """(line number, record) of every whole line, up to a corrupt one: the records check
+    names that line, and what comes after it is not checked here."""
+    try:
+        yield from iter_numbered_rows(path)
+    except RunError:
+        return
 
 
 class _Tally:

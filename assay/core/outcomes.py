@@ -42,9 +42,12 @@ class CallAccounting(BaseModel):
     )
     request_key: str | None = Field(
         default=None,
+        # absent rather than null when there is none: a baseline's records, and those of a
+        # run written before request keys (rewritten by `reparse`), keep their shape
+        exclude_if=lambda key: key is None,
         description="The response-cache key of the request sent (SHA-256 over the model, "
-        "messages, decoding and output schema; computed with or without a cache). Null for "
-        "baselines, local NLI verdicts (many pairs) and records written before it existed.",
+        "messages, decoding and output schema; computed with or without a cache). Absent "
+        "for baselines, local NLI verdicts (many pairs) and records written before it.",
     )
 
 

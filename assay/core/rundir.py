@@ -49,6 +49,8 @@ __all__ = [
     "VERIFICATIONS_FILE",
     "file_sha256",
     "iter_jsonl",
+    "iter_numbered",
+    "iter_numbered_rows",
     "iter_records",
     "iter_rows",
     "latest",
@@ -115,8 +117,9 @@ def read_manifest(run_dir: Path) -> Manifest:
     return Manifest.model_validate(read_json(run_dir / MANIFEST_FILE))
 
 
-def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """Records of any type from an append-only JSONL file; a torn last line is skipped."""
+def iter_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """(line number, record) of an append-only JSONL file, for messages that name the
+    line; a torn last line is skipped, a corrupt one an error naming file and line."""
     if not path.exists():
         return
     with path.open(encoding="utf-8") as fh:
@@ -126,9 +129,15 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             if not line.endswith("\n"):
                 return
             try:
-                yield model.model_validate_json(line)
+                yield lineno, model.model_validate_json(line)
             except ValidationError as exc:
                 raise _corrupt(exc, line, path, lineno) from None
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Records of any type from an append-only JSONL file; a torn last line is skipped."""
+    for _, record in iter_numbered(path, model):
+        yield record
 
 
 class _Row(RootModel[dict[str, Any]]):
@@ -141,6 +150,12 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
     record model (policy outputs, answers, Parquet export)."""
     for row in iter_jsonl(path, _Row):
         yield row.root
+
+
+def iter_numbered_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, plain JSON object) of each line, read like `iter_rows`."""
+    for lineno, row in iter_numbered(path, _Row):
+        yield lineno, row.root
 
 
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
