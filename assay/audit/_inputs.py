@@ -19,22 +19,9 @@ from assay.core.rundir import file_sha256
 from assay.datasets import BUILTIN_DATASETS
 from assay.datasets._load import BUILTIN_DATA_DIR
 from assay.prompts import BUILTIN_DIR
+from assay.runs.store._snapshot import prompt_identities as identities_in
 
 DATA_SNAPSHOTS = "snapshot/data"  # where bundled dataset copies live in a run directory
-
-
-def _identities(value: Any) -> Iterator[dict[str, Any]]:
-    """Every prompt identity (`Prompt.identity()`: `file`, `sha256`, `builtin`) inside a
-    component's manifest entry, however deeply its kind nests them."""
-    if isinstance(value, dict):
-        if isinstance(value.get("file"), str) and "sha256" in value and "builtin" in value:
-            yield value
-            return
-        for item in value.values():
-            yield from _identities(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _identities(item)
 
 
 def prompt_identities(manifest: Manifest) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -45,7 +32,7 @@ def prompt_identities(manifest: Manifest) -> Iterator[tuple[str, dict[str, Any]]
     for entry in entries:
         if isinstance(entry, dict):
             owner = str(entry.get("id") or entry.get("name") or "?")
-            for identity in _identities(entry):
+            for identity in identities_in(entry):
                 yield owner, identity
 
 
