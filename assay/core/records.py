@@ -235,6 +235,11 @@ class ItemRecord(BaseModel):
     ratings: dict[str, str | None] = Field(
         default_factory=dict, description="Each rater column's label for the item."
     )
+    split: str | None = Field(
+        default=None,
+        description="The item's split (the dataset's `split_column`), e.g. dev or test.",
+        exclude_if=lambda v: v is None,
+    )
 
     @property
     def key(self) -> tuple[str, str]:

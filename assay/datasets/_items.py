@@ -67,6 +67,12 @@ class ItemsDatasetOptions(BaseModel):
         description="Column of a pairwise item's gold preference (A, B or tie), if any.",
     )
     raters: list[str] = Field(default_factory=list, description="Human raters' columns.")
+    split_column: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Column naming each item's split (e.g. dev / test): a jury's weights or "
+        "a calibration are fitted on one split and reported on the others.",
+    )
     variables: dict[str, str] = Field(
         default_factory=dict,
         description="Template variable -> column, e.g. {claim = 'response'}; "
@@ -117,8 +123,9 @@ class ItemsDatasetOptions(BaseModel):
         }
 
     def reserved_columns(self) -> set[str]:
-        """Columns that are not template variables: the id, gold and raters."""
-        return {self.id_column, *self.gold_columns().values(), *self.raters}
+        """Columns that are not template variables: the id, gold, raters and the split."""
+        split = [self.split_column] if self.split_column else []
+        return {self.id_column, *self.gold_columns().values(), *self.raters, *split}
 
 
 class Item(BaseModel):
@@ -131,6 +138,7 @@ class Item(BaseModel):
     gold_score: float | None = None
     gold_preference: Preference | None = None
     ratings: dict[str, str | None] = Field(default_factory=dict)
+    split: str | None = Field(default=None, description="The item's split (`split_column`).")
 
     @property
     def response_a(self) -> Any:
@@ -293,6 +301,11 @@ def _item(row: dict[str, Any], opts: ItemsDatasetOptions, path: Path, line: int)
             row.get(gold["gold_preference"]), opts, path, line, gold["gold_preference"]
         ),
         ratings={r: opts.mapped(_as_label(row.get(r), path, line, r)) for r in opts.raters},
+        split=(
+            _as_label(row.get(opts.split_column), path, line, opts.split_column)
+            if opts.split_column
+            else None
+        ),
     )
 
 
@@ -306,7 +319,8 @@ def _check_columns_present(
         if f"{fld}_column" in opts.model_fields_set
     }
     seen: set[str] = set().union(*(row.keys() for _, row in rows))
-    for column in [*opts.raters, *sorted(explicit)]:
+    split = [opts.split_column] if opts.split_column else []
+    for column in [*opts.raters, *split, *sorted(explicit)]:
         if column not in seen:
             raise DatasetError(f"column {column!r} is in no row of the file", file=path)
 

@@ -216,6 +216,7 @@ class ItemsStage:
                 gold_score=item.gold_score,
                 gold_preference=item.gold_preference,
                 ratings=item.ratings,
+                split=item.split,
             )
             for d in self.datasets
             for item in d.items
