@@ -155,10 +155,10 @@ def _leaves(value: Any) -> int:
 
 def check_metrics(run_dir: Path, manifest: Manifest, stored: dict[str, Any]) -> Check:
     """Rebuild metrics.json in memory as `assay recompute` does and compare every value."""
-    from assay.runs.rebuild._reparse import _check_bootstrap, _metrics_for
+    from assay.runs.rebuild import check_recorded_bootstrap, rebuild_metrics
 
-    _check_bootstrap(run_dir, manifest)  # a resample count no machine can draw: exit 2
-    rebuilt = json.loads(json.dumps(_metrics_for(run_dir, manifest)))
+    check_recorded_bootstrap(run_dir, manifest)  # a resample count no machine can draw: exit 2
+    rebuilt = json.loads(json.dumps(rebuild_metrics(run_dir, manifest)))
     stored = {k: v for k, v in stored.items() if k not in _NOT_METRICS}
     rebuilt = {k: v for k, v in rebuilt.items() if k not in _NOT_METRICS}
     path = first_difference(stored, rebuilt)

@@ -186,7 +186,7 @@ def recompute(
 ) -> None:
     """Rebuild every metric from the run's record files, without calling any model."""
     from assay.runs import METRICS_FILE
-    from assay.runs.rebuild._reparse import recompute_run
+    from assay.runs.rebuild import recompute_run
 
     problems = recompute_run(run_dir)
     _console().print(f"recomputed {run_dir / METRICS_FILE}", soft_wrap=True)
@@ -249,7 +249,7 @@ def reparse(
     run_dir: Annotated[Path, typer.Argument(parser=cli_path, help="A finished run directory.")],
 ) -> None:
     """Re-parse raw outputs with the current parser and recompute metrics (no API calls)."""
-    from assay.runs.rebuild._reparse import reparse_run_checked
+    from assay.runs.rebuild import reparse_run_checked
 
     changes, problems = reparse_run_checked(run_dir)
     summary = ", ".join(f"{k}: {v}" for k, v in changes.items()) or "no status changed"

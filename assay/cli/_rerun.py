@@ -98,7 +98,7 @@ def rerun_command(
 ) -> None:
     """`assay rerun RUN -o NEW`: exit 0 when the re-run completed (whatever its drift),
     1 when it did not; with --dry-run, the requests it would send."""
-    from assay.cli._run import _print_outcome
+    from assay.cli._outcome import print_outcome as _print_outcome
     from assay.runs.rerun import prepared_rerun
     from assay.runs.rerun._rerun import rerun_runner, run_options
 

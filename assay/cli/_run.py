@@ -8,25 +8,18 @@ inside functions, as in the CLI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
 from assay._interrupts import mark_reported
+from assay.cli._outcome import console, print_outcome
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
 if TYPE_CHECKING:
     from assay.runs import RunOptions, RunOutcome
-
-STATUS_COLOURS = {"complete": "green", "failed": "red"}
-
-
-def console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
 
 
 def print_run_table(run_dir: Path, *, detail: bool = False) -> None:
@@ -53,7 +46,7 @@ def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> 
         return
     outcome = _execute(spec, options)
     print_run_table(Path(outcome.run_dir))
-    _print_outcome(outcome)
+    print_outcome(outcome)
     if outcome.status != "complete":
         raise typer.Exit(1)
 
@@ -83,35 +76,6 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
         err.print(stop.summary(resume), markup=False, soft_wrap=True)
         mark_reported()
         raise typer.Exit(130) from None
-
-
-def _print_outcome(outcome: RunOutcome) -> None:
-    """`complete: 600/600 judgments (0 new), 40/40 verifications → runs/demo` on stdout
-    (one line, never wrapped); a run that did not complete also gets one stderr line
-    `error: run failed: <why>`, so `grep ^error:` finds every failure."""
-    from rich.markup import escape
-
-    colour = STATUS_COLOURS.get(outcome.status, "yellow")
-    parts = []
-    if outcome.planned:
-        parts.append(
-            f"{outcome.recorded}/{outcome.planned} judgments ({outcome.written_this_session} new)"
-        )
-    if outcome.verifications_planned is not None:
-        parts.append(
-            f"{outcome.verifications_recorded}/{outcome.verifications_planned} verifications"
-        )
-    where = escape(outcome.run_dir)
-    done = ", ".join(parts) or "no judgment or verification recorded"
-    line = f"[{colour}]{outcome.status}[/]: {done} → {where}"
-    console().print(line, soft_wrap=True)
-    if outcome.status != "complete":
-        why = scrub_text(outcome.message or "not every planned judgment was recorded")
-        text = escape(f"error: run {outcome.status}: {why}")
-        console(stderr=True).print(f"[{colour}]{text}[/]", soft_wrap=True)
-    elif outcome.message:
-        text = escape(scrub_text(outcome.message))
-        console(stderr=True).print(f"[{colour}]{text}[/]", soft_wrap=True)
 
 
 __all__ = ["console", "print_run_table", "run_command"]

@@ -14,6 +14,7 @@ from assay.core.records import JudgmentRecord
 from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE, latest_records
 from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError
+from assay.juries import juries_of, refresh_jury_records
 from assay.parsing import PARSER_VERSION, parse_verdict
 from assay.prompts import Prompt, PromptRegistry
 from assay.runs.store._audit import audit_run, mark_incomplete
@@ -60,7 +61,9 @@ def _check_reparsable(run: Path, manifest: Manifest) -> None:
     )
 
 
-def _metrics_for(run: Path, manifest: Manifest) -> dict[str, Any]:
+def rebuild_metrics(run: Path, manifest: Manifest) -> dict[str, Any]:
+    """The run's metrics from its record files, with the bootstrap, seed and length
+    penalty its recorded spec names (what `recompute`, `reparse` and `verify` compare)."""
     from assay.runs.rebuild._metrics import compute_metrics
 
     spec = manifest.spec
@@ -72,7 +75,7 @@ def _metrics_for(run: Path, manifest: Manifest) -> dict[str, Any]:
     )
 
 
-def _check_bootstrap(run: Path, manifest: Manifest) -> None:
+def check_recorded_bootstrap(run: Path, manifest: Manifest) -> None:
     """The recorded spec's `bootstrap` within today's bound: a run made before the bound
     could ask for any number of resamples, which no machine can draw."""
     n_boot = manifest.spec.get("bootstrap", 1000)
@@ -93,14 +96,20 @@ def recompute_run(run_dir: str | Path) -> list[str]:
     read_run_manifest(run)  # a missing or non-run directory: that error, no lock file
     with WriterLock(run, command="assay recompute", fix=AGAIN):
         manifest = load_manifest(read_run_manifest(run), run)
-        _check_bootstrap(run, manifest)
+        check_recorded_bootstrap(run, manifest)
         problems = audit_run(run, manifest)
-        metrics = _metrics_for(run, manifest)
+        _refresh_juries(run, manifest)
+        metrics = rebuild_metrics(run, manifest)
         mark_incomplete(run, manifest, metrics, problems)
         write_json_atomic(run / METRICS_FILE, metrics)
         if problems:
             write_manifest(run / MANIFEST_FILE, manifest)
     return problems
+
+
+def _refresh_juries(run: Path, manifest: Manifest) -> None:
+    """The `[[juries]]` judgments voted again from the members' records as they are now."""
+    refresh_jury_records(run, juries_of(manifest.spec, str(run / MANIFEST_FILE)))
 
 
 def reparse_run(run_dir: str | Path) -> dict[str, int]:
@@ -125,7 +134,7 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
             file=run / MANIFEST_FILE,
         )
     _check_reparsable(run, manifest)
-    _check_bootstrap(run, manifest)
+    check_recorded_bootstrap(run, manifest)
     problems = audit_run(run, manifest)
     prompts = _prompts_for(manifest)
     updated, changes = _reparsed(latest_records(run / JUDGMENTS_FILE), prompts)
@@ -133,8 +142,9 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
     if not backup.exists():  # the records as first written: a later reparse keeps them
         shutil.copyfile(run / JUDGMENTS_FILE, backup)
     write_jsonl_atomic(run / JUDGMENTS_FILE, updated)
+    _refresh_juries(run, manifest)
 
-    metrics = _metrics_for(run, manifest)
+    metrics = rebuild_metrics(run, manifest)
     mark_incomplete(run, manifest, metrics, problems)
     write_json_atomic(run / METRICS_FILE, metrics)
     _restat_judges(manifest, updated)
