@@ -29,9 +29,12 @@ OTHER: dict[str, Any] = {
     "structured_output": "instructor",
     "instructor_mode": "json",
     "max_reasks": 1,
+    "logprobs": True,
+    "top_logprobs": 2,
     "transport": "openai",
 }
 NEEDS = {"instructor_mode": {"structured_output": "instructor"}, "max_reasks": {}}
+NEEDS["top_logprobs"] = {"logprobs": True}
 NEEDS["max_reasks"] = NEEDS["instructor_mode"]
 NEEDS["structured_output"] = {"transport": "litellm"}
 
@@ -55,7 +58,7 @@ def test_block_value_wins_over_defaults(name: str) -> None:
 
 def test_spec_with_every_defaults_key_in_each_model_block_validates(tmp_path: Path) -> None:
     keys = "\n".join(
-        f"{k} = {v!r}".replace("'", '"')
+        f"{k} = {v!r}".replace("'", '"').replace("True", "true")
         for k, v in OTHER.items()
         if k not in ("structured_output", "instructor_mode", "max_reasks")
     )

@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.core.outcomes import CallAccounting, Status, Usage
+from assay.core.outcomes import CallAccounting, Status, TokenLogprob, Usage
 
 __all__ = [
     "PAIRWISE",
@@ -52,6 +52,10 @@ class Judgment(CallAccounting):
     error: str | None = None
     model_returned: str | None = None
     finish_reason: str | None = None
+    label_probability: float | None = Field(
+        default=None, ge=0.0, le=1.0, exclude_if=lambda v: v is None
+    )
+    logprobs: list[TokenLogprob] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def ok(self) -> bool:

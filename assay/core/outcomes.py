@@ -51,6 +51,20 @@ class CallAccounting(BaseModel):
     )
 
 
+class TokenLogprob(BaseModel):
+    """One output token and its log probability, as the provider returned it (OpenAI's
+    `choices[0].logprobs.content[i]`); `top` holds the most likely alternatives when
+    `top_logprobs` was asked. Model output, nothing secret: recorded as returned."""
+
+    token: str = Field(description="The token's text.")
+    logprob: float = Field(description="Its natural-log probability.")
+    top: list[tuple[str, float]] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The most likely tokens at this position with their log probabilities.",
+    )
+
+
 class PromptProvenance(BaseModel):
     """Which model and which exact prompt produced a record (null for baselines)."""
 

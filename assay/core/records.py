@@ -21,7 +21,7 @@ from assay.core.answer_fields import (
     omit_absent,
 )
 from assay.core.decomposition import Claim
-from assay.core.outcomes import CallAccounting, PromptProvenance, Status
+from assay.core.outcomes import CallAccounting, PromptProvenance, Status, TokenLogprob
 from assay.core.pairs import Axis, Member
 from assay.core.verification import ScoredPair, SetScore
 
@@ -246,6 +246,27 @@ class ItemRecord(BaseModel):
         return (self.dataset, self.item_id)
 
 
+class JuryProvenance(BaseModel):
+    """How a jury's judgment was computed from its members' judgments (`[[juries]]`,
+    Verga et al. 2024): no request, no model."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    members: list[str] = Field(description="The member judges, in the spec's order.")
+    vote: str = Field(description="majority, mean or weighted.")
+    weights: dict[str, float] | None = Field(
+        default=None, description="Weighted: each member's weight (fitted: normalised)."
+    )
+    fit_on: str | None = Field(
+        default=None, description="Weighted: the split the weights were fitted on."
+    )
+    min_members: int = Field(description="Members with a verdict a jury verdict needs.")
+    votes: dict[str, str | float] = Field(
+        default_factory=dict,
+        description="Each member with a verdict on the item: its label, preference or score.",
+    )
+
+
 class ItemJudgmentRecord(PromptProvenance, CallAccounting):
     """One judge's judgment of one item (`item_judgments.jsonl`).
 
@@ -287,6 +308,24 @@ class ItemJudgmentRecord(PromptProvenance, CallAccounting):
     parsed: dict[str, Any] | None = Field(default=None, description="The parsed output object.")
     error: str | None = Field(
         default=None, description="What went wrong, for a status other than ok."
+    )
+    label_probability: float | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The judge's probability of the label it gave: exp of the summed log "
+        "probabilities of the label's tokens (logprobs = true), or the answer's declared "
+        "confidence field (confidence_field). Absent when there is none.",
+    )
+    logprobs: list[TokenLogprob] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The output tokens with their log probabilities, when the judge asked "
+        "for them (logprobs = true). Absent otherwise.",
+    )
+    jury: JuryProvenance | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="A jury's judgment: how its members voted (`[[juries]]`). Absent otherwise.",
     )
     recorded_at: datetime | None = Field(default=None, description="When the line was written.")
 

@@ -89,6 +89,22 @@ class ModelSettings(BaseModel):
         description="Requests instructor may add after an answer that fails validation, "
         "each showing the model its error. 0: one request, a bad answer is a parse_error.",
     )
+    logprobs: bool = Field(
+        default=False,
+        # absent from dumps when off: decoding dumps (cache keys, manifests) stay as before
+        exclude_if=lambda v: not v,
+        description="Ask for the output tokens' log probabilities (OpenAI `logprobs`): a "
+        "judge's records then carry them and the probability of the label it gave "
+        "(`label_probability`), for calibration. Part of the cache key.",
+    )
+    top_logprobs: int | None = Field(
+        default=None,
+        ge=0,
+        le=20,
+        exclude_if=lambda v: v is None,
+        description="With logprobs: also the N most likely tokens at each position "
+        "(OpenAI `top_logprobs`, 0-20).",
+    )
     transport: TransportName = Field(
         default="litellm",
         description="How hosted requests travel: 'litellm' (any provider), or 'openai', a "

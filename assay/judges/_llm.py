@@ -8,13 +8,21 @@ from pydantic import BaseModel, Field, model_validator
 
 from assay.core.building import BuildContext
 from assay.core.judging import Judge, JudgeItem, Judgment, Status, Usage
+from assay.core.outcomes import TokenLogprob
 from assay.core.registry import JUDGES
 from assay.core.settings import EndpointOverrides
 from assay.errors import ModelConfigError
 from assay.models import ChatRequest, ModelClient
 from assay.models._prompted import PromptedModel, PromptedOptions
-from assay.parsing import PARSER_VERSION, parse_verdict
+from assay.parsing import PARSER_VERSION, ParsedVerdict, parse_verdict
+from assay.parsing._confidence import (
+    confidence_from_field,
+    confidence_range,
+    label_span,
+    span_probability,
+)
 from assay.prompts import Prompt
+from assay.prompts._output import score_scale_of
 
 JudgeMode = Literal["online", "batch"]
 ParserInputs = tuple[type[BaseModel], list[str], dict[str, float]]
@@ -33,15 +41,29 @@ class LLMJudge(PromptedModel):
         sample_index: int = 0,
         mode: JudgeMode = "online",
         batch_poll_s: float = 30.0,
+        confidence_field: str | None = None,
         **options: Unpack[PromptedOptions],
     ) -> None:
         super().__init__(client, prompt, tasks=("judge", "pairwise"), **options)
         self.sample_index = sample_index
+        self.confidence_field = confidence_field
+        self._confidence_scale = self._confidence_range(prompt, confidence_field)
         self.mode = mode  # "batch": the judge stage sends cache misses as provider batches
         self.batch_poll_s = batch_poll_s
         self.batch_jobs: list[dict[str, Any]] = []  # set by the batch stage, for the manifest
         self._schema = prompt.output_model.model_json_schema()
         self._parser_memo: tuple[Prompt, ParserInputs] | None = None
+
+    @staticmethod
+    def _confidence_range(prompt: Prompt, field: str | None) -> tuple[float, float] | None:
+        """The declared range of the confidence field; a field that is not a number of
+        the prompt's answer is a configuration error naming the prompt."""
+        if field is None:
+            return None
+        try:
+            return confidence_range(prompt.output_model, field)
+        except ValueError as exc:
+            raise ModelConfigError(f"prompt {prompt.ref}: {exc}") from None
 
     @property
     def task(self) -> str:
@@ -56,6 +78,8 @@ class LLMJudge(PromptedModel):
         }
         if self.mode == "batch":  # online manifests stay as they were
             info.update(mode="batch", batch_poll_s=self.batch_poll_s, batches=self.batch_jobs)
+        if self.confidence_field is not None:  # as are those of judges without one
+            info["confidence_field"] = self.confidence_field
         return info
 
     def request_for(self, item: JudgeItem, *, where: str | None = None) -> ChatRequest:
@@ -91,7 +115,7 @@ class LLMJudge(PromptedModel):
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)
         return self.judgment_from_raw(
-            **raw.parse_inputs(), model_returned=raw.model_returned, **base
+            **raw.parse_inputs(), model_returned=raw.model_returned, logprobs=raw.logprobs, **base
         )
 
     def _parser_inputs(self) -> ParserInputs:
@@ -112,9 +136,11 @@ class LLMJudge(PromptedModel):
         refusal: str | None,
         usage: Usage | None = None,
         model_returned: str | None = None,
+        logprobs: list[TokenLogprob] | None = None,
         **base: Any,
     ) -> Judgment:
-        """Parse a raw response; also used by `assay reparse` with no model call."""
+        """Parse a raw response; also used by `assay reparse` with no model call (which
+        passes the record's `logprobs`, so the label's probability is found again)."""
         output_model, labels, scores = self._parser_inputs()
         verdict = parse_verdict(
             content,
@@ -131,8 +157,29 @@ class LLMJudge(PromptedModel):
             usage=usage or Usage(),
             model_returned=model_returned,
             finish_reason=finish_reason,
+            label_probability=self._label_probability(verdict, content, logprobs),
+            logprobs=logprobs,
             **base,
         )
+
+    def _label_probability(
+        self, verdict: ParsedVerdict, content: str | None, logprobs: list[TokenLogprob] | None
+    ) -> float | None:
+        """The probability of the label given: the declared confidence field when the
+        judge names one, else the label's tokens' (`assay.parsing._confidence`)."""
+        if verdict.status is not Status.OK:
+            return None
+        if self.confidence_field is not None:
+            return confidence_from_field(
+                verdict.parsed, self.confidence_field, self._confidence_scale
+            )
+        if not logprobs or content is None:
+            return None
+        output_model = self.prompt.output_model
+        scale = score_scale_of(output_model)
+        key = "label" if scale is None or "label" in output_model.model_fields else scale.field
+        span = label_span(content, key)
+        return None if span is None else span_probability(content, logprobs, span)
 
 
 class LLMJudgeParams(EndpointOverrides):
@@ -149,6 +196,13 @@ class LLMJudgeParams(EndpointOverrides):
         description='"batch": cache misses go to the provider\'s batch API (openai/<model>).',
     )
     batch_poll_s: float = Field(default=30.0, gt=0.0, le=3600.0, description="Batch poll interval.")
+    confidence_field: str | None = Field(
+        default=None,
+        description="A number field of the prompt's answer (e.g. 'confidence') read as the "
+        "probability of the label given: mapped to [0, 1] by its declared minimum/maximum, "
+        "else kept when in [0, 1]. Unset: with logprobs = true, the label's token "
+        "probability. Feeds the calibration metrics (Brier, ECE).",
+    )
 
     @model_validator(mode="after")
     def _names_need_one_model(self) -> LLMJudgeParams:
@@ -183,6 +237,7 @@ def llm_judges(params: LLMJudgeParams, ctx: BuildContext) -> list[Judge]:
                         sample_index=sample,
                         mode=params.mode,
                         batch_poll_s=params.batch_poll_s,
+                        confidence_field=params.confidence_field,
                         use_cache=ctx.use_cache,
                         refresh_cache=ctx.refresh_cache,
                     )

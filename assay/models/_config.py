@@ -32,6 +32,26 @@ class Decoding(BaseModel):
     max_tokens: int = declared("max_tokens")
     seed: int | None = declared("seed")
     stop: list[str] | None = declared("stop")
+    logprobs: bool = declared("logprobs")
+    top_logprobs: int | None = declared("top_logprobs")
+
+    @model_validator(mode="after")
+    def _top_logprobs_need_logprobs(self) -> Decoding:
+        if self.top_logprobs is not None and not self.logprobs:
+            raise ModelConfigError(
+                f"top_logprobs = {self.top_logprobs} needs logprobs = true (it is false)"
+            )
+        return self
+
+    def logprob_options(self) -> dict[str, Any]:
+        """The request's `logprobs`/`top_logprobs` as both transports send them (none
+        when not asked: the request is then exactly what it was before)."""
+        if not self.logprobs:
+            return {}
+        options: dict[str, Any] = {"logprobs": True}
+        if self.top_logprobs is not None:
+            options["top_logprobs"] = self.top_logprobs
+        return options
 
 
 class RetryPolicy(BaseModel):

@@ -14,6 +14,7 @@ from assay.core.outcomes import Usage
 from assay.models._cache import ChatKeys
 from assay.models._config import ModelConfig
 from assay.models._heap import HOSTED_REQUESTS
+from assay.models._logprobs import token_logprobs
 from assay.models._openai_errors import bad_body_error, litellm_not_json
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
 from assay.models._types import ChatRequest, RawResponse
@@ -186,6 +187,7 @@ class LiteLLMTransport(HostedEndpoint):
             value = getattr(d, name)
             if value is not None:
                 kwargs[name] = value
+        kwargs.update(d.logprob_options())
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
         key = self._api_key()
@@ -251,4 +253,5 @@ def to_raw(litellm: Any, response: Any) -> RawResponse:
             total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
             cost_usd=cost,
         ),
+        logprobs=token_logprobs(getattr(choice, "logprobs", None)),
     )

@@ -25,6 +25,7 @@ from assay.errors import ModelConfigError
 from assay.models._config import ModelConfig
 from assay.models._cost_map import openai_cost, supports_response_schema, uses_local_map
 from assay.models._hosted import HostedEndpoint, litellm_module
+from assay.models._logprobs import token_logprobs
 from assay.models._openai_errors import (
     bad_body_error,
     connection_error,
@@ -186,6 +187,7 @@ class OpenAIHTTPTransport(HostedEndpoint):
             value = getattr(d, name)
             if value is not None:
                 body[name] = value
+        body.update(d.logprob_options())
         response_format = self.response_format(request)
         if response_format is not None:
             body["response_format"] = response_format
@@ -244,6 +246,7 @@ class OpenAIHTTPTransport(HostedEndpoint):
             model_returned=data.get("model"),
             response_id=data.get("id"),
             usage=self.usage(data.get("usage")),
+            logprobs=token_logprobs(choice.get("logprobs")),
         )
 
     def usage(self, reported: Any) -> Usage:

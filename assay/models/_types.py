@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.core.outcomes import Usage
+from assay.core.outcomes import TokenLogprob, Usage
 from assay.models._config import Decoding
 from assay.prompts._prompt import Message
 
@@ -39,6 +39,12 @@ class RawResponse(BaseModel):
     model_returned: str | None = None
     response_id: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    logprobs: list[TokenLogprob] | None = Field(
+        default=None,
+        # absent when not asked: cached answers to other requests keep their shape
+        exclude_if=lambda v: v is None,
+        description="The output tokens' log probabilities, when the request asked for them.",
+    )
 
     def parse_inputs(self) -> dict[str, Any]:
         """What a parser reads from a response (`*_from_raw` methods take these keywords)."""

@@ -13,6 +13,7 @@ from assay.testing._behaviors import (
     malformed_body,
     refusal,
     reply,
+    tokens,
     tool_call,
     truncated,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "malformed_body",
     "refusal",
     "reply",
+    "tokens",
     "tool_call",
     "truncated",
 ]

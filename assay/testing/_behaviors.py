@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -60,6 +61,9 @@ class Behavior(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     tool_name: str | None = None
     content_type: str = "application/json"
+    logprobs: list[tuple[str, float]] | None = None
+    """Tokens and log probabilities answered when the request asks for `logprobs` (None:
+    the content's `tokens` at log probability 0); never sent to a request that did not."""
 
 
 Responder = Callable[[dict[str, Any]], Behavior | None]
@@ -72,15 +76,47 @@ def reply(
     delay_s: float = 0.0,
     finish_reason: str = "stop",
     model_returned: str | None = None,
+    logprobs: Mapping[str, float] | list[tuple[str, float]] | None = None,
 ) -> Behavior:
-    """A 200 with ``content`` as the assistant message: the happy path."""
+    """A 200 with ``content`` as the assistant message: the happy path. ``logprobs``
+    scripts the token log probabilities sent when a request asks for them: a list of
+    (token, logprob), or a mapping token -> logprob over the content's `tokens` (tokens
+    it does not name get 0)."""
+    if isinstance(logprobs, Mapping):
+        logprobs = [(t, float(logprobs.get(t, 0.0))) for t in tokens(content)]
     return Behavior(
         kind="reply",
         content=content,
         delay_s=delay_s,
         finish_reason=finish_reason,
         model_returned=model_returned,
+        logprobs=logprobs,
     )
+
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def tokens(content: str) -> list[str]:
+    """How the fake server splits an answer into tokens: runs of word characters, runs
+    of spaces, single punctuation marks. They join back to the content."""
+    return _TOKEN.findall(content)
+
+
+def _logprobs(b: Behavior, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's `choices[i].logprobs` for a request that asked (`logprobs: true`)."""
+    if body.get("logprobs") is not True or b.kind != "reply":
+        return None
+    scripted = b.logprobs
+    if scripted is None:
+        scripted = [(t, 0.0) for t in tokens(b.content or "")]
+    top_n = body.get("top_logprobs")
+    entries = []
+    for token, logprob in scripted:
+        entry = {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+        top = [entry.copy()] if isinstance(top_n, int) and top_n > 0 else []
+        entries.append({**entry, "top_logprobs": top})
+    return {"content": entries, "refusal": None}
 
 
 def http_error(
@@ -256,7 +292,12 @@ def render_response(b: Behavior, body: dict[str, Any], ids: itertools.count[int]
         "model": b.model_returned or str(body.get("model") or "fake-model"),
         "system_fingerprint": "fp_fake",
         "choices": [
-            {"index": i, "message": message, "logprobs": None, "finish_reason": b.finish_reason}
+            {
+                "index": i,
+                "message": message,
+                "logprobs": _logprobs(b, body),
+                "finish_reason": b.finish_reason,
+            }
             for i in range(n_choices)
         ],
         "usage": {

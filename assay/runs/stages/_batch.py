@@ -353,7 +353,7 @@ class BatchRunner:
             client.cached.write(pending.key, raw)
         client.accounting.add(ModelResult(response=raw, attempts=1, latency_s=latency_s))
         judgment = judge.judgment_from_raw(
-            **raw.parse_inputs(), model_returned=raw.model_returned, **base
+            **raw.parse_inputs(), model_returned=raw.model_returned, logprobs=raw.logprobs, **base
         )
         self.emit(self.stage.record(pending.work, judgment))
         return True
