@@ -215,12 +215,11 @@ def dataset_panels(
     judge_labels: Mapping[str, Mapping[str, str | None]],
     *,
     order_of: OrderOf,
-    n_boot: int,
-    seed: Seed,
+    boot: tuple[int, Seed],
 ) -> list[PanelRow]:
     """The "judges" and "judges+raters" panels of one single-response items dataset;
     `judge_labels`: judge -> item id -> comparable label; `order_of`: the labels' order
-    (None: nominal) from every judge's and rater's label."""
+    (None: nominal) from every judge's and rater's label; `boot`: (n_boot, seed)."""
     names = sorted({r for it in items for r in it.ratings})
     human = {
         r: [None if (v := it.ratings.get(r)) is None else normalise_label(v) for it in items]
@@ -228,6 +227,7 @@ def dataset_panels(
     }
     judges = {j: [labels.get(it.item_id) for it in items] for j, labels in judge_labels.items()}
     order = order_of(v for col in [*judges.values(), *human.values()] for v in col)
+    n_boot, seed = boot
     rows = panel_rows(dataset, "judges", judges, {}, order=order, n_boot=n_boot, seed=seed)
     if human and judges:
         rows += panel_rows(
