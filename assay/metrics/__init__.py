@@ -13,7 +13,8 @@ metrics), `_rank_correlation`,
 draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
 `_pairwise` (A vs B verdicts in both orders); agreement statistics:
 `_agreement_stats` (categorical vs gold), `_score_agreement` (numeric vs gold),
-`_rater_agreement` (judges and raters), `_self_consistency` (samples > 1),
+`_rater_agreement` (judges and raters), `_panel` (all judges, judges + raters, each
+judge left out; `_panel_stats` batches its bootstrap), `_self_consistency` (samples > 1),
 `_item_bootstrap` (CIs of any statistic).
 """
 
@@ -39,6 +40,7 @@ from assay.metrics._paired import (
     paired_compare,
 )
 from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
+from assay.metrics._panel import LeftOut, PanelRow, panel_rows
 from assay.metrics._rank_correlation import average_ranks, spearman
 from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
 from assay.metrics._ratio_bootstrap import ratio_ci
@@ -51,6 +53,9 @@ __all__ = [
     "ItemJudgeRow",
     "ItemsReport",
     "RaterRow",
+    "PanelRow",
+    "LeftOut",
+    "panel_rows",
     "item_metrics",
     "CorrelationReport",
     "CorrelationRow",
