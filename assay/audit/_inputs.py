@@ -2,8 +2,9 @@
 
 A prompt is checked from its snapshot in the run directory (`snapshot/prompts/...`), a
 built-in against the installed built-in, and a run written before snapshots against its
-original file when that still exists. A dataset is checked from its bundled snapshot
-and from its recorded path, whichever are here.
+original file when that still exists. A dataset, and every other file the spec named
+(the manifest's `inputs`: a corpus, an evidence file), is checked from its bundled
+snapshot and from its recorded path, whichever are here; a model directory is not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.audit._model import Check, verdict
-from assay.core.manifest import DatasetInfo, Manifest
+from assay.core.manifest import DatasetInfo, InputFileInfo, Manifest
 from assay.core.rundir import file_sha256
 from assay.datasets import BUILTIN_DATASETS
 from assay.datasets._load import BUILTIN_DATA_DIR
@@ -124,7 +125,49 @@ def dataset_files(run_dir: Path, info: DatasetInfo) -> list[tuple[Path, str]]:
     return found
 
 
+def input_files(run_dir: Path, info: InputFileInfo) -> list[tuple[Path, str]]:
+    """The copies of an input file here: its bundled snapshot (recorded, or added by
+    `assay pack --with-data` under `<sha256[:16]>-<name>`) and its recorded path."""
+    found: list[tuple[Path, str]] = []
+    if info.snapshot:
+        found.append((run_dir / info.snapshot, "snapshot"))
+    elif info.sha256:
+        packed = run_dir / DATA_SNAPSHOTS / f"{info.sha256[:16]}-{Path(info.path).name}"
+        if packed.is_file():
+            found.append((packed, "snapshot"))
+    path = Path(info.path)
+    if path.exists() or not found:
+        found.append((path, "file"))
+    return found
+
+
+def _check_inputs(run_dir: Path, manifest: Manifest) -> tuple[int, list[str], list[str]]:
+    """(files checked, problems, skip notes) of the manifest's `inputs`."""
+    problems: list[str] = []
+    notes: list[str] = []
+    checked = 0
+    for info in manifest.inputs:
+        if info.kind == "directory" or not info.sha256:
+            continue  # a model directory is recorded by path only
+        files = input_files(run_dir, info)
+        copies = [(p, kind) for p, kind in files if p.is_file()]
+        gone = [p for p, kind in files if kind == "snapshot" and not p.is_file()]
+        problems += [f"{info.field}: snapshot {p} is missing" for p in gone]
+        if not copies and not gone:
+            notes.append(f"{info.field}: {info.path} is not here and no snapshot was bundled")
+        for path, kind in copies:
+            checked += 1
+            sha = file_sha256(path)
+            if sha != info.sha256:
+                problems.append(
+                    f"{info.field}: {kind} {path} has sha256 {sha[:12]}, "
+                    f"the run read {info.sha256[:12]}"
+                )
+    return checked, problems, notes
+
+
 def check_datasets(run_dir: Path, manifest: Manifest) -> Check:
+    """Every dataset, then every other input file, against its recorded sha256."""
     problems: list[str] = []
     notes: list[str] = []
     checked = 0
@@ -148,4 +191,6 @@ def check_datasets(run_dir: Path, manifest: Manifest) -> Check:
                     f"dataset {info.name}: {kind} {path} has sha256 {sha[:12]}, "
                     f"the run read {info.sha256[:12]}"
                 )
-    return verdict("datasets", checked, problems, notes, skipped=len(notes))
+    more, input_problems, input_notes = _check_inputs(run_dir, manifest)
+    problems, notes = problems + input_problems, notes + input_notes
+    return verdict("datasets", checked + more, problems, notes, skipped=len(notes))

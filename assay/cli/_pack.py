@@ -31,7 +31,8 @@ def pack(
     with_data: Annotated[
         bool,
         typer.Option(
-            "--with-data", help="Also pack the dataset files the manifest names (sha256 checked)."
+            "--with-data",
+            help="Also pack the dataset and input files the manifest names (sha256 checked).",
         ),
     ] = False,
     allow_incomplete: Annotated[
@@ -45,10 +46,13 @@ def pack(
     target = output if output is not None else Path(f"{run_dir.resolve().name}.tar.gz")
     result = pack_run(run_dir, target, with_data=with_data, allow_incomplete=allow_incomplete)
     for copy in result.data:
+        what = copy.dataset if copy.section == "inputs" else f"dataset {copy.dataset!r}"
         if copy.reason:
-            print(f"warning: dataset {copy.dataset!r} not packed: {copy.reason}", file=sys.stderr)
-    packed = sum(1 for copy in result.data if copy.snapshot)
+            print(f"warning: {what} not packed: {copy.reason}", file=sys.stderr)
+    packed = sum(1 for copy in result.data if copy.snapshot and copy.section != "inputs")
+    inputs = sum(1 for copy in result.data if copy.snapshot and copy.section == "inputs")
     data = f", {packed} dataset file(s)" if with_data else ""
+    data += f", {inputs} other input file(s)" if inputs else ""
     print(f"packed {run_dir} -> {result.archive} ({result.files} files{data})")
 
 

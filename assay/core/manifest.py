@@ -16,6 +16,7 @@ __all__ = [
     "DatasetInfo",
     "FactualitySection",
     "GateSection",
+    "InputFileInfo",
     "Manifest",
     "Reparse",
     "Session",
@@ -52,6 +53,22 @@ class DatasetInfo(_Open):
     snapshot: str | None = Field(
         default=None,
         description="With `bundle_data = true`: the copy of the file in the run directory, "
+        "`snapshot/data/<sha256[:16]>-<file name>` (relative to it).",
+    )
+
+
+class InputFileInfo(_Open):
+    """A file the run read besides its datasets and prompts (a retrieval corpus, an
+    evidence file), named by the spec field that gave it; or a local model directory,
+    recorded by path only (a directory is never hashed nor copied)."""
+
+    field: str = Field(description="The spec field, e.g. `factuality.verifiers[0].corpus`.")
+    path: str = Field(description="The file or directory as the run resolved it (absolute).")
+    kind: str = Field(default="file", description="`file`, or `directory` (a model).")
+    sha256: str | None = Field(default=None, description="Hash of the file's bytes.")
+    snapshot: str | None = Field(
+        default=None,
+        description="With `bundle_data = true`: the copy in the run directory, "
         "`snapshot/data/<sha256[:16]>-<file name>` (relative to it).",
     )
 
@@ -112,7 +129,14 @@ class Reparse(_Open):
     changes: dict[str, int] = Field(
         default_factory=dict, description="Records whose status changed, counted by change."
     )
-    backup: str | None = Field(default=None, description="Where the old records were kept.")
+    backup: str | None = Field(
+        default=None, description="Where the old records were kept (the first file's copy)."
+    )
+    backups: list[str] = Field(
+        default_factory=list,
+        description="Every re-parsed file's copy (judgments, item judgments); a later "
+        "reparse keeps the first.",
+    )
 
 
 class RerunSource(BaseModel):
@@ -132,6 +156,14 @@ class RerunSource(BaseModel):
     )
     data_from_snapshot: list[str] = Field(
         default_factory=list, description="Datasets read from the run directory's snapshot."
+    )
+    inputs_changed: list[str] = Field(
+        default_factory=list,
+        description="Spec fields of input files re-run on other bytes (--allow-data-change).",
+    )
+    inputs_from_snapshot: list[str] = Field(
+        default_factory=list,
+        description="Spec fields of input files read from the run directory's snapshot.",
     )
 
 
@@ -164,6 +196,10 @@ class Manifest(_Open):
         "Informational: resuming compares `spec`.",
     )
     datasets: list[DatasetInfo] = Field(default_factory=list, description="The datasets read.")
+    inputs: list[InputFileInfo] = Field(
+        default_factory=list,
+        description="Other files the spec names (corpora, evidence files, model directories).",
+    )
     parser_version: str | None = Field(
         default=None, description="The output parser's version the records were parsed with."
     )

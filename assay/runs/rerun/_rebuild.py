@@ -6,6 +6,8 @@ A dataset is the file the run read if its bytes still hash to the recorded sha25
 else the run directory's copy (`snapshot/data/`, with `bundle_data`), else the re-run
 is refused: re-running on other data measures the data, not the judge. With
 `allow_data_change` the file as it is now is used and the new run's manifest says so.
+The other files the spec names (the manifest's `inputs`: a corpus, an evidence file)
+are found the same way (`_inputs`), and their spec fields pointed at the file used.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from assay.datasets._load import BUILTIN_DATA_DIR, BUILTIN_DATASETS
 from assay.errors import RunError, SpecError
 from assay.redaction import MARKER
 from assay.runs.rebuild._sources import dataset_info, resolve_dataset
+from assay.runs.rerun._inputs import point_inputs
 from assay.runs.spec._spec import LoadedSpec, RunSpec, validate_spec
 
 
@@ -167,8 +170,14 @@ def rebuilt_spec(
     where = str(run_dir / MANIFEST_FILE)
     found: tuple[str, dict[str, Any], RunSpec, dict[str, list[str]]] | None = None
     for source, raw in _candidates(manifest):
-        notes: dict[str, list[str]] = {"data_changed": [], "data_from_snapshot": []}
+        notes: dict[str, list[str]] = {
+            "data_changed": [],
+            "data_from_snapshot": [],
+            "inputs_changed": [],
+            "inputs_from_snapshot": [],
+        }
         _point_blocks(run_dir, manifest, raw.get("datasets"), allow_data_change, notes)
+        point_inputs(run_dir, manifest, raw, allow_data_change, notes)
         fact = raw.get("factuality")
         if isinstance(fact, dict):
             _point_blocks(run_dir, manifest, fact.get("datasets"), allow_data_change, notes)

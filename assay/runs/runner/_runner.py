@@ -41,6 +41,7 @@ from assay.runs.stages._batch import ProviderBatches
 from assay.runs.stages._judge import JudgeStage
 from assay.runs.stages._protocol import Judged, Stage, StageRun
 from assay.runs.store._counters import merged
+from assay.runs.store._inputs_snapshot import spec_inputs
 from assay.runs.store._manifest import (
     cache_info,
     end_session,
@@ -53,6 +54,7 @@ from assay.runs.store._manifest import (
 from assay.runs.store._parquet import require_pyarrow, write_parquet_copies
 from assay.runs.store._resume import check_same_spec, interrupted_from_manifest
 from assay.runs.store._rundir import read_run_manifest
+from assay.runs.store._schemas import snapshot_schemas
 from assay.runs.store._snapshot import RunSnapshot, check_same_prompts
 from assay.runs.store._store import write_json_atomic, write_manifest
 
@@ -87,7 +89,9 @@ class Runner:
         declared = (self.judge_stage, self.items, self.factuality, self.gate)
         self.stages: list[Stage] = [s for s in declared if s is not None]  # in the order run
         self.executor: Executor = AsyncPoolExecutor()
-        self.snapshot = RunSnapshot(self.run_dir, bundle_data=loaded.spec.bundle_data)
+        self.snapshot = RunSnapshot(
+            self.run_dir, bundle_data=loaded.spec.bundle_data, inputs=spec_inputs(loaded)
+        )
         self._resumed: Manifest | None = None  # its prompts are compared at the first save
 
     # ---- planning -------------------------------------------------------------------
@@ -269,8 +273,10 @@ class Runner:
         where = self.run_dir / MANIFEST_FILE
         if self._resumed is not None:  # a changed prompt leaves the spec as it was
             check_same_prompts(self._resumed, manifest, where)
+            self.snapshot.check_resumable(self._resumed, where)
             self._resumed = None
         self.snapshot.annotate(manifest)
+        snapshot_schemas(self.run_dir, self.judges, self.factuality, manifest)
         write_manifest(where, manifest)  # redacted: no credentials
 
     def _outcome(self, status: str, message: str | None) -> RunOutcome:

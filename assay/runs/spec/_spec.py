@@ -30,6 +30,7 @@ from assay.core.settings import ModelDefaults
 from assay.datasets import Delimiter, ItemsDatasetOptions
 from assay.errors import AssayError, SpecError, first_problem
 from assay.inputs import PathText, decode_text
+from assay.juries import JuryBlocks
 from assay.models._ray_options import ExecutorOptions
 from assay.runs.spec._blocks import BaselineSpec as BaselineSpec
 from assay.runs.spec._blocks import ComponentBlock as ComponentBlock
@@ -141,6 +142,10 @@ class AnswersDatasetSpec(DatasetSpec):
     format: str = Field(
         default="auto", description="A registered importer: auto, jsonl, medscore-input, ..."
     )
+    evidence_file: PathText | None = Field(
+        default=None,
+        description="medscore-input: MedScore's `{id: evidence}` JSON file, relative to the spec.",
+    )
 
     @field_validator("format")
     @classmethod
@@ -239,6 +244,9 @@ class RunSpec(_Strict):
     judges: list[JudgeSpec] = Field(default_factory=list, description="The judges to run.")
     baselines: list[BaselineSpec] = Field(
         default_factory=list, description="Model-free judges to compare against."
+    )
+    juries: JuryBlocks = Field(
+        default_factory=list, description="Judges voting together, from their recorded verdicts."
     )
     failure: FailurePolicy = Field(
         default_factory=FailurePolicy, description="When failed judgments fail the run."

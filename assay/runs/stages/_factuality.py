@@ -81,7 +81,11 @@ class FactualityStage:
         self.datasets = []
         for i, d in enumerate(spec.datasets):
             with at_spec_field(loaded.path, f"factuality.datasets[{i}]"):
-                self.datasets.append(load_answers(d.path, format=d.format, name=d.name, base=base))
+                evidence = d.evidence_file
+                answers = load_answers(
+                    d.path, format=d.format, name=d.name, base=base, evidence_file=evidence
+                )
+                self.datasets.append(answers)
         self._refuse_repeats([d.name for d in self.datasets], "answer datasets share a name")
         ctx = ComponentContext(
             loaded, pool, use_cache=use_cache, refresh_cache=refresh_cache, answers=self.datasets

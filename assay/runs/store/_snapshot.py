@@ -13,13 +13,14 @@ entry then also names the file's own hash, `file_sha256`. Built-in prompts are n
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from assay.core.atomic import write_bytes_atomic
-from assay.core.manifest import DatasetInfo, Manifest
+from assay.core.manifest import DatasetInfo, InputFileInfo, Manifest
 from assay.errors import RunError
+from assay.runs.store._inputs_snapshot import InputFiles, check_same_inputs
 
 SNAPSHOT_DIR = "snapshot"
 PROMPTS = "prompts"
@@ -85,12 +86,21 @@ def _components(manifest: Manifest) -> list[dict[str, Any]]:
 
 
 class RunSnapshot:
-    """Copies a run's prompt files (and, with `bundle_data`, its dataset files) into its
-    snapshot once, and names each copy in the manifest every time it is written."""
+    """Copies a run's prompt files (and, with `bundle_data`, its dataset and other input
+    files) into its snapshot once, and names each copy in the manifest every time it is
+    written. `inputs`: (spec field, resolved path) of the files the spec names besides
+    datasets and prompts (`_inputs_snapshot.spec_inputs`), recorded in `inputs`."""
 
-    def __init__(self, run_dir: Path, *, bundle_data: bool = False) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        bundle_data: bool = False,
+        inputs: Iterable[tuple[str, Path]] = (),
+    ) -> None:
         self.run_dir = run_dir
         self.bundle_data = bundle_data
+        self.inputs = InputFiles(inputs)
         self._done: dict[tuple[str, str], tuple[str, str]] = {}  # (file, sha) -> (rel, file sha)
 
     def annotate(self, manifest: Manifest) -> None:
@@ -109,6 +119,41 @@ class RunSnapshot:
                 note = self._dataset(info)
                 if note is not None and note not in manifest.warnings:
                     manifest.warnings.append(note)
+        self._annotate_inputs(manifest)
+
+    def _annotate_inputs(self, manifest: Manifest) -> None:
+        """Record the spec's other files (`inputs`, only when there are some, so a run
+        without any writes the manifest it always wrote), copying them when bundling."""
+        infos = self.inputs.infos()
+        if not infos:
+            return
+        for info in infos if self.bundle_data else []:
+            note = self._input(info)
+            if note is not None and note not in manifest.warnings:
+                manifest.warnings.append(note)
+        manifest.inputs = infos
+
+    def check_resumable(self, before: Manifest, where: Path) -> None:
+        """Refuse to resume a run whose input files changed since it started."""
+        check_same_inputs(before, self.inputs.infos(), where)
+
+    def _input(self, info: InputFileInfo) -> str | None:
+        """Copy one input file and set its `snapshot`; a note for a directory."""
+        if info.kind == "directory":
+            return f"bundle_data: {info.field} is a directory (a local model); not copied"
+        source = Path(info.path)
+        key = (str(source), str(info.sha256))
+        if key not in self._done:
+            data = _read(source, info.field)
+            if _sha256(data) != info.sha256:
+                raise RunError(
+                    f"{info.field} changed since the run read it (sha256 differs): run the "
+                    "command again",
+                    file=source,
+                )
+            self._done[key] = (copy_into_snapshot(self.run_dir, source, DATA, data), "")
+        info.snapshot = self._done[key][0]
+        return None
 
     def _prompt(self, identity: dict[str, Any]) -> tuple[str, str]:
         key = (str(identity["file"]), str(identity["sha256"]))
