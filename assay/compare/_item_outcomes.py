@@ -52,6 +52,7 @@ class LabelTable:
     gold: list[Gold]
     judges: dict[str, Labels] = field(default_factory=dict)
     scores: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
     def raters(self) -> dict[str, Labels]:
         names = sorted({name for g in self.gold for name, _ in g.ratings})
@@ -96,6 +97,9 @@ def label_table(
             table.judges[display(run, judge)] = [v.label if v and v.ok else None for v in got]
             table.scores[display(run, judge)] = np.array(
                 [v.score if v and v.ok and v.score is not None else np.nan for v in got]
+            )
+            table.probabilities[display(run, judge)] = np.array(
+                [v.probability if v and v.ok and v.probability is not None else np.nan for v in got]
             )
     return table
 

@@ -69,6 +69,7 @@ class _ItemVoteFields(BaseModel):
     score: float | None = None
     raw_score: float | None = None
     preference: Literal["A", "B", "tie"] | None = None
+    label_probability: float | None = None
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
@@ -195,7 +196,8 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
             meta[r.judge_id].absorb(r.model, r.prompt_id, r.prompt_version)
         item = (r.dataset, r.item_id)
         score = r.raw_score if r.raw_score is not None else r.score
-        vote = Vote(r.status is Status.OK, normalise_label(r.label), score, _preference(r))
+        ok, label = r.status is Status.OK, normalise_label(r.label)
+        vote = Vote(ok, label, score, _preference(r), r.label_probability)
         per_judge[item if r.order is None else (*item, r.order)] = vote
         if item not in gold:
             gold[item] = Gold(pairwise=r.order is not None)

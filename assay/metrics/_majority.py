@@ -68,6 +68,7 @@ class Vote(NamedTuple):
     label: str | None = None
     score: float | None = None
     preference: str | None = None
+    probability: float | None = None  # the judge's probability of its label (calibration)
 
 
 def majority_of(votes: Sequence[Vote]) -> Vote:
