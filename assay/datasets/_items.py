@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.datasets._jsonl import DatasetFile
+from assay.datasets._label_order import check_levels, checked_order
 from assay.datasets._load import resolve_dataset_path
 from assay.datasets._rows import check_unique
 from assay.datasets._tabular import Delimiter, file_delimiter, table_rows
@@ -85,6 +86,13 @@ class ItemsDatasetOptions(BaseModel):
         "values match after case/separator normalisation. It changes the numbers, so it "
         "is part of the spec the manifest records.",
     )
+    label_order: list[str] | None = Field(
+        default=None,
+        description="The gold and rater labels in order, lowest first (after gold_map), "
+        "e.g. ['unsupported', 'partially_supported', 'supported']: they are ordinal "
+        "(weighted kappa, ordinal alpha, MAE in ranks). A value outside it is an error.",
+    )
+    _order_ok = field_validator("label_order")(checked_order)
 
     @field_validator("raters")
     @classmethod
@@ -350,6 +358,8 @@ def load_items(
     for line, row in rows:
         item = _item(row, opts, resolved, line)
         check_unique(item.id, seen, resolved, line, opts.id_column)
+        cells = [(opts.gold_label_column, item.gold_label), *item.ratings.items()]
+        check_levels(opts.label_order, cells, resolved, line)
         if opts.task == "pairwise":
             _check_pairwise(item, opts, resolved)
         items.append(item)

@@ -8,8 +8,8 @@ Input is `items.jsonl` (the items with their gold and raters) and
   items with a verdict (`n_scored`), and `coverage` = n_scored / n_items says how many.
 - Gold labels and raters' labels are compared after the same case/separator
   normalisation as judge labels ("Fully Supported" == "fully_supported").
-- Labels that are all integers ("1".."5") are ordinal: quadratic-weighted kappa is added
-  and raters' Krippendorff alpha uses the ordinal level.
+- Ordinal labels (a declared order, `label_orders`, or all integers) add the statistics
+  of `_ordinal`; raters' Krippendorff alpha then uses the ordinal level.
 - Numeric gold (`gold_score`): against the judge's raw value on its declared scale
   (`raw_score`, e.g. Likert 1-5) when the prompt has one, else its [0, 1] score.
 - Repeated samples (`judge#0`, `judge#1`, ...) add a `judge#majority` row: the modal
@@ -19,8 +19,7 @@ Input is `items.jsonl` (the items with their gold and raters) and
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -32,11 +31,19 @@ from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
 from assay.metrics._item_bootstrap import Interval
 from assay.metrics._majority import MAJORITY, majority_records, sample_base
+from assay.metrics._ordinal import (
+    ORDINAL_STATISTICS,
+    ordinal_agreement,
+    raters_order,
+    resolve_order,
+    with_extras,
+)
+from assay.metrics._ordinal import comparable_label as comparable_label  # re-exported
+from assay.metrics._ordinal import ordinal_order as ordinal_order
 from assay.metrics._pairwise import pairwise_metrics
 from assay.metrics._rater_agreement import kappa_matrix, rater_agreement
 from assay.metrics._score_agreement import NUMERIC_STATISTICS, agreement_with_gold_scores
 from assay.metrics._self_consistency import self_consistency
-from assay.parsing import normalise_label
 
 _KENDALL_CI_LIMIT = 5000  # Kendall's tau CI costs a scipy call per resample
 _PAIRWISE_KEYS = ("win_rate_a", "win_rate_b", "tie_rate", "position_consistency")
@@ -117,19 +124,6 @@ class ItemsReport(BaseModel):
         return [row.flat() for row in self.rows]
 
 
-def comparable_label(label: str | None) -> str | None:
-    """A judge's, gold or rater's label as compared: `normalise_label`, None kept."""
-    return None if label is None else normalise_label(label)
-
-
-def ordinal_order(values: Iterable[str | None]) -> list[str] | None:
-    """The numeric order of labels that are all integers, else None (nominal)."""
-    seen = {v for v in values if v is not None}
-    if not seen or not all(re.fullmatch(r"-?\d+", v) for v in seen):
-        return None
-    return sorted(seen, key=int)
-
-
 def _producer(records: Sequence[ItemJudgmentRecord]) -> dict[str, Any]:
     last = records[-1] if records else None
     return {
@@ -146,23 +140,30 @@ def _single_row(
     labels: dict[str, str | None],
     scores: dict[str, float | None],
     boot: tuple[int, int],
+    declared: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Coverage and agreement with gold labels and scores of one single-response judge."""
+    """Coverage and agreement with gold labels and scores of one single-response judge;
+    `declared`: the dataset's label order, if any (`resolve_order`)."""
     n_boot, seed = boot
     scored = sum(1 for it in items if labels.get(it.item_id) is not None)
     out: dict[str, Any] = {"stats": {}, "ci": {}, "n_of": {}}
     gold = [comparable_label(it.gold_label) for it in items]
     if any(g is not None for g in gold):
         pred = [labels.get(it.item_id) for it in items]
-        order = ordinal_order([*gold, *pred])
-        agree = agreement_with_gold(pred, gold, order=order, n_boot=n_boot, seed=seed)
+        order = resolve_order([*gold, *pred], declared)
+        axes = with_extras(order, [*gold, *pred]) if order else None
+        agree = agreement_with_gold(pred, gold, order=axes, n_boot=n_boot, seed=seed)
         names = ["accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa"]
-        names += ["quadratic_kappa"] if order is not None else []
         out["stats"].update({n: getattr(agree, n) for n in names})
         out["stats"]["n_gold"] = agree.n
         out["n_of"].update(dict.fromkeys(names, agree.n))
-        out["ci"].update(agree.ci)
+        out["ci"].update({n: c for n, c in agree.ci.items() if n in names})
         out.update(labels=agree.labels, confusion=agree.confusion)
+        if order:
+            ordinal = ordinal_agreement(pred, gold, order, n_boot=n_boot, seed=seed)
+            out["stats"].update(ordinal.stats)
+            out["n_of"].update(dict.fromkeys(ORDINAL_STATISTICS, ordinal.n))
+            out["ci"].update(ordinal.ci)
     gold_scores = [it.gold_score for it in items]
     if any(g is not None for g in gold_scores):
         values = [scores.get(it.item_id) for it in items]
@@ -227,6 +228,7 @@ def _judge_rows(
     items: Sequence[ItemRecord],
     by_judge: dict[str, list[ItemJudgmentRecord]],
     boot: tuple[int, int],
+    declared: Sequence[str] | None = None,
 ) -> list[ItemJudgeRow]:
     pairwise = bool(items) and items[0].pairwise
     rows = []
@@ -236,7 +238,7 @@ def _judge_rows(
         else:
             labels = {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}
             scores = {r.item_id: _score_of(r) for r in recs}
-            part = _single_row(dataset, judge_id, items, labels, scores, boot)
+            part = _single_row(dataset, judge_id, items, labels, scores, boot, declared)
         rows.append(_row(dataset, judge_id, items, part, _producer(recs), pairwise))
     return rows
 
@@ -278,6 +280,7 @@ def _majority_rows(
     items: Sequence[ItemRecord],
     by_judge: dict[str, list[ItemJudgmentRecord]],
     boot: tuple[int, int],
+    declared: Sequence[str] | None = None,
 ) -> tuple[list[ItemJudgeRow], dict[str, dict[str, str | None]]]:
     """A `base#majority` row per sampled judge: the vote (`majority_records`, the rule
     `assay compare` uses too) scored like any judge, plus how consistent the samples were."""
@@ -286,7 +289,7 @@ def _majority_rows(
         voted.setdefault(record.judge_id, []).append(record)
     groups = _sample_groups(by_judge)
     rows = []
-    for row in _judge_rows(dataset, items, voted, boot):
+    for row in _judge_rows(dataset, items, voted, boot, declared):
         ids = groups[row.judge_id.removesuffix(f"#{MAJORITY}")]
         labels = [
             {
@@ -321,6 +324,7 @@ def _rater_row(
     items: Sequence[ItemRecord],
     judge_labels: dict[str, dict[str, str | None]],
     boot: tuple[int, int],
+    declared: Sequence[str] | None = None,
 ) -> RaterRow | None:
     """Human-human agreement (alpha, Fleiss) and the judge+rater kappa matrix."""
     raters = sorted({r for it in items for r in it.ratings})
@@ -328,12 +332,14 @@ def _rater_row(
         return None
     human = {r: [comparable_label(it.ratings.get(r)) for it in items] for r in raters}
     judges = {j: [labels.get(it.item_id) for it in items] for j, labels in judge_labels.items()}
-    order = ordinal_order(v for col in [*human.values(), *judges.values()] for v in col)
+    every = [v for col in [*human.values(), *judges.values()] for v in col]
+    order = raters_order(every, [v for col in human.values() for v in col], declared)
     level: Literal["ordinal", "nominal"] = "ordinal" if order else "nominal"
     agree = rater_agreement(
         pd.DataFrame(human), level=level, order=order, n_boot=boot[0], seed=boot[1]
     )
-    matrix = kappa_matrix(pd.DataFrame({**judges, **human}), order=order)
+    axes = with_extras(order, every) if order else None
+    matrix = kappa_matrix(pd.DataFrame({**judges, **human}), order=axes)
     values = [
         [None if v is None else float(v) for v in row]
         for row in matrix.to_numpy(dtype=object, na_value=None).tolist()
@@ -358,9 +364,15 @@ def item_metrics(
     *,
     n_boot: int = 1000,
     seed: int = 0,
+    label_orders: Mapping[str, Sequence[str]] | None = None,
 ) -> ItemsReport:
-    """Every judge of every items dataset against gold, raters and itself (samples)."""
+    """Every judge of every items dataset against gold, raters and itself (samples).
+
+    `label_orders`: dataset -> its labels in order (lowest first), declared by the
+    dataset's `label_order` or its judges' prompts; labels that are all integers are
+    ordinal without one."""
     boot = (n_boot, seed)
+    orders = label_orders or {}
     rows: list[ItemJudgeRow] = []
     raters: list[RaterRow] = []
     for dataset in dict.fromkeys(it.dataset for it in items):
@@ -369,8 +381,9 @@ def item_metrics(
         for r in judgments:
             if r.dataset == dataset:
                 by_judge.setdefault(r.judge_id, []).append(r)
-        rows += _judge_rows(dataset, subset, by_judge, boot)
-        majority, votes = _majority_rows(dataset, subset, by_judge, boot)
+        declared = orders.get(dataset)
+        rows += _judge_rows(dataset, subset, by_judge, boot, declared)
+        majority, votes = _majority_rows(dataset, subset, by_judge, boot, declared)
         rows += majority
         if subset and subset[0].pairwise:
             continue
@@ -379,7 +392,7 @@ def item_metrics(
             for j, recs in by_judge.items()
             if sample_base(j) is None
         }
-        rater = _rater_row(dataset, subset, {**labels, **votes}, boot)
+        rater = _rater_row(dataset, subset, {**labels, **votes}, boot, declared)
         if rater is not None:
             raters.append(rater)
     return ItemsReport(rows=rows, raters=raters, n_boot=n_boot, seed=seed)

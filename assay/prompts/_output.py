@@ -43,11 +43,18 @@ class OutputField(BaseModel):
     values: list[str] | None = None
     minimum: float | None = None
     maximum: float | None = None
+    ordered: bool = Field(
+        default=False,
+        description="Enum only: the values are ordered, lowest first as declared (ordinal "
+        "statistics: weighted kappa, ordinal alpha, MAE in ranks).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> OutputField:
         if self.type == "enum" and not self.values:
             raise ValueError("enum fields need a non-empty `values` list")
+        if self.ordered and self.type != "enum":
+            raise ValueError(f"`ordered` is only for enum fields, not {self.type}")
         if self.type != "enum" and self.values is not None:
             raise ValueError(f"`values` is only for enum fields, not {self.type}")
         bounds = [b for b in (self.minimum, self.maximum) if b is not None]
@@ -214,6 +221,12 @@ def declared_scale(fields: dict[str, OutputField], score_field: str) -> ScoreSca
     return ScoreScale(field=score_field, minimum=low, maximum=high, integer=spec.type == "integer")
 
 
+def declared_order(fields: dict[str, OutputField] | None) -> list[str] | None:
+    """The `label` enum's values when declared `ordered = true` (lowest first), else None."""
+    spec = (fields or {}).get("label")
+    return list(spec.values or []) if spec is not None and spec.ordered else None
+
+
 def declared_labels(
     fields: dict[str, OutputField], labels: list[str], score_field: str | None
 ) -> list[str]:
@@ -221,6 +234,8 @@ def declared_labels(
     spec = fields.get("label")
     if spec is not None and spec.type == "enum":
         values = spec.values or []
+        if spec.ordered and len(set(values)) != len(values):
+            raise ValueError(f"output.label: ordered values are listed twice: {values}")
         bad = [v for v in values if v != _canonical(v)]
         if bad:
             raise ValueError(

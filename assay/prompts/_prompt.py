@@ -45,6 +45,7 @@ from assay.prompts._output import (
     build_output_model,
     check_field_name,
     declared_labels,
+    declared_order,
     declared_scale,
     scale_from_model,
     schema_sha256,
@@ -267,6 +268,9 @@ class Prompt(BaseModel):
         if self._custom_output:  # registered schemas keep the identity earlier runs recorded
             info["score_field"] = self.meta.score_field
             info["output_schema_sha256"] = schema_sha256(model)
+        order = declared_order(self.meta.output)
+        if order is not None:  # recompute reads the order of ordinal labels from here
+            info["label_order"] = order
         return info
 
     def check_task(self, tasks: tuple[str, ...], role: str) -> None:

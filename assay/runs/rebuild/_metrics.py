@@ -28,12 +28,14 @@ from assay.core.rundir import (
     ITEM_JUDGMENTS_FILE,
     ITEMS_FILE,
     JUDGMENTS_FILE,
+    MANIFEST_FILE,
     SENTENCES_FILE,
     VERIFICATIONS_FILE,
     iter_jsonl,
     iter_records,
     iter_rows,
     latest,
+    read_json,
     record_digests,
 )
 
@@ -88,8 +90,25 @@ def items_metrics(
     if overlay is not None:
         items = [overlay.apply(it) for it in items]
     judgments = list(latest(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).values())
-    report = item_metrics(items, judgments, n_boot=n_boot, seed=seed)
-    return {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
+    orders, notes = run_label_orders(run_dir, judgments)
+    report = item_metrics(items, judgments, n_boot=n_boot, seed=seed, label_orders=orders)
+    out = {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
+    return {**out, "notes": notes} if notes else out
+
+
+def run_label_orders(
+    run_dir: Path, judgments: Sequence[ItemJudgmentRecord]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The declared label orders of the run's items datasets (its manifest's spec and
+    judges' prompts; `assay.metrics._ordinal`), and notes on orders left out."""
+    from assay.metrics._ordinal import label_orders_from_manifest
+
+    path = run_dir / MANIFEST_FILE
+    manifest = read_json(path) if path.is_file() else {}
+    judged: dict[str, set[str]] = {}
+    for r in judgments:
+        judged.setdefault(r.dataset, set()).add(r.judge_id)
+    return label_orders_from_manifest(manifest, judged)
 
 
 def factuality_metrics(
