@@ -76,7 +76,8 @@ def assemble(
         _refuse_shared_ids(all_judges, loaded)
         fact = _factuality(loaded, options, pool, decomposer, verifiers)
         gate = _gate(loaded, options, cache, fact)
-    items = ItemsStage(item_sets, all_judges, loaded.path) if item_sets else None
+    juries = loaded.spec.juries
+    items = ItemsStage(item_sets, all_judges, loaded.path, juries) if item_sets else None
     stop_when_unreachable(
         [*all_judges, *([fact.decomposer, *fact.verifiers] if fact is not None else [])]
     )

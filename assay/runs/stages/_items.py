@@ -23,6 +23,7 @@ from assay.core.records import ItemJudgmentRecord, ItemRecord, Preference
 from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
 from assay.datasets import ItemsDataset
 from assay.errors import SpecError
+from assay.juries import JurySpec, check_juries, refresh_jury_records
 from assay.runs.assemble._items_gold import (
     check_gold_fits,
     gold_scale_warnings,
@@ -72,7 +73,11 @@ class ItemsStage:
     name = "items"
 
     def __init__(
-        self, datasets: Sequence[ItemsDataset], judges: Sequence[Judge], spec_path: str
+        self,
+        datasets: Sequence[ItemsDataset],
+        judges: Sequence[Judge],
+        spec_path: str,
+        juries: Sequence[JurySpec] = (),
     ) -> None:
         self.datasets = list(datasets)
         self.judges = list(judges)
@@ -88,6 +93,9 @@ class ItemsStage:
         self._planned: list[ItemWork] | None = None
         for i, d in enumerate(self.datasets):
             self._check_judges(d, f"datasets[{i}]", spec_path)
+        self.juries = list(juries)  # voted from the records at the end (`refresh_jury_records`)
+        judge_ids = {d: [j.id for j in judges] for d, judges in self._judges_of.items()}
+        check_juries(self.juries, self.item_rows(), judge_ids, spec_path)
 
     # ---- checks ---------------------------------------------------------------------
     def _check_judges(self, dataset: ItemsDataset, field: str, spec_path: str) -> None:
@@ -278,6 +286,7 @@ class ItemsStage:
         budget = FailureBudget(run.policy, self.planned(), kept, run.ctx.abort)
         ctx = replace(run.ctx, workers=self.worker_budget())
         await self.run(run.run_dir, ctx, run.ctx.redo, budget.count)
+        refresh_jury_records(run.run_dir, self.juries)
 
     def close(self) -> None:
         """Nothing open: `run` closes its log however it ends."""
