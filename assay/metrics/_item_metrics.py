@@ -30,6 +30,7 @@ from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
 from assay.metrics._item_bootstrap import Interval
+from assay.metrics._jury_rows import held_out, jury_fields
 from assay.metrics._majority import MAJORITY, majority_records, sample_base
 from assay.metrics._ordinal import (
     ORDINAL_STATISTICS,
@@ -64,6 +65,10 @@ class ItemJudgeRow(BaseModel):
     n_scored: int = Field(description="Items with a verdict (pairwise: in both orders).")
     coverage: float | None = Field(description="n_scored / n_items.")
     samples: int | None = Field(default=None, description="Majority rows: samples voted.")
+    evaluated_on: str | None = Field(
+        default=None,
+        description="A jury fitted on a split: the items its row counts (the other splits).",
+    )
     stats: dict[str, float | int | None] = Field(
         default_factory=dict,
         description="statistic -> value (accuracy, cohen_kappa, ...; see "
@@ -233,13 +238,15 @@ def _judge_rows(
     pairwise = bool(items) and items[0].pairwise
     rows = []
     for judge_id, recs in by_judge.items():
+        judged = held_out(items, recs)  # a fitted jury: not its fit split
         if pairwise:
-            part = _pairwise_row(items, recs, boot)
+            part = _pairwise_row(judged, recs, boot)
         else:
             labels = {r.item_id: comparable_label(r.label) for r in recs if r.status is Status.OK}
             scores = {r.item_id: _score_of(r) for r in recs}
-            part = _single_row(dataset, judge_id, items, labels, scores, boot, declared)
-        rows.append(_row(dataset, judge_id, items, part, _producer(recs), pairwise))
+            part = _single_row(dataset, judge_id, judged, labels, scores, boot, declared)
+        producer = {**_producer(recs), **jury_fields(recs)}
+        rows.append(_row(dataset, judge_id, judged, part, producer, pairwise))
     return rows
 
 
