@@ -1,6 +1,8 @@
 """What `assay rerun` does between parsing its flags and exiting: re-run a run from its
 directory (assay.runs.rerun), or only show what it would send, then print the drift
-report (assay.compare._drift) as tables or JSON.
+report (assay.compare._drift) as tables or JSON. With `--fail-on-drift` any drift
+measured exits DRIFT_EXIT (3), for CI: 1 stays "the re-run did not complete" and 2 "it
+was refused".
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from assay.runs.rerun import RerunOptions
 
 FORMATS = ("table", "json")
+DRIFT_EXIT = 3  # --fail-on-drift: the re-run completed and something moved
 
 
 def _number(value: float | None) -> str:
@@ -65,16 +68,47 @@ def print_drift(report: DriftReport) -> None:
             ],
             title="drift: metrics (diff = rerun - original, paired bootstrap CI)",
         )
+    if report.decomposers:
+        _print_decomposers(report)
     for note in report.notes:
         print(f"- {scrub_text(note)}")
     moved = [j.judge for j in report.judges if not j.drift_free]
+    split = [d.decomposer for d in report.decomposers if not d.drift_free]
     if report.drift_free:
         print(f"no drift: {report.rerun} reproduces {report.original}")
-    else:
-        print(f"drift: {len(moved)} of {len(report.judges)} judges moved; metrics may differ")
+        return
+    line = f"drift: {len(moved)} of {len(report.judges)} judges moved"
+    if split:
+        line += f", {len(split)} of {len(report.decomposers)} decomposers split answers otherwise"
+    print(f"{line}; metrics may differ")
 
 
-def emit_drift(original: Path, rerun: Path, *, fmt: str, n_boot: int, seed: int) -> None:
+def _print_decomposers(report: DriftReport) -> None:
+    """Per decomposer: answers split into the same sentences and claims, claim counts."""
+    rows = [
+        (
+            d.decomposer,
+            str(d.compared),
+            f"{d.only_original}/{d.only_rerun}",
+            _number(d.identical_sentences),
+            _number(d.identical_claims),
+            f"{d.claims_original}/{d.claims_rerun}",
+            f"{d.claims_delta:+d}",
+        )
+        for d in report.decomposers
+    ]
+    headers = ["decomposer", "answers", "missing (orig/rerun)", "identical sentences"]
+    print_table(
+        [*headers, "identical claims", "claims (orig/rerun)", "claims diff"],
+        rows,
+        title="drift: decomposition, re-run vs original (share of answers)",
+    )
+
+
+def emit_drift(
+    original: Path, rerun: Path, *, fmt: str, n_boot: int, seed: int, fail_on_drift: bool = False
+) -> None:
+    """Print the drift report; with `fail_on_drift`, exit DRIFT_EXIT when anything moved."""
     from assay.compare._drift import drift_report
 
     report = drift_report(original, rerun, n_boot=n_boot, seed=seed)
@@ -84,8 +118,10 @@ def emit_drift(original: Path, rerun: Path, *, fmt: str, n_boot: int, seed: int)
         import json
 
         sys.stdout.write(scrub_text(json.dumps(data, indent=2)) + "\n")
-        return
-    print_drift(report)
+    else:
+        print_drift(report)
+    if fail_on_drift and not report.drift_free:
+        raise typer.Exit(DRIFT_EXIT)
 
 
 def check_format(fmt: str) -> None:
@@ -94,11 +130,19 @@ def check_format(fmt: str) -> None:
 
 
 def rerun_command(
-    run_dir: Path, options: RerunOptions, *, dry_run: bool, fmt: str, n_boot: int, seed: int
+    run_dir: Path,
+    options: RerunOptions,
+    *,
+    dry_run: bool,
+    fmt: str,
+    n_boot: int,
+    seed: int,
+    fail_on_drift: bool = False,
 ) -> None:
-    """`assay rerun RUN -o NEW`: exit 0 when the re-run completed (whatever its drift),
-    1 when it did not; with --dry-run, the requests it would send."""
-    from assay.cli._outcome import print_outcome as _print_outcome
+    """`assay rerun RUN -o NEW`: exit 0 when the re-run completed (whatever its drift,
+    unless `fail_on_drift`: then DRIFT_EXIT when it drifted), 1 when it did not; with
+    --dry-run, the requests it would send."""
+    from assay.cli._outcome import print_outcome
     from assay.runs.rerun import prepared_rerun
     from assay.runs.rerun._rerun import rerun_runner, run_options
 
@@ -112,12 +156,13 @@ def rerun_command(
             return
         outcome = rerun_runner(loaded, source, options).run()
     if fmt == "table":
-        _print_outcome(outcome)
+        print_outcome(outcome)
     else:
         print(f"{outcome.status}: {outcome.run_dir}", file=sys.stderr)
     if outcome.status != "complete":
         raise typer.Exit(1)
-    emit_drift(run_dir, Path(outcome.run_dir), fmt=fmt, n_boot=n_boot, seed=seed)
+    new = Path(outcome.run_dir)
+    emit_drift(run_dir, new, fmt=fmt, n_boot=n_boot, seed=seed, fail_on_drift=fail_on_drift)
 
 
 PathArg = Annotated[Path, typer.Argument(parser=cli_path, help="A run directory to re-run.")]
@@ -146,6 +191,14 @@ NBoot = Annotated[
     int, typer.Option(max=MAX_BOOTSTRAP, help="Paired bootstrap resamples of the deltas.")
 ]
 Seed = Annotated[int, typer.Option(help="Seed of the resampling.")]
+FailOnDrift = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-drift",
+        help=f"Exit {DRIFT_EXIT} when any drift is measured (a verdict, raw response or claim "
+        "not identical, a metric delta not 0), for CI.",
+    ),
+]
 Progress = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
 
@@ -161,16 +214,20 @@ def rerun(
     n_boot: NBoot = 1000,
     seed: Seed = 0,
     progress: Progress = True,
+    fail_on_drift: FailOnDrift = False,
 ) -> None:
     """Re-run RUN_DIR from its directory alone (spec, snapshotted prompts, datasets by
     sha256) into a new run directory with a fresh cache, then report its drift: label
     agreement, kappa and identical raw responses per judge, metric deltas with paired CIs.
-    `--drift-only RUN_DIR RERUN_DIR` reports the drift of an existing re-run."""
+    `--drift-only RUN_DIR RERUN_DIR` reports the drift of an existing re-run.
+    `--fail-on-drift` exits 3 when anything drifted."""
     check_format(format)
     if drift_only:
         if rerun_dir is None:
             raise AssayError("--drift-only needs two run directories: ORIGINAL RERUN")
-        emit_drift(run_dir, rerun_dir, fmt=format, n_boot=n_boot, seed=seed)
+        emit_drift(
+            run_dir, rerun_dir, fmt=format, n_boot=n_boot, seed=seed, fail_on_drift=fail_on_drift
+        )
         return
     if rerun_dir is not None:
         raise AssayError(f"{rerun_dir}: a second run directory is only read with --drift-only")
@@ -184,7 +241,15 @@ def rerun(
         allow_data_change=allow_data_change,
         progress=progress,
     )
-    rerun_command(run_dir, options, dry_run=dry_run, fmt=format, n_boot=n_boot, seed=seed)
+    rerun_command(
+        run_dir,
+        options,
+        dry_run=dry_run,
+        fmt=format,
+        n_boot=n_boot,
+        seed=seed,
+        fail_on_drift=fail_on_drift,
+    )
 
 
 __all__ = ["check_format", "emit_drift", "print_drift", "rerun", "rerun_command"]

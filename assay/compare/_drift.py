@@ -6,7 +6,9 @@ only one has, the share of them with the same verdict and Cohen's kappa between 
 runs' verdicts, and the share whose raw model text is byte for byte the same. Then, for
 every metric `assay compare` computes on both, the paired difference with its bootstrap
 CI (`compare_runs` under the hood). A verdict is the label of an `ok` record, else its
-status: an answer that failed once and not the other time is drift too.
+status: an answer that failed once and not the other time is drift too. Per decomposer
+(`_drift_claims`): the share of answers split into byte-identical sentences and claims,
+and the claims count of each run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay.compare._build import compare_runs
+from assay.compare._drift_claims import DecomposerDrift, decomposer_drift
 from assay.compare._model import ComparisonReport
 from assay.core.records import ItemJudgmentRecord, JudgmentRecord, VerificationRecord
 from assay.core.rundir import (
@@ -95,12 +98,18 @@ class DriftReport(BaseModel):
     rerun: str
     judges: list[JudgeDrift]
     metrics: list[MetricDrift]
+    decomposers: list[DecomposerDrift] = Field(
+        default_factory=list, description="Each decomposer's output, re-run vs original."
+    )
     notes: list[str] = Field(default_factory=list)
 
     @property
     def drift_free(self) -> bool:
+        """Nothing moved: every verdict, raw response and claim the same, every metric
+        delta 0 (what `--fail-on-drift` tests)."""
         moved = any(m.diff not in (None, 0.0) for m in self.metrics)
-        return all(j.drift_free for j in self.judges) and not moved
+        split = all(d.drift_free for d in self.decomposers)
+        return all(j.drift_free for j in self.judges) and split and not moved
 
 
 def _verdict(record: Any) -> str:
@@ -228,8 +237,20 @@ def drift_report(
         if j.returned_original != j.returned_rerun
     ]
     return DriftReport(
-        original=str(original), rerun=str(rerun), judges=judges, metrics=metrics, notes=notes
+        original=str(original),
+        rerun=str(rerun),
+        judges=judges,
+        metrics=metrics,
+        decomposers=decomposer_drift(Path(original), Path(rerun)),
+        notes=notes,
     )
 
 
-__all__ = ["DriftReport", "JudgeDrift", "MetricDrift", "drift_report", "judge_drift"]
+__all__ = [
+    "DecomposerDrift",
+    "DriftReport",
+    "JudgeDrift",
+    "MetricDrift",
+    "drift_report",
+    "judge_drift",
+]
