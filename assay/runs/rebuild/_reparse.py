@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.core.manifest import Manifest, Reparse
-from assay.core.outcomes import Status
-from assay.core.records import JudgmentRecord
-from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, METRICS_FILE, latest_records
+from assay.core.records import ItemJudgmentRecord, JudgmentRecord
+from assay.core.rundir import (
+    ITEM_JUDGMENTS_FILE,
+    JUDGMENTS_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    latest,
+)
 from assay.core.rundir_lock import AGAIN, WriterLock
 from assay.errors import RunError
 from assay.juries import juries_of, refresh_jury_records
-from assay.parsing import PARSER_VERSION, parse_verdict
+from assay.parsing import PARSER_VERSION
 from assay.prompts import Prompt, PromptRegistry
+from assay.runs.rebuild._reparsed import R, reparsed
 from assay.runs.store._audit import audit_run, mark_incomplete
 from assay.runs.store._manifest import judge_stats, load_manifest
 from assay.runs.store._rundir import read_run_manifest
@@ -43,8 +50,9 @@ def _prompts_for(manifest: Manifest) -> dict[str, Prompt]:
 
 
 def _check_reparsable(run: Path, manifest: Manifest) -> None:
-    """Re-parsing rewrites judgments.jsonl; a run without one has nothing to re-parse."""
-    if (run / JUDGMENTS_FILE).is_file():
+    """Re-parsing rewrites judgments.jsonl and item_judgments.jsonl; a run with neither
+    has nothing to re-parse."""
+    if (run / JUDGMENTS_FILE).is_file() or (run / ITEM_JUDGMENTS_FILE).is_file():
         return
     imported = (manifest.imported_from or {}).get("tool")
     if imported:
@@ -55,7 +63,7 @@ def _check_reparsable(run: Path, manifest: Manifest) -> None:
             file=run,
         )
     raise RunError(
-        f"no {JUDGMENTS_FILE}: this run has no judge outputs to re-parse "
+        f"no {JUDGMENTS_FILE} or {ITEM_JUDGMENTS_FILE}: this run has no judge outputs to re-parse "
         f"(`assay recompute {run}` rebuilds its metrics)",
         file=run,
     )
@@ -137,32 +145,52 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
     check_recorded_bootstrap(run, manifest)
     problems = audit_run(run, manifest)
     prompts = _prompts_for(manifest)
-    updated, changes = _reparsed(latest_records(run / JUDGMENTS_FILE), prompts)
-    backup = run / f"{JUDGMENTS_FILE}.before-reparse"
-    if not backup.exists():  # the records as first written: a later reparse keeps them
-        shutil.copyfile(run / JUDGMENTS_FILE, backup)
-    write_jsonl_atomic(run / JUDGMENTS_FILE, updated)
+    judged, changes, backups = _reparse_file(run, JUDGMENTS_FILE, JudgmentRecord, prompts)
+    items, changed, copied = _reparse_file(run, ITEM_JUDGMENTS_FILE, ItemJudgmentRecord, prompts)
+    changes.update(changed)
+    backups += copied
     _refresh_juries(run, manifest)
 
     metrics = rebuild_metrics(run, manifest)
     mark_incomplete(run, manifest, metrics, problems)
     write_json_atomic(run / METRICS_FILE, metrics)
-    _restat_judges(manifest, updated)
+    _restat_judges(manifest, [*judged, *items])
     reparse = Reparse(
         from_parser=manifest.parser_version,
         to_parser=PARSER_VERSION,
-        changes=changes,
-        backup=backup.name,
+        changes=dict(changes),
+        backup=backups[0] if backups else None,
+        backups=backups,
     )
     manifest.reparses = [*manifest.reparses, reparse]
     manifest.parser_version = PARSER_VERSION
     write_manifest(run / MANIFEST_FILE, manifest)
-    return changes, problems
+    return dict(changes), problems
 
 
-def _restat_judges(manifest: Manifest, records: list[JudgmentRecord]) -> None:
-    """Judge counters recomputed from the re-parsed records; the planned counts stay."""
-    by_judge: dict[str, list[JudgmentRecord]] = {}
+def _reparse_file(
+    run: Path, name: str, model: type[R], prompts: dict[str, Prompt]
+) -> tuple[list[R], Counter[str], list[str]]:
+    """Record file `name` rewritten with its records parsed again, its first version kept
+    as `<name>.before-reparse` (a later reparse keeps that one): the records, the status
+    transitions and the backup's name (nothing when the run has no such record)."""
+    found = latest(run / name, model) if (run / name).is_file() else {}
+    if not found:
+        return [], Counter(), []
+    records, changes = reparsed(found.values(), prompts)
+    backup = run / f"{name}.before-reparse"
+    if not backup.exists():
+        shutil.copyfile(run / name, backup)
+    write_jsonl_atomic(run / name, records)
+    return records, changes, [backup.name]
+
+
+def _restat_judges(
+    manifest: Manifest, records: Sequence[JudgmentRecord | ItemJudgmentRecord]
+) -> None:
+    """Judge counters recomputed from the re-parsed records (ForceBench and items); the
+    planned counts stay."""
+    by_judge: dict[str, list[JudgmentRecord | ItemJudgmentRecord]] = {}
     for rec in records:
         by_judge.setdefault(rec.judge_id, []).append(rec)
     judges = []
@@ -173,38 +201,3 @@ def _restat_judges(manifest: Manifest, records: list[JudgmentRecord]) -> None:
             entry["parser_version"] = PARSER_VERSION
         judges.append(entry)
     manifest.judges = judges
-
-
-def _reparsed(
-    records: dict[Any, JudgmentRecord], prompts: dict[str, Prompt]
-) -> tuple[list[JudgmentRecord], dict[str, int]]:
-    """Each record with its raw output parsed again, and the status transitions."""
-    changes: Counter[str] = Counter()
-    updated: list[JudgmentRecord] = []
-    for record in records.values():
-        prompt = prompts.get(record.judge_id)
-        if prompt is None or record.status is Status.API_ERROR:
-            updated.append(record)
-            continue
-        verdict = parse_verdict(
-            record.raw_output,
-            finish_reason=record.finish_reason,
-            refusal=record.refusal,
-            output_model=prompt.output_model,
-            labels=prompt.meta.labels,
-            scores=prompt.meta.scores,
-        )
-        new = record.model_copy(
-            update={
-                "status": verdict.status,
-                "label": verdict.label,
-                "score": verdict.score,
-                "parsed": verdict.parsed,
-                "error": verdict.error,
-                "parser_version": PARSER_VERSION,
-            }
-        )
-        if new.status != record.status:
-            changes[f"{record.status.value}->{new.status.value}"] += 1
-        updated.append(new)
-    return updated, dict(changes)
