@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.audit._model import Check, verdict
-from assay.audit._render import DatasetRows, Renderer, renderer_for
+from assay.audit._render import NO_PASSAGES, Renderer, renderer_for
+from assay.audit._retrieval import Refusal
+from assay.audit._rows import DatasetRows
 from assay.core.manifest import Manifest
 from assay.core.rundir import (
     ITEM_JUDGMENTS_FILE,
@@ -55,6 +57,17 @@ class _Tally:
     def skip(self, reason: str) -> None:
         self.skips[reason] = self.skips.get(reason, 0) + 1
 
+    def refuse(self, component: str, refusal: Refusal) -> None:
+        """A component whose records cannot be checked: a skip, or (a file of the run's
+        that does not hold) one problem naming it, its records not checked."""
+        if not refusal.fails:
+            self.skip(refusal.reason)
+            return
+        problem = f"{component}: {refusal.reason}"
+        if problem not in self.problems:
+            self.problems.append(problem)
+        self.skip(f"not checked, see the problem of {component}")
+
     def notes(self) -> list[str]:
         return [f"{n} records: {reason}" for reason, n in self.skips.items()]
 
@@ -70,18 +83,27 @@ def _check_row(
     outcome = render.check(row, variables)
     tally.checked += 1
     if outcome is not None:
-        tally.problems.append(f"{where}: request_key {row['request_key'][:12]} {outcome}")
+        key = row.get("request_key")
+        what = f"request_key {key[:12]}" if key else "(no request)"
+        tally.problems.append(f"{where}: {what} {outcome}")
+
+
+def _sent_nothing(row: dict[str, Any]) -> bool:
+    """An LLM verifier's record of a claim with no passage to show: no request, by
+    design (a baseline's records say the same, with no prompt)."""
+    no_passage = row.get("error") == NO_PASSAGES and row.get("status") == "ok"
+    return no_passage and bool(row.get("prompt_sha256"))
 
 
 def check_requests(run_dir: Path, manifest: Manifest) -> Check:
     tally = _Tally()
-    renderers: dict[str, Renderer | str] = {}
+    renderers: dict[str, Renderer | Refusal] = {}
     datasets: dict[str, DatasetRows] = {}
     for file, (kind, field) in RENDERED.items():
         if not (run_dir / file).is_file():
             continue
         for lineno, row in _rows(run_dir / file):
-            if not row.get("request_key"):
+            if not row.get("request_key") and not _sent_nothing(row):
                 if row.get("prompt_sha256"):
                     tally.skip("no request_key (written before assay recorded request keys)")
                 continue
@@ -89,8 +111,8 @@ def check_requests(run_dir: Path, manifest: Manifest) -> Check:
             if judge_id not in renderers:
                 renderers[judge_id] = renderer_for(run_dir, manifest, judge_id)
             render = renderers[judge_id]
-            if isinstance(render, str):
-                tally.skip(render)
+            if isinstance(render, Refusal):
+                tally.refuse(judge_id, render)
                 continue
             name = str(row.get("dataset"))
             if name not in datasets:

@@ -34,6 +34,14 @@ class _ContextTooLong(Exception):
     pass
 
 
+def local_cache_key(config: ModelConfig, request: ChatRequest, fingerprint: str) -> str:
+    """A local model's response-cache key: the hosted key (no structured output) joined
+    with the model directory's fingerprint. Needs no weights: `assay verify` recomputes
+    it from the fingerprint the manifest recorded."""
+    base = cache_key(config, request, structured_mode="off")
+    return hashlib.sha256(f"{base}\0{fingerprint}".encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class _Prompt:
     """A tokenized prompt on the model's device, and how many tokens may follow it."""
@@ -110,8 +118,7 @@ class LocalCausalTransport:
     def cache_key(self, request: ChatRequest) -> str:
         """The hosted key (config + request) extended with the model's fingerprint, so a
         new checkpoint saved into the same directory never serves stale entries."""
-        base = cache_key(self.config, request, structured_mode="off")
-        return hashlib.sha256(f"{base}\0{self.fingerprint()}".encode()).hexdigest()
+        return local_cache_key(self.config, request, self.fingerprint())
 
     # -- loading -------------------------------------------------------------------------
     def preflight(self) -> None:
