@@ -55,7 +55,6 @@ from assay.runs.store._parquet import require_pyarrow, write_parquet_copies
 from assay.runs.store._resume import check_same_spec, interrupted_from_manifest
 from assay.runs.store._rundir import read_run_manifest
 from assay.runs.store._schemas import snapshot_schemas
-from assay.runs.store._schemas import snapshot_schemas
 from assay.runs.store._snapshot import RunSnapshot, check_same_prompts
 from assay.runs.store._store import write_json_atomic, write_manifest
 
@@ -277,7 +276,6 @@ class Runner:
             self.snapshot.check_resumable(self._resumed, where)
             self._resumed = None
         self.snapshot.annotate(manifest)
-        snapshot_schemas(self.run_dir, self.judges, self.factuality, manifest)
         snapshot_schemas(self.run_dir, self.judges, self.factuality, manifest)
         write_manifest(where, manifest)  # redacted: no credentials
 
