@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
@@ -21,6 +22,7 @@ from assay.compare._outcomes import factuality_outcomes, force_outcomes
 from assay.compare._overlap import check_overlap
 from assay.compare._parts import (
     ablation_rows,
+    claim_confusions,
     confusion_tables,
     force_points,
     kappa_table,
@@ -238,7 +240,8 @@ def compare_runs(
         comparisons=result.comparisons,
         ablation=ablation_rows(producers, result.estimates, result.comparisons, reference),
         kappa=kappa_table(table) if table is not None else None,
-        confusions=confusion_tables(table) if table is not None else [],
+        confusions=(confusion_tables(table) if table is not None else [])
+        + [c for r in runs if r.facts for c in claim_confusions(r.facts, partial(names, r))],
         force=force_points(result.estimates),
         notes=notes + result.notes,
         holm_families=result.families,

@@ -56,7 +56,9 @@ def kappa_frame(report: ComparisonReport) -> pd.DataFrame:
 
 
 def confusions_frame(report: ComparisonReport) -> pd.DataFrame:
-    """Long: one row per (judge, dataset, gold label, predicted label) with its count."""
+    """Long: one row per (judge, dataset, gold label, predicted label) with its count;
+    a verifier's rows are its verdicts against gold claim labels, binary (supported or
+    not_supported), over the claims it scored."""
     rows = [
         (t.judge, t.dataset, gold, pred, t.counts[i][k])
         for t in report.confusions

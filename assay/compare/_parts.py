@@ -3,7 +3,7 @@ matrices against gold, and the MVR-FS points."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,8 @@ from assay.compare._item_outcomes import LabelTable, label_order
 from assay.compare._model import AblationCell, AblationRow, ConfusionTable, ForcePoint, KappaMatrix
 from assay.metrics import PairedComparison
 from assay.metrics._agreement_stats import confusion_stack
+from assay.metrics._claim_records import NOT_SUPPORTED, OK, SUPPORTED
+from assay.metrics._claim_universe import ClaimUniverse
 from assay.metrics._majority import sample_base
 from assay.metrics._paired_metrics import JudgeEstimate
 from assay.metrics._rater_agreement import kappa_matrix
@@ -125,3 +127,25 @@ def _confusion(judge: str, dataset: str, rows: Sequence[tuple[str, str]]) -> Con
     pred = np.array([index[p] for _, p in rows], dtype=np.int64)
     counts = confusion_stack(pred, gold, len(labels))[0].astype(np.int64)
     return ConfusionTable(judge=judge, dataset=dataset, labels=labels, counts=counts.tolist())
+
+
+def claim_confusions(facts: ClaimUniverse, shown: Callable[[str], str]) -> list[ConfusionTable]:
+    """Each verifier against gold claim labels, per dataset, over the claims it scored:
+    binary as the run's gold metrics (gold `supported` or not x verdict `supported` or
+    not); `shown` names a verifier as the report does."""
+    labels = [SUPPORTED, NOT_SUPPORTED]
+    out: list[ConfusionTable] = []
+    for dataset in facts.datasets():
+        gold = {ck: g for ck, g in facts.gold.items() if ck[0] == dataset}
+        for vid in sorted(facts.verdicts):
+            verdicts = facts.verdicts[vid]
+            counts = [[0, 0], [0, 0]]
+            for ck, label in gold.items():
+                v = verdicts.get(ck)
+                if v is not None and v.status == OK:
+                    counts[label != SUPPORTED][v.label != SUPPORTED] += 1
+            if any(map(any, counts)):
+                out.append(
+                    ConfusionTable(judge=shown(vid), dataset=dataset, labels=labels, counts=counts)
+                )
+    return out

@@ -86,13 +86,18 @@ class ItemJudgeRow(BaseModel):
     confusion: list[list[int]] = Field(default_factory=list, description="[gold][pred].")
 
     def flat(self) -> dict[str, Any]:
-        """One flat dict: statistics as `name`, `name_lo`, `name_hi` (tables, JSON)."""
+        """One flat dict (tables, JSON): statistics as `name`, `name_lo`, `name_hi`; a
+        count (`n_gold`, ...) as `name` alone, since a count has no CI; the confusion
+        matrix as `labels` and `confusion` ([gold][pred]) when the judge has one."""
         out = self.model_dump(exclude={"stats", "ci", "labels", "confusion"})
         for name, value in self.stats.items():
-            interval = self.ci.get(name)
             out[name] = value
-            out[f"{name}_lo"] = interval[0] if interval else None
-            out[f"{name}_hi"] = interval[1] if interval else None
+            if not name.startswith("n_"):
+                interval = self.ci.get(name)
+                out[f"{name}_lo"] = interval[0] if interval else None
+                out[f"{name}_hi"] = interval[1] if interval else None
+        if self.labels:
+            out.update(labels=self.labels, confusion=self.confusion)
         return out
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from assay.policies.report._data import PolicyReport
+from assay.report._confusions import confusion_records
 from assay.report._views import POOLED
 from assay.report._views_items import n_of, rater_records
 from assay.report._views_policies import policy_records
@@ -128,7 +129,8 @@ def tidy_frame(
     metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = (), stale: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The long table of every numeric field of every metric row in `metrics.json`,
-    then the items raters' rows (section "raters"), the applied policies' rows (section
+    then the items raters' rows (section "raters"), every confusion matrix cell (section
+    "confusion", `_confusions`), the applied policies' rows (section
     "policies", `model` = the policy's kind), then one "records" row per record file
     changed since (`stale`)."""
     records = [
@@ -139,6 +141,7 @@ def tidy_frame(
         for rec in _row_records(section, row)
     ]
     records += list(rater_records(metrics))
+    records += list(confusion_records(metrics))
     records += list(_empty_records(metrics))
     records += list(policy_records(policies))
     records += list(_stale_records(stale))

@@ -93,7 +93,8 @@ def _point(point: ForcePoint, runs: dict[tuple[str, str], Estimate]) -> ForcePoi
 
 
 def with_run_estimates(compared: ComparisonReport, metrics: Mapping[str, Any]) -> ComparisonReport:
-    """`compared` with every judge's own value and CI the run's (see the module doc)."""
+    """`compared` with every judge's own value and CI the run's (see the module doc),
+    less the verifiers' confusion matrices the run page shows already."""
     runs = run_estimates(metrics)
     ablation = [
         row.model_copy(
@@ -104,6 +105,9 @@ def with_run_estimates(compared: ComparisonReport, metrics: Mapping[str, Any]) -
         for row in compared.ablation
     ]
     force = [_point(p, runs) for p in compared.force]
-    return compared.model_copy(
-        update={"ablation": ablation, "force": force, "notes": [*compared.notes, NOTE]}
-    )
+    fact = metrics.get("factuality")
+    gold = _rows(fact.get("gold")) if isinstance(fact, Mapping) else []
+    shown = {r.get("verifier_id") for r in gold}  # the page's gold section has their matrices
+    confusions = [c for c in compared.confusions if c.judge not in shown]
+    update = {"ablation": ablation, "force": force, "confusions": confusions}
+    return compared.model_copy(update={**update, "notes": [*compared.notes, NOTE]})
