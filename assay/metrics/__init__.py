@@ -14,13 +14,16 @@ draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
 `_pairwise` (A vs B verdicts in both orders); agreement statistics:
 `_agreement_stats` (categorical vs gold), `_score_agreement` (numeric vs gold),
 `_rater_agreement` (judges and raters), `_panel` (all judges, judges + raters, each
-judge left out; `_panel_stats` batches its bootstrap), `_self_consistency` (samples > 1),
-`_item_bootstrap` (CIs of any statistic).
+judge left out; `_panel_stats` batches its bootstrap), `_calibration` (Brier, ECE,
+reliability, recalibration on a split; `_calibration_stats` the statistics),
+`_self_consistency` (samples > 1), `_item_bootstrap` (CIs of any statistic).
 """
 
 from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
 from assay.metrics._agreement_stats import GoldAgreement, agreement_with_gold, confusion_matrix
 from assay.metrics._bootstrap import bootstrap_ci
+from assay.metrics._calibration import CalibrationRow, FittedCalibration, calibration_rows
+from assay.metrics._calibration_stats import brier, ece, fit_isotonic, fit_temperature, reliability
 from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
 from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
 from assay.metrics._force_pairs import pair_table
@@ -56,6 +59,14 @@ __all__ = [
     "PanelRow",
     "LeftOut",
     "panel_rows",
+    "CalibrationRow",
+    "FittedCalibration",
+    "calibration_rows",
+    "brier",
+    "ece",
+    "reliability",
+    "fit_temperature",
+    "fit_isotonic",
     "item_metrics",
     "CorrelationReport",
     "CorrelationRow",

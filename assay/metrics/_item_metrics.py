@@ -20,6 +20,7 @@ Input is `items.jsonl` (the items with their gold and raters) and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -29,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
+from assay.metrics._calibration import CalibrationRow, calibration_rows, with_calibration
 from assay.metrics._item_bootstrap import Interval
-from assay.metrics._jury_rows import held_out, jury_fields
+from assay.metrics._jury_rows import held_out, jury_fields, without_juries
 from assay.metrics._majority import MAJORITY, majority_records, sample_base
 from assay.metrics._ordinal import (
     ORDINAL_STATISTICS,
@@ -42,6 +44,7 @@ from assay.metrics._ordinal import (
 from assay.metrics._ordinal import comparable_label as comparable_label  # re-exported
 from assay.metrics._ordinal import ordinal_order as ordinal_order
 from assay.metrics._pairwise import pairwise_metrics
+from assay.metrics._panel import PanelRow, dataset_panels
 from assay.metrics._rater_agreement import kappa_matrix, rater_agreement
 from assay.metrics._score_agreement import NUMERIC_STATISTICS, agreement_with_gold_scores
 from assay.metrics._self_consistency import self_consistency
@@ -126,6 +129,13 @@ class ItemsReport(BaseModel):
     rows: list[ItemJudgeRow] = Field(description="One row per judge and dataset.")
     raters: list[RaterRow] = Field(
         default_factory=list, description="One row per dataset with raters."
+    )
+    panels: list[PanelRow] = Field(
+        default_factory=list, description="Per dataset, panel (judges, judges+raters), level."
+    )
+    calibration: list[CalibrationRow] = Field(
+        default_factory=list,
+        description="Per dataset and judge with label probabilities: Brier, ECE, reliability.",
     )
     n_boot: int = Field(description="Bootstrap resamples behind the CIs (0: no CI).")
     seed: int = Field(description="Seed of the resampling.")
@@ -387,6 +397,8 @@ def item_metrics(
     orders = label_orders or {}
     rows: list[ItemJudgeRow] = []
     raters: list[RaterRow] = []
+    panels: list[PanelRow] = []
+    calibration: list[CalibrationRow] = []
     for dataset in dict.fromkeys(it.dataset for it in items):
         subset = [it for it in items if it.dataset == dataset]
         by_judge: dict[str, list[ItemJudgmentRecord]] = {}
@@ -397,6 +409,8 @@ def item_metrics(
         rows += _judge_rows(dataset, subset, by_judge, boot, declared)
         majority, votes = _majority_rows(dataset, subset, by_judge, boot, declared)
         rows += majority
+        found = calibration_rows(dataset, subset, by_judge, n_boot=n_boot, seed=seed)
+        rows, calibration = with_calibration(rows, found), [*calibration, *found]
         if subset and subset[0].pairwise:
             continue
         labels = {
@@ -405,6 +419,11 @@ def item_metrics(
             if sample_base(j) is None
         }
         rater = _rater_row(dataset, subset, {**labels, **votes}, boot, declared)
+        order_of = partial(resolve_order, declared=declared)
+        voters = without_juries({**labels, **votes}, by_judge)  # a jury repeats its members
+        panels += dataset_panels(dataset, subset, voters, order_of=order_of, boot=boot)
         if rater is not None:
             raters.append(rater)
-    return ItemsReport(rows=rows, raters=raters, n_boot=n_boot, seed=seed)
+    return ItemsReport(
+        rows=rows, raters=raters, panels=panels, calibration=calibration, n_boot=n_boot, seed=seed
+    )

@@ -15,7 +15,9 @@ import pandas as pd
 from assay.policies.report._data import PolicyReport
 from assay.report._confusions import confusion_records
 from assay.report._views import POOLED
+from assay.report._views_calibration import calibration_records
 from assay.report._views_items import n_of, rater_records
+from assay.report._views_panels import panel_records
 from assay.report._views_policies import policy_records
 
 COLUMNS = (
@@ -129,7 +131,8 @@ def tidy_frame(
     metrics: Mapping[str, Any], policies: Sequence[PolicyReport] = (), stale: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The long table of every numeric field of every metric row in `metrics.json`,
-    then the items raters' rows (section "raters"), every confusion matrix cell (section
+    then the items raters' rows (section "raters"), the judge panels' (section
+    "panels"), every confusion matrix cell (section
     "confusion", `_confusions`), the applied policies' rows (section
     "policies", `model` = the policy's kind), then one "records" row per record file
     changed since (`stale`)."""
@@ -141,6 +144,8 @@ def tidy_frame(
         for rec in _row_records(section, row)
     ]
     records += list(rater_records(metrics))
+    records += list(panel_records(metrics))
+    records += list(calibration_records(metrics))
     records += list(confusion_records(metrics))
     records += list(_empty_records(metrics))
     records += list(policy_records(policies))

@@ -14,6 +14,7 @@ from typing import Any
 from assay._table import Grid
 from assay._values import dict_of, list_of
 from assay.report._page_force import StatusTable
+from assay.report._views_calibration import ReliabilityChart, reliability_charts
 from assay.report._views_items import items_grids
 
 
@@ -21,6 +22,7 @@ from assay.report._views_items import items_grids
 class ItemsSection:
     grids: tuple[Grid, ...]
     statuses: StatusTable | None = None  # when the page has no ForceBench part to show them
+    reliability: tuple[ReliabilityChart, ...] = ()  # calibration's reliability diagrams
 
 
 def _spec_kinds(manifest: Mapping[str, Any]) -> set[str]:
@@ -41,4 +43,8 @@ def has_pairs(manifest: Mapping[str, Any]) -> bool:
 
 
 def items_section(metrics: Mapping[str, Any], statuses: StatusTable | None) -> ItemsSection:
-    return ItemsSection(grids=tuple(items_grids(metrics, "")), statuses=statuses)
+    return ItemsSection(
+        grids=tuple(items_grids(metrics, "")),
+        statuses=statuses,
+        reliability=reliability_charts(metrics),
+    )

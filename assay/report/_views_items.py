@@ -13,6 +13,7 @@ from typing import Any
 
 from assay._table import Grid
 from assay.report._cells import ci, num
+from assay.report._views_calibration import calibration_grids
 from assay.report._views_panels import panel_grids
 
 Row = Mapping[str, Any]
@@ -196,7 +197,7 @@ def items_grids(metrics: Mapping[str, Any], label: str) -> list[Grid]:
         if r.get("kappa_names"):
             name = f"Judges and raters: Cohen's κ · {r.get('dataset')}"
             grids.append(kappa_grid(r, _title(name, label)))
-    return grids + panel_grids(metrics, label)
+    return grids + panel_grids(metrics, label) + calibration_grids(metrics, label)
 
 
 def rater_records(metrics: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
