@@ -9,6 +9,7 @@ from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.adjudication import GoldOverlay, check_gold_source, gold_overlay
+from assay.compare._calibration import calibration_outcomes
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -42,6 +43,8 @@ METRIC_ORDER = (
     "mae",
     "pearson",
     "spearman",
+    "brier",
+    "ece",
     "position_consistency",
     "factuality_macro",
     "factuality_micro",
@@ -86,6 +89,7 @@ def _outcomes(
     table = label_table(runs, names, strict=strict, notes=notes)
     if table is not None:
         metrics += categorical_outcomes(table) + numeric_outcomes(table)
+        metrics += calibration_outcomes(table.judges, table.probabilities, table.gold)
     metrics += pairwise_outcomes(runs, names, strict=strict, notes=notes)
     metrics += factuality_outcomes(runs, names, strict=strict, notes=notes)
     metrics.sort(key=lambda m: METRIC_ORDER.index(m.name))
