@@ -231,3 +231,29 @@ def test_panels_in_every_report_format(tmp_path: Path) -> None:
     assert {p["panel"] for p in data["items"]["panels"]} == {"judges", "judges+raters"}
     assert invoke(["report", str(run), "-f", "html"])[0] == 0
     assert "Judge panels: agreement" in (run / "report.html").read_text(encoding="utf-8")
+
+
+def test_compare_reports_the_panel_of_the_judges_compared(tmp_path: Path) -> None:
+    from assay.compare import compare_runs, report_frames
+
+    judges = _panel(13, n=30, accuracies=(0.9, 0.9, 0.1))
+    items = [
+        {"item_id": f"i{i}", "gold_label": v or "1", "ratings": {"r": v}}
+        for i, v in enumerate(judges["j0"])
+    ]
+    judgments = [r.model_dump() for r in _records(judges)]
+    run = write_item_run(tmp_path / "run", "panels", items, judgments)
+    assert invoke(["recompute", str(run)])[0] == 0
+    recorded = json.loads((run / "metrics.json").read_text(encoding="utf-8"))["items"]["panels"]
+    frames = report_frames(compare_runs([run], n_boot=100, seed=0))
+    panels = frames["panels"].set_index(["panel", "level"])
+    assert len(panels) == len(recorded) == 6
+    for row in recorded:
+        got = panels.loc[(row["panel"], row["level"])]
+        assert got["krippendorff_alpha"] == pytest.approx(row["krippendorff_alpha"], abs=1e-12)
+        assert got["lowers_most"] == row["lowers_most"] == "j2"
+    left = frames["panels_left_out"]
+    assert set(left["member"]) == {"j0", "j1", "j2"} and len(left) == 3 * 6
+    code, markdown, err = invoke(["compare", str(run), "--n-boot", "50", "-f", "markdown"])
+    assert code == 0, err
+    assert "Judge panels: agreement" in markdown and "each judge left out" in markdown

@@ -21,6 +21,7 @@ from assay.compare._load import LoadedRun, load_run
 from assay.compare._model import ComparedRun, ComparisonReport
 from assay.compare._outcomes import factuality_outcomes, force_outcomes
 from assay.compare._overlap import check_overlap
+from assay.compare._panels import panel_table
 from assay.compare._parts import (
     ablation_rows,
     claim_confusions,
@@ -247,6 +248,9 @@ def compare_runs(
         confusions=(confusion_tables(table) if table is not None else [])
         + [c for r in runs if r.facts for c in claim_confusions(r.facts, partial(names, r))],
         force=force_points(result.estimates),
+        panels=[]
+        if table is None
+        else panel_table(table, n_boot=n_boot, seed=seed, confidence=confidence),
         notes=notes + result.notes,
         holm_families=result.families,
         n_boot=n_boot,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from assay.compare._model import AblationCell, ComparisonReport
+from assay.compare._panels import left_out_frame, panels_frame
 from assay.metrics import PairedComparison
 
 ABLATION_COLUMNS = [
@@ -74,11 +75,14 @@ def force_frame(report: ComparisonReport) -> pd.DataFrame:
 
 
 def report_frames(report: ComparisonReport) -> dict[str, pd.DataFrame]:
-    """`comparisons`, `ablation`, `kappa`, `confusions` and `force` as DataFrames."""
+    """`comparisons`, `ablation`, `kappa`, `confusions`, `force`, `panels` (judges'
+    panel reliability) and `panels_left_out` (each judge left out) as DataFrames."""
     return {
         "comparisons": comparisons_frame(report),
         "ablation": ablation_frame(report),
         "kappa": kappa_frame(report),
         "confusions": confusions_frame(report),
         "force": force_frame(report),
+        "panels": panels_frame(report.panels),
+        "panels_left_out": left_out_frame(report.panels),
     }

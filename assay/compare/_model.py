@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.metrics import PairedComparison
+from assay.metrics import PairedComparison, PanelRow
 
 __all__ = [
     "AblationCell",
@@ -101,6 +101,10 @@ class ComparisonReport(_Frozen):
     kappa: KappaMatrix | None = None
     confusions: list[ConfusionTable] = Field(default_factory=list)
     force: list[ForcePoint] = Field(default_factory=list)
+    panels: list[PanelRow] = Field(
+        default_factory=list,
+        description="Reliability of the judges compared (and with raters), per dataset and level.",
+    )
     notes: list[str] = Field(
         default_factory=list, description="E.g. items compared on the intersection only."
     )

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from assay._table import Grid, render_markdown, render_plain
 from assay.compare import AblationCell, ComparisonReport
 from assay.compare._frames import comparisons_frame
+from assay.report._views_panels import comparison_panel_grids
 
 CompareFormat = Callable[[ComparisonReport], str]
 
@@ -120,6 +121,7 @@ def comparisons_grid(report: ComparisonReport) -> Grid:
 
 def table_format(report: ComparisonReport) -> str:
     parts = [render_plain(ablation_grid(report)), render_plain(comparisons_grid(report))]
+    parts += [render_plain(grid) for grid in comparison_panel_grids(report.panels)]
     if report.notes:
         parts.append("notes\n" + "".join(f"- {note}\n" for note in report.notes))
     return "\n".join(parts)
@@ -127,6 +129,7 @@ def table_format(report: ComparisonReport) -> str:
 
 def markdown_format(report: ComparisonReport) -> str:
     parts = [render_markdown(ablation_grid(report)), render_markdown(comparisons_grid(report))]
+    parts += [render_markdown(grid) for grid in comparison_panel_grids(report.panels)]
     if report.notes:
         parts.append("## notes\n\n" + "".join(f"- {note}\n" for note in report.notes))
     return "\n".join(parts)

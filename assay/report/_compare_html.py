@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from assay._table import Grid
 from assay._version import __version__
 from assay.compare import ComparisonReport, ConfusionTable
 from assay.metrics import PairedComparison
@@ -31,6 +32,7 @@ from assay.report._compare_charts import (
 )
 from assay.report._page_fact import _cell_background
 from assay.report._templates import environment
+from assay.report._views_panels import comparison_panel_grids
 
 DEFAULT_TITLE = "Judge comparison"
 
@@ -71,6 +73,7 @@ class ComparisonPage:
     confusions: tuple[ConfusionCard, ...]
     scatter: Scatter | None
     version: str = __version__
+    panels: tuple[Grid, ...] = ()
 
     @property
     def alpha_text(self) -> str:
@@ -131,6 +134,7 @@ def build_comparison_page(report: ComparisonReport, *, title: str | None = None)
         kappa=kappa_grid(report.kappa) if report.kappa and report.kappa.raters else None,
         confusions=tuple(confusion_card(t) for t in report.confusions),
         scatter=force_scatter(report.force, confidence=report.confidence) if report.force else None,
+        panels=tuple(comparison_panel_grids(report.panels)),
     )
 
 

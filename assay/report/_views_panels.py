@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from assay._table import Grid
 from assay.report._cells import ci, num
 
@@ -95,7 +97,12 @@ def leave_one_out_grid(rows: Sequence[Row], title: str) -> Grid:
 def panel_grids(metrics: Mapping[str, Any], label: str) -> list[Grid]:
     """The panels table and, when some panel has three members or more, the
     leave-one-out table; none for a run without panels."""
-    rows = _panels(metrics)
+    return panel_grids_of(_panels(metrics), label)
+
+
+def panel_grids_of(rows: Sequence[Row], label: str) -> list[Grid]:
+    """`panel_grids` of panel rows as dumped (`PanelRow.model_dump(mode="json")`): the
+    run's `items.panels` or a comparison's `panels`."""
     if not rows:
         return []
     suffix = f" · {label}" if label else ""
@@ -130,3 +137,8 @@ def panel_records(metrics: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             yield left | {"metric": f"delta_{alpha}", "value": e.get("delta")}
             if e.get("member") == r.get("lowers_most"):
                 yield left | {"metric": f"lowers_most_{r.get('level')}", "value": 1}
+
+
+def comparison_panel_grids(panels: Sequence[BaseModel]) -> list[Grid]:
+    """`panel_grids` of a comparison's `panels` (the judges compared)."""
+    return panel_grids_of([p.model_dump(mode="json") for p in panels], "")
