@@ -6,9 +6,13 @@ two judges is over the items both gave a verdict on (`n`).
 
 - `accuracy` (items with a gold label): 1 when the label equals the gold label, else 0;
   McNemar's test.
-- `balanced_accuracy`, `macro_f1`, `cohen_kappa` and, when every label is an integer
-  (ordinal), `quadratic_kappa`: from the confusion matrix of labels against gold
-  (scikit-learn's definitions).
+- `balanced_accuracy`, `macro_f1`, `cohen_kappa`: from the confusion matrix of labels
+  against gold (scikit-learn's definitions).
+- ordinal labels (an order the runs' datasets or judges' prompts declare, else labels
+  that are all integers; `assay.metrics._ordinal`): `linear_kappa`, `quadratic_kappa`,
+  `ordinal_alpha`, `mae_rank`, from the confusion matrix of ranks, over the items whose
+  label and gold label are both in the order. Datasets declaring different orders are
+  compared without them (a note says so).
 - `mae`, `pearson`, `spearman` (items with a gold score): the judge's raw score on the
   prompt's scale (else its score) against the gold score.
 - pairwise items, judged in both orders (`ab`, `ba`), over the items with a verdict in
@@ -27,18 +31,19 @@ from numpy.typing import NDArray
 
 from assay.compare._load import Gold, ItemKey, LoadedRun, VoteKey
 from assay.compare._universe import Common, DisplayId, common_keys, merge_gold
-from assay.metrics._item_metrics import ordinal_order
 from assay.metrics._majority import Vote
+from assay.metrics._ordinal import ORDINAL_STATISTICS, resolve_order, with_extras
 from assay.metrics._paired_metrics import MetricOutcomes
 from assay.metrics._paired_stats import (
     PairedStatistic,
     confusion_statistic,
     mean_of,
+    ordinal_statistic,
     pearson_of,
     spearman_of,
 )
 
-CATEGORICAL = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "quadratic_kappa")
+CATEGORICAL = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa")
 NUMERIC = ("mae", "pearson", "spearman")
 Labels = list[str | None]
 
@@ -52,6 +57,10 @@ class LabelTable:
     gold: list[Gold]
     judges: dict[str, Labels] = field(default_factory=dict)
     scores: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    orders: dict[str, list[str]] = field(default_factory=dict)
+    """dataset -> its declared label order."""
+    declared: list[str] | None = None
+    """The one declared order of the datasets compared (None: none, or they differ)."""
     probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
     def raters(self) -> dict[str, Labels]:
@@ -89,6 +98,7 @@ def label_table(
         return None
     common, gold = _common(with_items, False, strict, notes)
     table = LabelTable(keys=common.keys, gold=[gold[k] for k in common.keys])
+    _declared_orders(table, with_items, notes)
     for run in with_items:
         assert run.items is not None
         for judge in _judges_of(run, False):
@@ -104,12 +114,34 @@ def label_table(
     return table
 
 
-def label_order(labels: Iterable[str]) -> tuple[list[str], bool]:
-    """(labels in order, ordinal?): integer labels ("1".."5") in numeric order are
-    ordinal (the run metrics' rule), others are sorted as strings."""
+def _declared_orders(table: LabelTable, runs: Sequence[LoadedRun], notes: list[str]) -> None:
+    """Each compared dataset's declared order, and the one order of them all, if any."""
+    datasets = {d for d, _ in table.keys}
+    for run in runs:
+        assert run.items is not None
+        notes += [n for n in run.items.order_notes if n not in notes]
+        for dataset, order in run.items.label_orders.items():
+            if dataset in datasets:
+                table.orders.setdefault(dataset, order)
+    distinct = {tuple(resolve_order([], o) or []): d for d, o in table.orders.items()}
+    if len(distinct) == 1:
+        table.declared = list(next(iter(distinct)))
+    elif distinct:
+        notes.append(
+            f"datasets {', '.join(sorted(distinct.values()))} declare different label "
+            "orders: compared without ordinal statistics"
+        )
+
+
+def label_order(
+    labels: Iterable[str], declared: Sequence[str] | None = None
+) -> tuple[list[str], bool]:
+    """(labels in order, ordinal?): a declared order (labels outside it after it), else
+    integer labels ("1".."5") in numeric order (the run metrics' rule); others are
+    sorted as strings."""
     seen = set(labels)
-    order = ordinal_order(seen)
-    return (order, True) if order is not None else (sorted(seen), False)
+    order = resolve_order(seen, declared)
+    return (with_extras(order, seen), True) if order else (sorted(seen), False)
 
 
 def _codes(labels: Sequence[str | None], index: dict[str, int]) -> NDArray[np.int64]:
@@ -118,8 +150,9 @@ def _codes(labels: Sequence[str | None], index: dict[str, int]) -> NDArray[np.in
 
 
 def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
-    """`accuracy`, `balanced_accuracy`, `macro_f1`, `cohen_kappa` (and `quadratic_kappa`
-    for integer labels) against gold labels, per judge over the items it labelled."""
+    """`accuracy`, `balanced_accuracy`, `macro_f1`, `cohen_kappa` (and the ordinal
+    statistics for ordinal labels) against gold labels, per judge over the items it
+    labelled."""
     gold_labels = [g.label for g in table.gold]
     has_gold = np.array([x is not None for x in gold_labels], dtype=bool)
     defined = {j: has_gold & _labelled(v) for j, v in table.judges.items()}
@@ -127,8 +160,9 @@ def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
     if not defined:
         return []
     seen = {x for j in defined for x in table.judges[j] if x is not None}
-    labels, ordinal = label_order(seen | {x for x in gold_labels if x is not None})
-    names = CATEGORICAL if ordinal else CATEGORICAL[:-1]
+    seen |= {x for x in gold_labels if x is not None}
+    labels, _ = label_order(seen, table.declared)
+    names = CATEGORICAL
     index = {label: i for i, label in enumerate(labels)}
     gold = _codes(gold_labels, index)
     stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in names}
@@ -138,10 +172,33 @@ def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
         correct[j] = ((pred == gold) & defined[j]).astype(np.float64)
         for name in names:  # accuracy too: one confusion table a judge serves them all
             stats[name][j] = confusion_statistic(name, gold, pred, len(labels), ("labels", j))
-    return [
+    nominal = [
         MetricOutcomes(name, stats[name], defined, correct if name == "accuracy" else None)
         for name in names
     ]
+    order = resolve_order(seen, table.declared)
+    return nominal + (ordinal_outcomes(table, order, defined) if order else [])
+
+
+def ordinal_outcomes(
+    table: LabelTable, order: Sequence[str], labelled: dict[str, NDArray[np.bool_]]
+) -> list[MetricOutcomes]:
+    """The ordinal statistics of each judge over the items it labelled whose label and
+    gold label are both in `order` (ranks: position in it)."""
+    rank = {label: i for i, label in enumerate(order)}
+    gold = np.array([rank.get(g.label, -1) if g.label else -1 for g in table.gold])
+    stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in ORDINAL_STATISTICS}
+    defined: dict[str, NDArray[np.bool_]] = {}
+    for j, mask in labelled.items():
+        pred = np.array([rank.get(x, -1) if x else -1 for x in table.judges[j]])
+        inside = mask & (gold >= 0) & (pred >= 0)
+        if not inside.any():
+            continue
+        defined[j] = inside
+        g, p = np.where(inside, gold, 0), np.where(inside, pred, 0)
+        for name in ORDINAL_STATISTICS:
+            stats[name][j] = ordinal_statistic(name, g, p, len(order), ("ranks", j))
+    return [MetricOutcomes(name, stats[name], defined) for name in ORDINAL_STATISTICS if defined]
 
 
 def _labelled(labels: Labels) -> NDArray[np.bool_]:

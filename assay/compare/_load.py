@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -42,6 +42,7 @@ from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
 from assay.metrics._item_metrics import comparable_label
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
+from assay.metrics._ordinal import label_orders_from_manifest
 from assay.metrics._pairwise import unswap
 from assay.metrics._record_fields import ProducerMeta
 
@@ -93,6 +94,9 @@ class ItemData:
     gold: dict[ItemKey, Gold]
     votes: dict[str, dict[VoteKey, Vote]]
     meta: dict[str, ProducerMeta]
+    label_orders: dict[str, list[str]] = field(default_factory=dict)
+    """dataset -> its declared label order (`_ordinal.label_orders_from_manifest`)."""
+    order_notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -136,6 +140,7 @@ def load_run(run_dir: str | Path, overlay: GoldOverlay | None = None) -> LoadedR
         with _collector_paused():
             run.force = _force(path, run.majority)
             run.items = _items(path, run.majority, overlay or GoldOverlay())
+            _label_orders(run.items, manifest)
             run.facts = _facts(path)
     except ValueError as exc:  # records that the metrics refuse (e.g. conflicting gold)
         raise RunError(f"cannot compare: {exc}", file=path) from None
@@ -211,6 +216,17 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
     data = ItemData(gold=gold, votes=votes, meta=meta)
     majority += _add_majority(data)
     return data
+
+
+def _label_orders(data: ItemData | None, manifest: dict[str, Any]) -> None:
+    """The declared orders of the run's items datasets (its spec, its judges' prompts)."""
+    if data is None:
+        return
+    judged: dict[str, set[str]] = {}
+    for judge, votes in data.votes.items():
+        for dataset in {key[0] for key in votes}:
+            judged.setdefault(dataset, set()).add(judge)
+    data.label_orders, data.order_notes = label_orders_from_manifest(manifest, judged)
 
 
 def _preference(r: _ItemVoteFields) -> str | None:

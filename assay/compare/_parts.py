@@ -94,7 +94,7 @@ def kappa_table(table: LabelTable) -> KappaMatrix | None:
     if len(columns) < 2:
         return None
     frame = pd.DataFrame(columns, dtype=object)
-    order, _ = label_order(v for v in frame.stack().tolist() if v is not None)
+    order, _ = label_order((v for v in frame.stack().tolist() if v is not None), table.declared)
     matrix = kappa_matrix(frame, order=order)
     present = frame.notna().to_numpy().astype(np.int64)
     return KappaMatrix(
@@ -116,12 +116,14 @@ def confusion_tables(table: LabelTable) -> list[ConfusionTable]:
                 if d == dataset and g.label is not None and p is not None
             ]
             if rows:
-                out.append(_confusion(judge, dataset, rows))
+                out.append(_confusion(judge, dataset, rows, table.orders.get(dataset)))
     return out
 
 
-def _confusion(judge: str, dataset: str, rows: Sequence[tuple[str, str]]) -> ConfusionTable:
-    labels, _ = label_order(x for row in rows for x in row)
+def _confusion(
+    judge: str, dataset: str, rows: Sequence[tuple[str, str]], declared: list[str] | None
+) -> ConfusionTable:
+    labels, _ = label_order((x for row in rows for x in row), declared)
     index = {label: i for i, label in enumerate(labels)}
     gold = np.array([index[g] for g, _ in rows], dtype=np.int64)
     pred = np.array([index[p] for _, p in rows], dtype=np.int64)

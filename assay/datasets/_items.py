@@ -173,6 +173,7 @@ class ItemsDataset(DatasetFile):
         default_factory=lambda: ItemsDatasetOptions(path="").gold_columns(),
         description="Item field -> the column its gold came from (messages name it).",
     )
+    label_order: list[str] | None = Field(default=None, description="`label_order`, if any.")
 
     @property
     def rows(self) -> int:
@@ -372,6 +373,7 @@ def load_items(
         task=opts.task,
         gold_columns=opts.gold_columns(),
         variable_columns=dict(opts.variables),
+        label_order=opts.label_order,
         delimiter=sep,
     )
 

@@ -7,7 +7,8 @@ exactly the resamples `paired_compare` and `bootstrap_mean_cis` use for the same
 
 - `SumStatistic`: `finish` of the sums of per-item features over those items. Means,
   ratios of sums (factuality micro), everything computed from a confusion matrix
-  (accuracy, balanced accuracy, macro-F1, Cohen's and quadratic kappa), Pearson's r
+  (accuracy, balanced accuracy, macro-F1, Cohen's kappa; of ranks: linear and quadratic
+  kappa, ordinal alpha, MAE in ranks), Pearson's r
   (centred moments) and Spearman's rho of few distinct values (the joint table of value
   codes: average ranks from its margins).
 - `IndexStatistic`: recomputed from the drawn items a chunk at once (Spearman's rho of
@@ -28,6 +29,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from assay.metrics._agreement_stats import confusion_statistics
+from assay.metrics._ordinal import ordinal_statistics
 
 Floats: TypeAlias = NDArray[np.float64]
 Mask: TypeAlias = NDArray[np.bool_]
@@ -130,6 +132,19 @@ def confusion_statistic(
 
     def finish(sums: Floats) -> Floats:
         return confusion_statistics(sums.reshape(-1, k, k))[name]
+
+    return SumStatistic(((family, one_hot(gold * k + pred, k * k)),), finish)
+
+
+def ordinal_statistic(
+    name: str, gold: NDArray[np.int64], pred: NDArray[np.int64], k: int, family: Hashable
+) -> SumStatistic:
+    """One of `_ordinal.ordinal_statistics` ("linear_kappa", "quadratic_kappa",
+    "ordinal_alpha", "mae_rank") of rank codes against gold ranks in `range(k)`: like
+    `confusion_statistic`, from the resampled confusion table."""
+
+    def finish(sums: Floats) -> Floats:
+        return ordinal_statistics(sums.reshape(-1, k, k))[name]
 
     return SumStatistic(((family, one_hot(gold * k + pred, k * k)),), finish)
 

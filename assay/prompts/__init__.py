@@ -1,7 +1,7 @@
 """Versioned Jinja prompt templates with content hashes."""
 
 from assay.core.registry import SCHEMAS
-from assay.prompts._output import OutputField, ScoreScale, score_scale_of
+from assay.prompts._output import OutputField, ScoreScale, declared_order, score_scale_of
 from assay.prompts._prompt import Message, Prompt, PromptMeta, load_prompt_file
 from assay.prompts._registry import BUILTIN_DIR, PROMPT_PATH_ENV, PromptRegistry
 from assay.prompts._schemas import ForceVerdict, LabelVerdict, SupportVerdict
@@ -19,6 +19,7 @@ __all__ = [
     "PromptRegistry",
     "ScoreScale",
     "SupportVerdict",
+    "declared_order",
     "load_prompt_file",
     "score_scale_of",
 ]

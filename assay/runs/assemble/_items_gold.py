@@ -17,9 +17,9 @@ from pathlib import Path
 
 from assay.core.judging import Judge
 from assay.datasets import ItemsDataset
-from assay.errors import DatasetError
+from assay.errors import DatasetError, SpecError
 from assay.parsing import normalise_label
-from assay.prompts import score_scale_of
+from assay.prompts import declared_order, score_scale_of
 
 _SHOWN = 5  # offending values named in the error
 
@@ -54,9 +54,11 @@ def check_gold_fits(
     dataset: ItemsDataset, judges: Sequence[Judge], spec_path: str, field: str
 ) -> None:
     """Every gold and rater label of a single-response dataset is a label of every judge
-    with a known label set; else one error naming column, values, judge and labels."""
+    with a known label set; else one error naming column, values, judge and labels.
+    Judges' prompts declaring different label orders need the dataset's own."""
     if dataset.task != "single":
         return
+    _check_orders(dataset, judges, spec_path, field)
     for judge in judges:
         labels = judge_labels(judge)
         if labels is None:
@@ -78,6 +80,29 @@ def check_gold_fits(
                 line=bad[0][0],
                 field=column,
             )
+
+
+def _check_orders(
+    dataset: ItemsDataset, judges: Sequence[Judge], spec_path: str, field: str
+) -> None:
+    """Ordinal statistics need one order: prompts (`ordered = true`) that disagree are
+    refused before any judgment unless the dataset sets `label_order`, which wins."""
+    if dataset.label_order is not None:
+        return
+    orders: dict[tuple[str, ...], str] = {}
+    for judge in judges:
+        meta = getattr(getattr(judge, "prompt", None), "meta", None)
+        order = declared_order(getattr(meta, "output", None)) if meta is not None else None
+        if order is not None:
+            orders.setdefault(tuple(normalise_label(v) for v in order), judge.id)
+    if len(orders) > 1:
+        shown = "; ".join(f"{j}: {', '.join(o)}" for o, j in orders.items())
+        raise SpecError(
+            f"items dataset {dataset.name!r}: its judges' prompts declare different label "
+            f"orders ({shown}); set label_order on the dataset",
+            file=spec_path,
+            field=f"{field}.label_order",
+        )
 
 
 def missing_gold_warnings(dataset: ItemsDataset) -> list[str]:
