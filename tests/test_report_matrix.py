@@ -141,7 +141,7 @@ def _check_csv(text: str, heads: Headlines) -> None:
     assert (
         {parts.get(p, p) for p in heads}
         <= set(frame["section"])
-        <= {*parts.values(), *heads, "raters", "confusion"}
+        <= {*parts.values(), *heads, "raters", "confusion", "panels"}
     )
     for part, producers in heads.items():
         for producer, numbers in producers.items():
