@@ -114,11 +114,17 @@ def single_grid(rows: Sequence[Row], title: str) -> Grid:
         "shown when not N · κ: Cohen's kappa · qw κ: quadratic-weighted (integer labels) · "
         "CI: 95% bootstrap"
     )
-    return _grid(title, headers, out, caption)
+    return _grid(title, headers, out, caption + held_out_note(rows))
 
 
 def _count(value: Any) -> str:
     return "—" if value is None else str(value)
+
+
+def held_out_note(rows: Sequence[Row]) -> str:
+    """A fitted jury's row counts only the items outside its fit split: say which."""
+    notes = [f"{r['judge_id']}: {r['evaluated_on']}" for r in rows if r.get("evaluated_on")]
+    return "".join(f" · {note}" for note in dict.fromkeys(notes))
 
 
 def pairwise_grid(rows: Sequence[Row], title: str) -> Grid:
@@ -145,7 +151,7 @@ def pairwise_grid(rows: Sequence[Row], title: str) -> Grid:
         "after swapping · bias: share of inconsistent verdicts for the first slot (over n "
         "incons.) · acc: vs gold preference (over n gold)"
     )
-    return _grid(title, headers, out, caption)
+    return _grid(title, headers, out, caption + held_out_note(rows))
 
 
 def raters_grid(rows: Sequence[Row], title: str) -> Grid:
