@@ -44,7 +44,12 @@ api_base = "{url}"
 corpus = "corpus.jsonl"
 top_k = 2
 {extra}
+[[factuality.verifiers]]
+kind = "nli"
+model = "openai/fake-nli"
+api_base = "{url}"
 """
+NLI = json.dumps({"label": "entailment", "entailment_probability": 0.9, "rationale": "r"})
 VERIFIER = "retrieval:openai/fake-verifier::verify-context@1"
 
 
@@ -81,9 +86,17 @@ def _keyed(run: Path) -> int:
     )
 
 
+def _answer(body: dict[str, Any]) -> Any:
+    """The factuality test's answers, and an NLI verdict for the NLI verifier."""
+    text = "\n".join(str(m.get("content")) for m in body["messages"])
+    return reply(NLI) if "Hypothesis:" in text else responder(body)
+
+
 def _retrieval_run(tmp: Path, extra: str = "") -> Path:
+    """Answers decomposed, then verified by a retrieval verifier over a small corpus
+    (and by an NLI verifier over the dataset's evidence) on the loopback server."""
     (tmp / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PASSAGES))
-    with FakeOpenAIServer(responder=responder) as srv:
+    with FakeOpenAIServer(responder=_answer) as srv:
         block = RETRIEVAL.format(url=srv.base_url, extra=extra)
         outcome = run(write_spec(tmp, srv.base_url, extra=block), tmp / "run")
     assert outcome.status == "complete", outcome.message
@@ -111,6 +124,10 @@ def test_retrieval_requests_are_reproduced_from_the_corpus(retrieval: Path) -> N
     rows = [r for r in _rows(retrieval / "verifications.jsonl") if r["verifier_id"] == VERIFIER]
     assert any(r.get("request_key") for r in rows)
     assert any(r["error"] == "no evidence passages" for r in rows)  # nothing sent: checked too
+    nli = [
+        r for r in _rows(retrieval / "verifications.jsonl") if r["verifier_id"].startswith("nli")
+    ]
+    assert nli and all(r.get("request_key") for r in nli)
     requests = _requests(retrieval)
     assert (requests.result, requests.skipped, requests.problems) == ("pass", 0, [])
     assert requests.checked == _keyed(retrieval)
