@@ -133,9 +133,10 @@ def test_resume_and_recompute_leave_the_jury_records_as_they_are(run: Path, tmp_
     before = _sha(copy / ITEM_JUDGMENTS_FILE)
     _run(spec, copy)
     assert _sha(copy / ITEM_JUDGMENTS_FILE) == before
-    code, _, err = invoke(["recompute", str(copy)])
-    assert code == 0, err
-    assert _sha(copy / ITEM_JUDGMENTS_FILE) == before
+    for command in ("recompute", "reparse"):
+        code, _, err = invoke([command, str(copy)])
+        assert code == 0, err
+        assert _sha(copy / ITEM_JUDGMENTS_FILE) == before, command
 
 
 def test_recompute_votes_again_after_a_members_record_changes(run: Path, tmp_path: Path) -> None:
@@ -207,3 +208,18 @@ def test_juries_need_an_items_dataset(tmp_path: Path) -> None:
     )
     code, _, err = invoke(["validate", str(spec)])
     assert code != 0 and "juries" in err and 'kind = "items"' in err
+
+
+def test_reports_say_where_a_fitted_jury_is_judged(run: Path) -> None:
+    for fmt in ("table", "markdown", "html"):
+        code, out, err = invoke(["report", str(run), "-f", fmt])
+        assert code == 0, err
+        if fmt == "html":  # written to a file, whose path is printed
+            out = Path(out.strip()).read_text(encoding="utf-8").replace("&#39;", "'")
+        assert "fitted: items not in split 'dev'" in out, fmt
+
+
+def test_juries_sit_out_of_the_judge_panels(run: Path) -> None:
+    panels = read_json(run / "metrics.json")["items"].get("panels", [])
+    members = {m for panel in panels for m in panel["members"]}
+    assert set(MEMBERS) <= members and not members & {"jury", "fitted"}
