@@ -7,7 +7,10 @@ Re-rendering the request the way the run did (the component's prompt, the variab
 from the dataset row: an item's columns with the `ba` swap of a pairwise item, a
 ForceBench pair's member, an answer's sentence, a claim with its evidence; decoding and
 client from the manifest) must give the same key; a key that differs names the record
-and the likeliest cause.
+and the likeliest cause. A retrieval verifier's passages come from its corpus searched
+again (`_retrieval`), a local model's key joins its recorded fingerprint, and a Python
+output model's schema is read from `snapshot/schemas/` (`_render`). A file of the run's
+own that does not hold (a corpus, a schema with other bytes) fails once, naming it.
 """
 
 from __future__ import annotations
