@@ -23,7 +23,14 @@ from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, kr
 from assay.metrics._agreement_stats import GoldAgreement, agreement_with_gold, confusion_matrix
 from assay.metrics._bootstrap import bootstrap_ci
 from assay.metrics._calibration import CalibrationRow, FittedCalibration, calibration_rows
-from assay.metrics._calibration_stats import brier, ece, fit_isotonic, fit_temperature, reliability
+from assay.metrics._calibration_stats import (
+    brier,
+    ece,
+    fit_isotonic,
+    fit_temperature,
+    reliability,
+    with_temperature,
+)
 from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
 from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
 from assay.metrics._force_pairs import pair_table
@@ -67,6 +74,7 @@ __all__ = [
     "reliability",
     "fit_temperature",
     "fit_isotonic",
+    "with_temperature",
     "item_metrics",
     "CorrelationReport",
     "CorrelationRow",

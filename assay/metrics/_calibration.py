@@ -188,10 +188,11 @@ def calibration_rows(
     bins: int = DEFAULT_BINS,
     fit_on: str = DEFAULT_FIT_SPLIT,
 ) -> list[CalibrationRow]:
-    """A row for each judge of the dataset with at least one usable item."""
+    """A row for each judge of the dataset with at least one usable item, by judge id
+    (records arrive in completion order; rows do not depend on it)."""
     boot = BootSettings(n_boot=n_boot, seed=seed, confidence=0.95)
     rows = []
-    for judge_id, records in by_judge.items():
+    for judge_id, records in sorted(by_judge.items()):
         p, y, splits, sources = _observations(items, records)
         if len(p) == 0:
             continue
