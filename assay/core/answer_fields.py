@@ -136,8 +136,9 @@ RESPONSE_FIELDS: tuple[str, ...] = tuple(ResponseFields.model_fields)
 
 
 class ClaimFields(BaseModel):
-    """Per-claim gold fields; None means absent (policies apply their defaults: `critical`
-    true, `required` = `critical`)."""
+    """Per-claim fields: gold labels, and how a policy must treat the claim; None means
+    absent (policies apply their defaults: `critical` true, `required` = `critical`,
+    `unsupported_by_design` false)."""
 
     claim_type: Annotated[str | None, BeforeValidator(_snake)] = Field(
         default=None, description="The claim's type (a slice), lower snake case."
@@ -153,6 +154,11 @@ class ClaimFields(BaseModel):
     )
     gold_usable: bool | None = Field(
         default=None, validate_default=True, description="Derived from `gold_status` when absent."
+    )
+    unsupported_by_design: bool | None = Field(
+        default=None,
+        description="The claim is not meant to be supported: fail_closed never verifies it "
+        "(absent: false).",
     )
 
     @field_validator("gold_usable")

@@ -69,7 +69,16 @@ def metrics_parts() -> list[FileFormat]:
         FileFormat(METRICS_FILE, '"factuality"."scores"', FactualityReport),
         FileFormat(METRICS_FILE, '"factuality"."gold"', GoldReport),
         FileFormat(METRICS_FILE, '"factuality"."correlation"', CorrelationReport),
-        FileFormat(METRICS_FILE, '"items"', ItemsReport, "Its rows are flattened."),
+        FileFormat(
+            METRICS_FILE,
+            '"items"',
+            ItemsReport,
+            (
+                "Its rows are flattened: each statistic is a key, its CI `<name>_lo` and "
+                "`<name>_hi` (a count such as `n_gold` has none); `labels` and `confusion` "
+                "([gold][predicted] counts) only when the judge has a confusion matrix."
+            ),
+        ),
     ]
 
 

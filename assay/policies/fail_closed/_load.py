@@ -4,7 +4,8 @@ the passage's id that covers the passage, so chunk-level premises stay addressab
 premise of several passages read together names no single span and is left out (never
 scored, so it can never verify a claim: fail closed). A claim's gold is its recorded
 `gold_label` where that is a label the design knows (supported / unsupported /
-contradicted and their aliases)."""
+contradicted and their aliases); it is unsupported by design when its record says so (the
+dataset's `unsupported_by_design`, carried by the claim record)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def _claim(claim: ClaimRecord, record: VerificationRecord | None) -> FCClaim:
         set_scores=[FCSetScore(**s.model_dump()) for s in record.set_scores] if record else [],
         pairs_dropped_by_cap=record.pairs_dropped_by_cap if record else 0,
         gold=_GOLD_ALIASES.get((claim.gold_label or "").strip().lower()),
+        unsupported_by_design=bool(claim.unsupported_by_design),
     )
 
 
