@@ -14,6 +14,7 @@ from typing import Any
 from assay._table import Grid
 from assay.report._cells import ci, num
 from assay.report._views_calibration import calibration_grids
+from assay.report._views_ordinal import ordinal_grids
 from assay.report._views_panels import panel_grids
 
 Row = Mapping[str, Any]
@@ -22,7 +23,6 @@ _GOLD = (
     ("bal acc", "balanced_accuracy"),
     ("macro F1", "macro_f1"),
     ("κ", "cohen_kappa"),
-    ("qw κ", "quadratic_kappa"),
 )
 _NUMERIC = (("pearson", "pearson"), ("spearman", "spearman"), ("τ", "kendall_tau"))
 _PAIRWISE = (
@@ -37,6 +37,7 @@ _PAIRWISE = (
 
 # Statistic -> the row field holding its n in metrics.json from before `n_of`.
 _N_FALLBACK = {key: "n_gold" for _, key in _GOLD} | {
+    "quadratic_kappa": "n_gold",
     "pearson": "n_gold_score",
     "mae": "n_gold_score",
 }
@@ -111,8 +112,8 @@ def single_grid(rows: Sequence[Row], title: str) -> Grid:
     caption = (
         "vs gold over items with a gold value and a verdict · N: items · cov: share of "
         "items with a verdict · n gold / n score: items a group of statistics is over, "
-        "shown when not N · κ: Cohen's kappa · qw κ: quadratic-weighted (integer labels) · "
-        "CI: 95% bootstrap"
+        "shown when not N · κ: Cohen's kappa (weighted kappas of ordinal labels: the "
+        "ordinal table) · CI: 95% bootstrap"
     )
     return _grid(title, headers, out, caption + held_out_note(rows))
 
@@ -203,6 +204,7 @@ def items_grids(metrics: Mapping[str, Any], label: str) -> list[Grid]:
         if r.get("kappa_names"):
             name = f"Judges and raters: Cohen's κ · {r.get('dataset')}"
             grids.append(kappa_grid(r, _title(name, label)))
+    grids += ordinal_grids(metrics, label)
     return grids + panel_grids(metrics, label) + calibration_grids(metrics, label)
 
 

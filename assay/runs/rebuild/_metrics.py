@@ -93,6 +93,8 @@ def items_metrics(
     orders, notes = run_label_orders(run_dir, judgments)
     report = item_metrics(items, judgments, n_boot=n_boot, seed=seed, label_orders=orders)
     out = {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
+    used = {d: o for d, o in orders.items() if any(it.dataset == d for it in items)}
+    out |= {"label_orders": used} if used else {}
     return {**out, "notes": notes} if notes else out
 
 
