@@ -120,8 +120,11 @@ def test_compare_report_frames_and_viewer_show_the_juries(run: Path) -> None:
     assert code == 0, err
     judges = {r["judge_id"] for r in json.loads(out)["items"]["rows"]}
     assert {"jury", "fitted"} <= judges
-    frames = report_frames(compare_runs([run]))
+    report = compare_runs([run])
+    frames = report_frames(report)
     assert {"jury", "fitted"} <= set(frames["ablation"]["judge"])
+    panel = {m for row in report.panels for m in row.members}  # juries repeat their members
+    assert set(MEMBERS) <= panel and not panel & {"jury", "fitted"}
     with ViewIndex([run.parent]) as index:
         page = index.query(run_id(run), JudgmentQuery(judge=["fitted"], page_size=100))
     assert page.total == 8 and {r.judge_id for r in page.rows} == {"fitted"}

@@ -62,6 +62,8 @@ class LabelTable:
     declared: list[str] | None = None
     """The one declared order of the datasets compared (None: none, or they differ)."""
     probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    juries: set[str] = field(default_factory=set)
+    """Judges that are juries (`[[juries]]`): left out of panels."""
 
     def raters(self) -> dict[str, Labels]:
         names = sorted({name for g in self.gold for name, _ in g.ratings})
@@ -105,6 +107,8 @@ def label_table(
             votes = run.items.votes[judge]
             got = list(map(votes.get, common.keys))
             table.judges[display(run, judge)] = [v.label if v and v.ok else None for v in got]
+            if judge in run.items.juries:
+                table.juries.add(display(run, judge))
             table.scores[display(run, judge)] = np.array(
                 [v.score if v and v.ok and v.score is not None else np.nan for v in got]
             )

@@ -71,6 +71,7 @@ class _ItemVoteFields(BaseModel):
     raw_score: float | None = None
     preference: Literal["A", "B", "tie"] | None = None
     label_probability: float | None = None
+    jury: dict[str, Any] | None = None
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
@@ -97,6 +98,8 @@ class ItemData:
     label_orders: dict[str, list[str]] = field(default_factory=dict)
     """dataset -> its declared label order (`_ordinal.label_orders_from_manifest`)."""
     order_notes: list[str] = field(default_factory=list)
+    juries: set[str] = field(default_factory=set)
+    """Judges whose records are a jury's votes (`[[juries]]`): not independent raters."""
 
 
 @dataclass
@@ -192,6 +195,7 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
     rows = set(gold)
     votes: dict[str, dict[VoteKey, Vote]] = {}
     meta: dict[str, ProducerMeta] = {}
+    juries: set[str] = set()
     for r in iter_jsonl(judged, _ItemVoteFields):
         per_judge = votes.get(r.judge_id)
         if per_judge is None:
@@ -204,6 +208,8 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
         ok, label = r.status is Status.OK, normalise_label(r.label)
         vote = Vote(ok, label, score, _preference(r), r.label_probability)
         per_judge[item if r.order is None else (*item, r.order)] = vote
+        if r.jury is not None:
+            juries.add(r.judge_id)
         if item not in gold:
             gold[item] = Gold(pairwise=r.order is not None)
     if not votes:
@@ -213,7 +219,7 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
             if (dataset, item_id) not in rows:
                 row = ItemRecord(dataset=dataset, item_id=item_id, pairwise=g.pairwise)
                 gold[(dataset, item_id)] = _gold(overlay.apply(row))
-    data = ItemData(gold=gold, votes=votes, meta=meta)
+    data = ItemData(gold=gold, votes=votes, meta=meta, juries=juries)
     majority += _add_majority(data)
     return data
 

@@ -41,7 +41,11 @@ LEFT_OUT_COLUMNS = ["dataset", "panel", "level", *LeftOut.model_fields]
 def panel_table(table: LabelTable, *, n_boot: int, seed: int, confidence: float) -> list[PanelRow]:
     """The "judges" and "judges+raters" panels of each dataset of the compared items."""
     voted = {j.removesuffix("#majority") for j in table.judges if j.endswith("#majority")}
-    judges = {j: v for j, v in table.judges.items() if sample_base(j) not in voted}
+    judges = {
+        j: v
+        for j, v in table.judges.items()
+        if sample_base(j) not in voted and j not in table.juries  # a jury repeats its members
+    }
     raters = table.raters()
     rows: list[PanelRow] = []
     for dataset in sorted({d for d, _ in table.keys}):
