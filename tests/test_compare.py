@@ -341,7 +341,9 @@ def test_report_frames(tmp_path: Path) -> None:
     run, _ = _random_run(tmp_path, seed=4, n=50)
     report = compare_runs([run], reference="a", n_boot=50)
     frames = report_frames(report)
-    assert set(frames) == {"comparisons", "ablation", "kappa", "confusions", "force"}
+    parts = {"comparisons", "ablation", "kappa", "confusions", "force", "panels"}
+    assert set(frames) == parts | {"panels_left_out"}
+    assert set(frames["panels"]["panel"]) == {"judges", "judges+raters"}  # a, b and r1
     assert len(frames["comparisons"]) == len(report.comparisons)
     wide = frames["ablation"].pivot(index="judge", columns="metric", values="value")
     assert wide.loc["b", "accuracy"] == _row(report, "b").metrics["accuracy"].value

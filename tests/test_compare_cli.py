@@ -63,6 +63,8 @@ def test_table_and_markdown_show_ablation_comparisons_and_notes(run: Path, tmp_p
     assert ablation.startswith("ablation\njudge")
     assert "m::p@1 (reference)" in ablation and "Δ cohen_kappa" in ablation
     comparisons, notes = comparisons.split("\n\nnotes\n")
+    comparisons, panels = comparisons.split("\n\nJudge panels: agreement\n")
+    assert "lowers α most" in panels  # the judges' panel reliability, before the notes
     assert len(comparisons.strip().splitlines()) == 1 + 8 + 1  # header, rows, caption
     assert notes.startswith("- m::p@1: accuracy, balanced_accuracy, macro_f1, cohen_kappa on 11")
     report = compare_runs([run], reference="m::p@1", n_boot=100)
@@ -70,7 +72,8 @@ def test_table_and_markdown_show_ablation_comparisons_and_notes(run: Path, tmp_p
     assert f"{first.value_a:.4f}" in comparisons and f"{first.diff:+.4f}" in comparisons
     markdown = _ok([*argv, "-f", "markdown"])
     assert markdown.startswith("## ablation\n\n| judge | run | model | prompt | accuracy |")
-    body = [line for line in markdown.splitlines() if line.startswith("| ")]
+    tables = markdown.split("## Judge panels")[0]
+    body = [line for line in tables.splitlines() if line.startswith("| ")]
     assert len(body) == (2 + 3) + (2 + 8)  # header + separator + rows, twice
     target = tmp_path / "out" / "cmp.md"
     code, out, err = invoke([*argv, "-f", "markdown", "-o", str(target)])
