@@ -3,8 +3,9 @@ outputs (no request), the verdict-derived fields with it (a pairwise `preference
 unswapped in order "ba"), then the metrics and the judges' counters are rebuilt.
 
 The records are made as an older, buggier parser would have left them: the answers
-(reasoning text, then a fenced JSON object) recorded as parse errors. The current parser
-reads them, so the reparse must give back what a fresh run records."""
+(reasoning text, then a fenced JSON object) recorded as parse errors, and the jury over
+two judges voting on nothing. The current parser reads the answers, so the reparse must
+give back what a fresh run records, the jury's votes included."""
 
 from __future__ import annotations
 
@@ -60,10 +61,13 @@ variables = {{ response_a = "left", response_b = "right" }}
 [defaults]
 max_attempts = 1
 [[judges]]
-models = ["{model}"]
+models = ["{model}", "{model}-2"]
 prompts = ["support-check@1", "pairwise-preference@1"]
 api_base = "{base}"
 api_key_env = "{key}"
+[[juries]]
+name = "jury"
+members = ["{model}::support-check@1", "{model}-2::support-check@1"]
 """
 
 
@@ -134,15 +138,17 @@ def test_reparse_rebuilds_item_judgments_metrics_and_counters(run: Any) -> None:
     metrics = read_json(out / "metrics.json")["items"]["rows"]
     stats = {j["id"]: j["stats"] for j in read_json(out / "manifest.json")["judges"]}
     assert {r["preference"] for r in fresh if r["order"] == "ba"} == {"B"}  # A shown second
+    assert {r["label"] for r in fresh if r["judge_id"] == "jury"} == {"supported", "unsupported"}
     _as_an_old_parser_left_them(out)
+    invoke(["recompute", str(out)])  # the jury votes again, on nothing
     broken = (out / ITEM_JUDGMENTS_FILE).read_text(encoding="utf-8")
-    invoke(["recompute", str(out)])
     assert all(r.get("accuracy") is None for r in read_json(out / "metrics.json")["items"]["rows"])
     sent = server.stats.total
 
     code, printed, err = invoke(["reparse", str(out)])
     assert code == 0, err
-    assert f"parse_error->ok: {len(fresh)}" in printed
+    voted = len([r for r in fresh if r["judge_id"] == "jury"])  # no raw output: kept
+    assert f"parse_error->ok: {len(fresh) - voted}" in printed
     assert server.stats.total == sent  # no request
     assert _fields(_records(out)) == _fields(fresh)
     assert read_json(out / "metrics.json")["items"]["rows"] == metrics
@@ -150,4 +156,5 @@ def test_reparse_rebuilds_item_judgments_metrics_and_counters(run: Any) -> None:
     backup = out / f"{ITEM_JUDGMENTS_FILE}.before-reparse"
     assert backup.read_text(encoding="utf-8") == broken
     last = read_json(out / "manifest.json")["reparses"][-1]
-    assert last["backups"] == [backup.name] and last["changes"] == {"parse_error->ok": len(fresh)}
+    assert last["backups"] == [backup.name]
+    assert last["changes"] == {"parse_error->ok": len(fresh) - voted}

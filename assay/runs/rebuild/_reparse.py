@@ -150,6 +150,8 @@ def _reparse_locked(run: Path) -> tuple[dict[str, int], list[str]]:
     changes.update(changed)
     backups += copied
     _refresh_juries(run, manifest)
+    if items:  # the juries' records as voted again, for the judges' counters
+        items = list(latest(run / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).values())
 
     metrics = rebuild_metrics(run, manifest)
     mark_incomplete(run, manifest, metrics, problems)
