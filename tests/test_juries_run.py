@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from starlette.testclient import TestClient
 
 from assay.compare import compare_runs, report_frames
 from assay.core.records import ItemJudgmentRecord
@@ -21,6 +22,7 @@ from assay.core.rundir import ITEM_JUDGMENTS_FILE, iter_jsonl, read_json
 from assay.errors import SpecError
 from assay.runs import RunOptions, run_spec
 from assay.view.index import JudgmentQuery, ViewIndex, run_id
+from assay.view.server import create_app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "items" / "claims.csv"
 MEMBERS = ["baseline:token-overlap", "baseline:entity-overlap", "baseline:forcecheck-rule"]
@@ -226,3 +228,14 @@ def test_juries_sit_out_of_the_judge_panels(run: Path) -> None:
     panels = read_json(run / "metrics.json")["items"].get("panels", [])
     members = {m for panel in panels for m in panel["members"]}
     assert set(MEMBERS) <= members and not members & {"jury", "fitted"}
+
+
+def test_the_viewers_item_page_shows_how_the_jury_voted(run: Path) -> None:
+    token = "jury-view-token-0123456789"
+    app = create_app([run.parent], token=token, read_only=True, annotator="t")
+    with TestClient(app, headers={"X-Assay-Token": token}) as client:
+        page = client.get(f"/runs/{run_id(run)}/items/claims/c04")
+    assert page.status_code == 200
+    html = page.text
+    assert "A jury: no model was asked" in html and "weights fitted on split dev" in html
+    assert html.count('class="jury"') == 2  # jury and fitted; c04 is a test item

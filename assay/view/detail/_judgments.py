@@ -122,6 +122,7 @@ def judgment_detail(
         recorded_at=recorded.isoformat() if recorded is not None else None,
         sample_of=base,
         sample_index=index,
+        jury=jury.model_dump() if (jury := getattr(record, "jury", None)) is not None else None,
     )
 
 

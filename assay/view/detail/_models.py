@@ -62,6 +62,9 @@ class JudgmentDetail(BaseModel):
         default=None, description="A sampled judge's base id (`j#2` -> `j`)."
     )
     sample_index: int | None = None
+    jury: dict[str, Any] | None = Field(
+        default=None, description="A jury's judgment: its members, vote, weights and votes."
+    )
 
 
 class MajorityVote(BaseModel):
