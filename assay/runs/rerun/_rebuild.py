@@ -162,33 +162,49 @@ def _candidates(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+Found = tuple[str, dict[str, Any], RunSpec, dict[str, list[str]]]
+
+
+def _pointed(
+    run_dir: Path, manifest: Manifest, raw: dict[str, Any], allow: bool
+) -> dict[str, list[str]]:
+    """Point `raw`'s datasets and input files at the files the re-run reads; the notes
+    (`RerunSource` fields) of what was not read from the original files."""
+    notes: dict[str, list[str]] = {
+        "data_changed": [],
+        "data_from_snapshot": [],
+        "inputs_changed": [],
+        "inputs_from_snapshot": [],
+    }
+    _point_blocks(run_dir, manifest, raw.get("datasets"), allow, notes)
+    fact = raw.get("factuality")
+    if isinstance(fact, dict):
+        _point_blocks(run_dir, manifest, fact.get("datasets"), allow, notes)
+    point_inputs(run_dir, manifest, raw, allow, notes)
+    return notes
+
+
+def _first_valid(run_dir: Path, manifest: Manifest, allow_data_change: bool) -> Found:
+    """The first candidate spec that validates (the recorded `spec` last: its error is
+    the one shown)."""
+    where = str(run_dir / MANIFEST_FILE)
+    for source, raw in _candidates(manifest):
+        notes = _pointed(run_dir, manifest, raw, allow_data_change)
+        try:
+            return source, raw, validate_spec(raw, where=where), notes
+        except SpecError:
+            if source == "spec":
+                raise
+    raise RunError("the manifest records no spec; this run cannot be re-run", file=where)
+
+
 def rebuilt_spec(
     run_dir: Path, manifest: Manifest, prompt_dir: Path, *, allow_data_change: bool
 ) -> tuple[LoadedSpec, RerunSource]:
     """The spec to re-run `run_dir` with, its prompts read from `prompt_dir` (staged by
     `stage_prompts`), and what it was rebuilt from."""
     where = str(run_dir / MANIFEST_FILE)
-    found: tuple[str, dict[str, Any], RunSpec, dict[str, list[str]]] | None = None
-    for source, raw in _candidates(manifest):
-        notes: dict[str, list[str]] = {
-            "data_changed": [],
-            "data_from_snapshot": [],
-            "inputs_changed": [],
-            "inputs_from_snapshot": [],
-        }
-        _point_blocks(run_dir, manifest, raw.get("datasets"), allow_data_change, notes)
-        point_inputs(run_dir, manifest, raw, allow_data_change, notes)
-        fact = raw.get("factuality")
-        if isinstance(fact, dict):
-            _point_blocks(run_dir, manifest, fact.get("datasets"), allow_data_change, notes)
-        try:
-            found = (source, raw, validate_spec(raw, where=where), notes)
-            break
-        except SpecError:
-            if source == "spec":
-                raise
-    if found is None:
-        raise RunError("the manifest records no spec; this run cannot be re-run", file=where)
+    found = _first_valid(run_dir, manifest, allow_data_change)
     source, raw, spec, notes = found
     secret = _redacted(raw)
     if secret is not None:
