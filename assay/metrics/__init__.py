@@ -13,7 +13,8 @@ metrics), `_rank_correlation`,
 draw: what `assay compare` runs), `_majority` (majority vote of `#k` samples),
 `_pairwise` (A vs B verdicts in both orders); agreement statistics:
 `_agreement_stats` (categorical vs gold), `_score_agreement` (numeric vs gold),
-`_rater_agreement` (judges and raters), `_panel` (all judges, judges + raters, each
+`_rater_agreement` (judges and raters), `_ordinal` (ordered labels: weighted kappa,
+ordinal alpha, MAE in ranks), `_panel` (all judges, judges + raters, each
 judge left out; `_panel_stats` batches its bootstrap), `_calibration` (Brier, ECE,
 reliability, recalibration on a split; `_calibration_stats` the statistics),
 `_self_consistency` (samples > 1), `_item_bootstrap` (CIs of any statistic).
@@ -42,6 +43,7 @@ from assay.metrics._gold_correlation import (
 )
 from assay.metrics._item_bootstrap import item_bootstrap_ci
 from assay.metrics._item_metrics import ItemJudgeRow, ItemsReport, RaterRow, item_metrics
+from assay.metrics._ordinal import OrdinalAgreement, ordinal_agreement
 from assay.metrics._paired import (
     PairedComparison,
     PairedReport,
@@ -76,6 +78,8 @@ __all__ = [
     "fit_isotonic",
     "with_temperature",
     "item_metrics",
+    "OrdinalAgreement",
+    "ordinal_agreement",
     "CorrelationReport",
     "CorrelationRow",
     "FactualityReport",
