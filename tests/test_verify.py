@@ -399,3 +399,41 @@ def test_a_model_answering_under_its_id_without_the_provider_prefix_is_no_differ
     moved = row(["gpt-4o-mini-2024-07-18"])
     assert not moved.same and moved.now == "gpt-4o-mini-2024-07-18"
     assert row([]) is None  # nothing reported (all cached): nothing to compare
+
+
+def _edit_metrics(run: Path, edit: Any) -> None:
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    edit(metrics["forcebench"]["rows"][0])
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+
+
+def test_a_statistic_removed_under_the_same_version_fails_metrics(
+    demo: Path, tmp_path: Path
+) -> None:
+    run = _copy(demo, tmp_path)
+    _edit_metrics(run, lambda row: row.pop("mvr"))
+    (problem,) = _results(run)["metrics"].problems
+    assert problem.endswith(".mvr is on one side only (the same assay version)")
+
+
+def test_statistics_another_version_added_or_retired_are_notes_not_failures(
+    demo: Path, tmp_path: Path
+) -> None:
+    """A run published with another assay version: keys only one version computes are
+    shown, every statistic both compute must still agree."""
+    run = _copy(demo, tmp_path)
+    manifest = _manifest(run)
+    manifest["environment"]["assay_version"] = "0.0.1"
+    _write_manifest(run, manifest)
+    _edit_metrics(run, lambda row: row.update(retired_stat=1.0))
+    _edit_metrics(run, lambda row: row.pop("mvr"))
+    check = _results(run)["metrics"]
+    assert check.result == "pass"
+    assert any("keys added since assay 0.0.1" in n and ".mvr" in n for n in check.notes)
+    assert any("no longer computed since assay 0.0.1" in n for n in check.notes)
+    _edit_metrics(run, lambda row: row.update(fs=0.5))
+    assert (
+        _results(run)["metrics"]
+        .problems[0]
+        .endswith(".fs differs from the value recomputed from the records")
+    )

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assay._version import __version__
 from assay.audit._model import Check, verdict
 from assay.core.manifest import Manifest
 from assay.core.records import (
@@ -121,28 +122,44 @@ def _label(item: Any, index: int) -> str:
     return str(index)
 
 
-def first_difference(stored: Any, rebuilt: Any, path: str = "") -> str | None:
-    """The dotted path of the first value that differs (canonical JSON), or None. A
-    list element is named by its id (`judges[openai/x]`), with `#index` when not unique."""
-    if isinstance(stored, dict) and isinstance(rebuilt, dict):
+class _Diff:
+    """Walks stored and rebuilt metrics: the first value that differs, and the keys only
+    one side has. Keys are a failure when the same assay version wrote the run (an edit
+    removed or added a statistic); across versions they are what a release added or
+    retired, shown as notes, while every statistic both compute must still agree."""
+
+    def __init__(self) -> None:
+        self.value: str | None = None
+        self.only_stored: list[str] = []
+        self.only_rebuilt: list[str] = []
+
+    def walk(self, stored: Any, rebuilt: Any, path: str = "") -> None:
+        if self.value is not None:
+            return
+        if isinstance(stored, dict) and isinstance(rebuilt, dict):
+            self._walk_dict(stored, rebuilt, path)
+        elif isinstance(stored, list) and isinstance(rebuilt, list):
+            self._walk_list(stored, rebuilt, path)
+        elif json.dumps(stored, sort_keys=True) != json.dumps(rebuilt, sort_keys=True):
+            self.value = path
+
+    def _walk_dict(self, stored: dict[str, Any], rebuilt: dict[str, Any], path: str) -> None:
         for key in [*stored, *(k for k in rebuilt if k not in stored)]:
             sub = f"{path}.{key}" if path else str(key)
-            if key not in stored or key not in rebuilt:
-                return sub
-            found = first_difference(stored[key], rebuilt[key], sub)
-            if found is not None:
-                return found
-        return None
-    if isinstance(stored, list) and isinstance(rebuilt, list):
+            if key not in rebuilt:
+                self.only_stored.append(sub)
+            elif key not in stored:
+                self.only_rebuilt.append(sub)
+            else:
+                self.walk(stored[key], rebuilt[key], sub)
+
+    def _walk_list(self, stored: list[Any], rebuilt: list[Any], path: str) -> None:
         labels = [_label(a, i) for i, a in enumerate(stored)]
         for i, (a, b) in enumerate(zip(stored, rebuilt, strict=False)):
             label = labels[i] if labels.count(labels[i]) == 1 else f"{labels[i]}#{i}"
-            found = first_difference(a, b, f"{path}[{label}]")
-            if found is not None:
-                return found
-        return None if len(stored) == len(rebuilt) else f"{path} (length)"
-    same = json.dumps(stored, sort_keys=True) == json.dumps(rebuilt, sort_keys=True)
-    return None if same else path
+            self.walk(a, b, f"{path}[{label}]")
+        if len(stored) != len(rebuilt) and self.value is None:
+            self.value = f"{path} (length)"
 
 
 def _leaves(value: Any) -> int:
@@ -153,6 +170,15 @@ def _leaves(value: Any) -> int:
     return 1
 
 
+def _key_notes(diff: _Diff, then: str | None) -> list[str]:
+    notes = []
+    for keys, what in ((diff.only_rebuilt, "added"), (diff.only_stored, "no longer computed")):
+        if keys:
+            shown = ", ".join(keys[:3]) + (f" (+{len(keys) - 3} more)" if len(keys) > 3 else "")
+            notes.append(f"{len(keys)} keys {what} since assay {then}: {shown}")
+    return notes
+
+
 def check_metrics(run_dir: Path, manifest: Manifest, stored: dict[str, Any]) -> Check:
     """Rebuild metrics.json in memory as `assay recompute` does and compare every value."""
     from assay.runs.rebuild import check_recorded_bootstrap, rebuild_metrics
@@ -161,10 +187,19 @@ def check_metrics(run_dir: Path, manifest: Manifest, stored: dict[str, Any]) -> 
     rebuilt = json.loads(json.dumps(rebuild_metrics(run_dir, manifest)))
     stored = {k: v for k, v in stored.items() if k not in _NOT_METRICS}
     rebuilt = {k: v for k, v in rebuilt.items() if k not in _NOT_METRICS}
-    path = first_difference(stored, rebuilt)
+    diff = _Diff()
+    diff.walk(stored, rebuilt)
+    then = manifest.environment.get("assay_version")
+    same_version = then is None or str(then) == __version__
     problems = []
-    if path is not None:
+    if diff.value is not None:
         problems.append(
-            f"{METRICS_FILE}: {path} differs from the value recomputed from the records"
+            f"{METRICS_FILE}: {diff.value} differs from the value recomputed from the records"
         )
-    return verdict("metrics", _leaves(stored), problems, [])
+    notes: list[str] = []
+    if same_version:
+        for key in [*diff.only_stored, *diff.only_rebuilt][:1]:
+            problems.append(f"{METRICS_FILE}: {key} is on one side only (the same assay version)")
+    else:
+        notes = _key_notes(diff, str(then))
+    return verdict("metrics", _leaves(stored), problems, notes)

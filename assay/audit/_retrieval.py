@@ -180,11 +180,11 @@ def _portable(value: Any) -> Any:
     return value
 
 
-def first_difference(then: Any, now: Any, where: str = "") -> str | None:
+def setting_difference(then: Any, now: Any, where: str = "") -> str | None:
     """The first key path at which two descriptions differ, or None."""
     if isinstance(then, dict) and isinstance(now, dict):
         for key in sorted(set(then) | set(now)):
-            found = first_difference(then.get(key), now.get(key), f"{where}.{key}".lstrip("."))
+            found = setting_difference(then.get(key), now.get(key), f"{where}.{key}".lstrip("."))
             if found is not None:
                 return found
         return None
@@ -207,7 +207,7 @@ def retrieval_for(run_dir: Path, manifest: Manifest, entry: dict[str, Any]) -> R
         return Refusal(f"the recorded retriever does not rebuild ({exc})")
     if isinstance(retriever, Refusal):
         return retriever
-    differs = first_difference(_portable(described), _portable(retriever.describe()))
+    differs = setting_difference(_portable(described), _portable(retriever.describe()))
     if differs is not None:
         return Refusal(f"the installed retriever is not the one the run used ({differs})")
     return Retrieval(retriever, int(entry.get("top_k") or 10))
