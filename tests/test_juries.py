@@ -16,7 +16,8 @@ from sklearn.metrics import accuracy_score
 
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
-from assay.juries import JurySpec, jury_records
+from assay.errors import SpecError
+from assay.juries import JurySpec, check_juries, jury_records
 from assay.juries._vote import plurality, round_half_up
 from assay.metrics import item_metrics
 
@@ -80,7 +81,7 @@ MEMBERS = ["j0", "j1", "j2", "j3", "j4"]
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("quorum", [None, 1, 5])
 def test_majority_agrees_with_a_pandas_recomputation(seed: int, quorum: int | None) -> None:
-    items, records, table = _generated(300, MEMBERS, seed)
+    items, records, table = _generated(200, MEMBERS, seed)
     jury = JurySpec(name="jury", members=MEMBERS, min_members=quorum)
     got = _by_item(jury_records(items, records, [jury]), "jury")
     need = quorum or 3
@@ -95,7 +96,7 @@ def test_majority_agrees_with_a_pandas_recomputation(seed: int, quorum: int | No
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_explicit_weights_agree_with_a_pandas_recomputation(seed: int) -> None:
-    items, records, table = _generated(300, MEMBERS, seed)
+    items, records, table = _generated(200, MEMBERS, seed)
     weights = dict(
         zip(MEMBERS, np.random.default_rng(seed).uniform(0.1, 2, 5).tolist(), strict=True)
     )
@@ -273,3 +274,22 @@ def test_records_of_other_statuses_are_never_written() -> None:
     got = jury_records(items, records, [JurySpec(name="j", members=MEMBERS)])
     assert got and all(r.status is Status.OK and r.request_key is None for r in got)
     assert all("request_key" not in r.model_dump() and r.model is None for r in got)
+
+
+def _check(jury: JurySpec, items: list[ItemRecord], judges_of: dict[str, list[str]]) -> str:
+    with pytest.raises(SpecError) as info:
+        check_juries([jury], items, judges_of, "spec.toml")
+    return str(info.value)
+
+
+def test_the_run_checks_refuse_what_cannot_vote() -> None:
+    single = [ItemRecord(dataset="s", item_id="1", gold_label="yes", split="dev")]
+    pair = [ItemRecord(dataset="p", item_id="1", pairwise=True, gold_preference="A")]
+    judges = {"s": ["a", "b"], "p": ["x", "y"]}
+    mean = JurySpec(name="j", members=["x", "y"], vote="mean")
+    assert "juries[0].vote" in _check(mean, single + pair, judges)
+    mixed = JurySpec(name="j", members=["a", "x"])
+    assert "judge no items dataset together" in _check(mixed, single + pair, judges)
+    every = JurySpec(name="j", members=["a", "b"], vote="weighted", fit_on="dev")
+    assert "none left to judge it on" in _check(every, single, judges)
+    check_juries([JurySpec(name="j", members=["x", "y"])], single + pair, judges, "spec.toml")
