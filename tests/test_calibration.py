@@ -5,6 +5,8 @@ regression, the bootstrap draws and the paired comparison of two judges."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,7 +20,9 @@ from assay.compare._calibration import calibration_outcomes
 from assay.compare._load import Gold
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
+from assay.errors import SpecError
 from assay.metrics import item_metrics
+from assay.metrics._calibration import CalibrationOptions, options_from_manifest
 from assay.metrics._calibration_stats import (
     bin_codes,
     brier,
@@ -34,6 +38,7 @@ from assay.metrics._paired_draws import resample_statistics
 from assay.metrics._paired_metrics import compare_statistics
 from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import index_chunks
+from assay.runs import load_spec
 
 LABELS = ["supported", "unsupported", "partially_supported"]
 
@@ -180,3 +185,22 @@ def test_paired_comparison_of_brier_and_ece() -> None:
     assert rows["brier"].diff > 0 and rows["brier"].ci_low > 0  # the sharp judge is worse
     ece_a = _ece_reference(probs["sharp"][shared], y["sharp"][shared], 10)
     assert rows["ece"].value_a == pytest.approx(ece_a)
+
+
+def test_the_calibration_table_sets_bins_and_the_fit_split(tmp_path: Path) -> None:
+    items, records, truth = _run(200, 9)
+    items = [
+        it.model_copy(update={"split": "train" if it.split == "dev" else "held"}) for it in items
+    ]
+    options = options_from_manifest({"spec": {"calibration": {"bins": 4, "fit_on": "train"}}})
+    report = item_metrics(items, records, n_boot=0, seed=0, calibration=options)
+    row = next(r for r in report.calibration if r.judge_id == "sharp")
+    p, y, _ = (np.array(v) for v in zip(*truth["sharp"], strict=True))
+    assert row.bins == 4 and len(row.reliability) == 4
+    assert row.ece == pytest.approx(_ece_reference(p, y, 4))
+    assert {f.fit_on for f in row.fitted} == {"train"} and row.ci == {}
+    assert options_from_manifest({}) == CalibrationOptions()
+    spec = tmp_path / "spec.toml"
+    spec.write_text("[calibration]\nbins = 1\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="bins"):
+        load_spec(spec)

@@ -56,6 +56,8 @@ prompts = ["generic-support@1"]
 api_base = "{server.base_url}"
 transport = "openai"
 logprobs = true
+[calibration]
+bins = 5
 """,
             encoding="utf-8",
         )
@@ -87,7 +89,8 @@ def test_metrics_json_has_brier_ece_bins_and_the_fitted_maps(run: Path) -> None:
         p = CONFIDENCE[name.removeprefix("openai/")]
         assert row["brier"] == pytest.approx(brier_score_loss(right, [p] * 80))
         assert row["ece"] == pytest.approx(abs(p - 0.7), abs=1e-12)
-        assert row["bins"] == 10 and sum(b["count"] for b in row["reliability"]) == 80
+        assert row["bins"] == 5 and len(row["reliability"]) == 5  # the [calibration] table
+        assert sum(b["count"] for b in row["reliability"]) == 80
         assert {f["method"] for f in row["fitted"]} == {"temperature", "isotonic"}
     sharp = {f["method"]: f for f in rows["openai/sharp"]["fitted"]}
     assert sharp["temperature"]["temperature"] > 1  # overconfidence softened
@@ -108,7 +111,7 @@ def test_csv_and_the_python_frame_have_the_calibration_section(run: Path) -> Non
     rows = list(csv.DictReader(io.StringIO(_report(run, "csv"))))
     section = [r for r in rows if r["section"] == "calibration"]
     counts = [r for r in section if r["metric"] == "bin_count" and r["value"] != "0"]
-    assert {r["group"] for r in counts} == {"0.9-1", "0.6-0.7"}
+    assert {r["group"] for r in counts} == {"0.8-1", "0.6-0.8"}
     assert {r["metric"] for r in section} >= {"brier_before", "brier_after", "temperature"}
     assert any(r["metric"] == "ece" and r["ci_low"] for r in rows)
 

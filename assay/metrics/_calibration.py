@@ -45,6 +45,8 @@ RowT = TypeVar("RowT", bound=BaseModel)
 __all__ = [
     "CALIBRATION_STATISTICS",
     "DEFAULT_FIT_SPLIT",
+    "CalibrationOptions",
+    "options_from_manifest",
     "CalibrationRow",
     "FittedCalibration",
     "ReliabilityBin",
@@ -52,6 +54,30 @@ __all__ = [
     "calibration_stats",
     "with_calibration",
 ]
+
+
+class CalibrationOptions(BaseModel):
+    """The spec's `[calibration]` table: how ECE bins and which split recalibration is
+    fitted on (the others are scored)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bins: int = Field(
+        default=DEFAULT_BINS, ge=2, le=100, description="Equal-width bins of [0, 1] for ECE."
+    )
+    fit_on: str = Field(
+        default=DEFAULT_FIT_SPLIT,
+        min_length=1,
+        description="The split (an items dataset's split_column) temperature scaling and "
+        "isotonic regression are fitted on; they are scored on every other split.",
+    )
+
+
+def options_from_manifest(manifest: Mapping[str, Any]) -> CalibrationOptions:
+    """The `[calibration]` table of a run's spec (defaults when it has none)."""
+    spec = manifest.get("spec")
+    table = spec.get("calibration") if isinstance(spec, Mapping) else None
+    return CalibrationOptions.model_validate(table if isinstance(table, Mapping) else {})
 
 
 class ReliabilityBin(BaseModel):
@@ -183,14 +209,14 @@ def calibration_rows(
     items: Sequence[ItemRecord],
     by_judge: Mapping[str, Sequence[ItemJudgmentRecord]],
     *,
-    n_boot: int,
-    seed: int,
-    bins: int = DEFAULT_BINS,
-    fit_on: str = DEFAULT_FIT_SPLIT,
+    boot: tuple[int, int],
+    options: CalibrationOptions | None = None,
 ) -> list[CalibrationRow]:
     """A row for each judge of the dataset with at least one usable item, by judge id
     (records arrive in completion order; rows do not depend on it)."""
-    boot = BootSettings(n_boot=n_boot, seed=seed, confidence=0.95)
+    settings = BootSettings(n_boot=boot[0], seed=boot[1], confidence=0.95)
+    chosen = options or CalibrationOptions()
+    bins, fit_on = chosen.bins, chosen.fit_on
     rows = []
     for judge_id, records in sorted(by_judge.items()):
         p, y, splits, sources = _observations(items, records)
@@ -205,7 +231,7 @@ def calibration_rows(
                 bins=bins,
                 brier=brier(p, y),
                 ece=ece(p, y, bins),
-                ci=_intervals(p, y, bins, boot),
+                ci=_intervals(p, y, bins, settings),
                 reliability=[ReliabilityBin(**b) for b in reliability(p, y, bins)],
                 fitted=_fitted(p, y, splits, bins, fit_on),
             )

@@ -30,7 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
-from assay.metrics._calibration import CalibrationRow, calibration_rows, with_calibration
+from assay.metrics._calibration import (
+    CalibrationOptions,
+    CalibrationRow,
+    calibration_rows,
+    with_calibration,
+)
 from assay.metrics._item_bootstrap import Interval
 from assay.metrics._jury_rows import held_out, jury_fields, without_juries
 from assay.metrics._majority import MAJORITY, majority_records, sample_base
@@ -387,18 +392,19 @@ def item_metrics(
     n_boot: int = 1000,
     seed: int = 0,
     label_orders: Mapping[str, Sequence[str]] | None = None,
+    calibration: CalibrationOptions | None = None,
 ) -> ItemsReport:
     """Every judge of every items dataset against gold, raters and itself (samples).
 
     `label_orders`: dataset -> its labels in order (lowest first), declared by the
     dataset's `label_order` or its judges' prompts; labels that are all integers are
-    ordinal without one."""
+    ordinal without one. `calibration`: the spec's `[calibration]` table (bins, fit split)."""
     boot = (n_boot, seed)
     orders = label_orders or {}
     rows: list[ItemJudgeRow] = []
     raters: list[RaterRow] = []
     panels: list[PanelRow] = []
-    calibration: list[CalibrationRow] = []
+    calibrated: list[CalibrationRow] = []
     for dataset in dict.fromkeys(it.dataset for it in items):
         subset = [it for it in items if it.dataset == dataset]
         by_judge: dict[str, list[ItemJudgmentRecord]] = {}
@@ -409,8 +415,8 @@ def item_metrics(
         rows += _judge_rows(dataset, subset, by_judge, boot, declared)
         majority, votes = _majority_rows(dataset, subset, by_judge, boot, declared)
         rows += majority
-        found = calibration_rows(dataset, subset, by_judge, n_boot=n_boot, seed=seed)
-        rows, calibration = with_calibration(rows, found), [*calibration, *found]
+        found = calibration_rows(dataset, subset, by_judge, boot=boot, options=calibration)
+        rows, calibrated = with_calibration(rows, found), [*calibrated, *found]
         if subset and subset[0].pairwise:
             continue
         labels = {
@@ -425,5 +431,5 @@ def item_metrics(
         if rater is not None:
             raters.append(rater)
     return ItemsReport(
-        rows=rows, raters=raters, panels=panels, calibration=calibration, n_boot=n_boot, seed=seed
+        rows=rows, raters=raters, panels=panels, calibration=calibrated, n_boot=n_boot, seed=seed
     )

@@ -91,11 +91,22 @@ def items_metrics(
         items = [overlay.apply(it) for it in items]
     judgments = list(latest(run_dir / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord).values())
     orders, notes = run_label_orders(run_dir, judgments)
-    report = item_metrics(items, judgments, n_boot=n_boot, seed=seed, label_orders=orders)
+    options = calibration_options(run_dir)
+    report = item_metrics(
+        items, judgments, n_boot=n_boot, seed=seed, label_orders=orders, calibration=options
+    )
     out = {"rows": report.rows_flat(), **report.model_dump(mode="json", exclude={"rows"})}
     used = {d: o for d, o in orders.items() if any(it.dataset == d for it in items)}
     out |= {"label_orders": used} if used else {}
     return {**out, "notes": notes} if notes else out
+
+
+def calibration_options(run_dir: Path) -> Any:
+    """The run's `[calibration]` table (bins, fit split), from its manifest's spec."""
+    from assay.metrics._calibration import options_from_manifest
+
+    path = run_dir / MANIFEST_FILE
+    return options_from_manifest(read_json(path) if path.is_file() else {})
 
 
 def run_label_orders(

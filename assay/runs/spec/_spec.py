@@ -31,6 +31,7 @@ from assay.datasets import Delimiter, ItemsDatasetOptions
 from assay.errors import AssayError, SpecError, first_problem
 from assay.inputs import PathText, decode_text
 from assay.juries import JuryBlocks
+from assay.metrics._calibration import CalibrationOptions
 from assay.models._ray_options import ExecutorOptions
 from assay.runs.spec._blocks import BaselineSpec as BaselineSpec
 from assay.runs.spec._blocks import ComponentBlock as ComponentBlock
@@ -250,6 +251,11 @@ class RunSpec(_Strict):
     )
     failure: FailurePolicy = Field(
         default_factory=FailurePolicy, description="When failed judgments fail the run."
+    )
+    calibration: CalibrationOptions = Field(
+        default_factory=CalibrationOptions,
+        description="How judges' label probabilities are scored against gold: ECE bins "
+        "and the split recalibration is fitted on.",
     )
     factuality: FactualitySpec | None = Field(
         default=None, description="Decompose answers into claims and verify each one."
