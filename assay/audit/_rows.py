@@ -43,7 +43,7 @@ class DatasetRows:
                 options = items_options(manifest, info).model_copy(update={"path": str(good[0])})
                 self.by_id = {item.id: item for item in load_items(options).items}
             elif self.kind == "answers":
-                fmt, evidence = answers_options(manifest, info)
+                fmt, evidence = answers_options(manifest, info, run_dir)
                 answers = load_answers(str(good[0]), format=fmt, name=name, evidence_file=evidence)
                 self.by_id = {item.id: item for item in answers.items}
             else:

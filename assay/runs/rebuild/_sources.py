@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from assay.core.manifest import DatasetInfo, Manifest
 from assay.datasets import BUILTIN_DATASETS, ItemsDatasetOptions
 from assay.datasets._load import BUILTIN_DATA_DIR
+from assay.runs.store._inputs_snapshot import input_copy
 
 
 def dataset_info(manifest: Manifest, name: str) -> DatasetInfo | None:
@@ -56,15 +57,35 @@ def items_options(manifest: Manifest, info: DatasetInfo) -> ItemsDatasetOptions:
     return options
 
 
-def answers_options(manifest: Manifest, info: DatasetInfo) -> tuple[str, str | None]:
+def answers_options(
+    manifest: Manifest, info: DatasetInfo, run_dir: Path | None = None
+) -> tuple[str, str | None]:
     """(format, evidence file) an answers dataset was read with: the evidence file of its
-    spec block is relative to the spec's folder, as the run resolved it."""
+    spec block is relative to the spec's folder, as the run resolved it. Given the run
+    directory, a file with the bytes the manifest's `inputs` recorded for it comes first
+    (its recorded path, or the run directory's copy when the author's folder is gone)."""
     block = spec_entry(manifest, info, factuality=True)
     evidence = block.get("evidence_file")
     if isinstance(evidence, str) and manifest.spec_path:
         evidence = str(Path(manifest.spec_path).parent / evidence)
+    recorded = _recorded_evidence(manifest, block, run_dir)
+    evidence = str(recorded) if recorded is not None else evidence
     fmt = str(info.format or block.get("format") or "auto")
     return fmt, evidence if isinstance(evidence, str) else None
+
+
+def _recorded_evidence(
+    manifest: Manifest, block: dict[str, Any], run_dir: Path | None
+) -> Path | None:
+    """The evidence file of `block` as the manifest's `inputs` recorded it, if here."""
+    fact = manifest.spec.get("factuality") if isinstance(manifest.spec, dict) else None
+    blocks = fact.get("datasets") if isinstance(fact, dict) else None
+    if run_dir is None or not block or not isinstance(blocks, list):
+        return None
+    index = next((i for i, b in enumerate(blocks) if b is block), None)
+    field = f"factuality.datasets[{index}].evidence_file"
+    entry = next((e for e in manifest.inputs if e.field == field), None)
+    return None if entry is None else input_copy(run_dir, entry)
 
 
 def resolve_dataset(run_dir: Path, info: DatasetInfo) -> Path | None:

@@ -16,22 +16,13 @@ from typing import Any
 from assay.core.manifest import InputFileInfo, Manifest
 from assay.core.rundir import MANIFEST_FILE, file_sha256
 from assay.errors import RunError
+from assay.runs.store._inputs_snapshot import bundled_input
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 def _matches(path: Path | None, sha: str | None) -> bool:
     return path is not None and path.is_file() and file_sha256(path) == sha
-
-
-def bundled_input(run_dir: Path, info: InputFileInfo) -> Path | None:
-    """The run directory's copy of an input file: the manifest's `snapshot`, or the copy
-    `assay pack --with-data` adds under the same name (`<sha256[:16]>-<file name>`)."""
-    if info.snapshot:
-        return run_dir / info.snapshot
-    if info.sha256:
-        return run_dir / "snapshot" / "data" / f"{info.sha256[:16]}-{Path(info.path).name}"
-    return None
 
 
 def input_file(run_dir: Path, info: InputFileInfo, allow_change: bool) -> tuple[Path, str]:
@@ -106,4 +97,4 @@ def point_inputs(
             )
 
 
-__all__ = ["bundled_input", "input_file", "point_inputs", "set_field"]
+__all__ = ["input_file", "point_inputs", "set_field"]

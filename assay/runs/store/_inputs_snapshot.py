@@ -27,7 +27,14 @@ from assay.errors import RunError
 from assay.inputs import nonblank_path
 from assay.runs.spec._spec import LoadedSpec, RunSpec, component_refs
 
-__all__ = ["InputFiles", "check_same_inputs", "input_fields", "spec_inputs"]
+__all__ = [
+    "InputFiles",
+    "bundled_input",
+    "check_same_inputs",
+    "input_copy",
+    "input_fields",
+    "spec_inputs",
+]
 
 
 def _marks_path(meta: Any) -> bool:
@@ -141,3 +148,24 @@ def check_same_inputs(before: Manifest, now: list[InputFileInfo], where: Path) -
                 "another output_dir (or --output-dir) to start a new run",
                 file=where,
             )
+
+
+def bundled_input(run_dir: Path, info: InputFileInfo) -> Path | None:
+    """The run directory's copy of an input file: the manifest's `snapshot`, or the copy
+    `assay pack --with-data` adds under the same name (`<sha256[:16]>-<file name>`)."""
+    if info.snapshot:
+        return run_dir / info.snapshot
+    if info.sha256:
+        return run_dir / "snapshot" / "data" / f"{info.sha256[:16]}-{Path(info.path).name}"
+    return None
+
+
+def input_copy(run_dir: Path, info: InputFileInfo) -> Path | None:
+    """A file here with the bytes the run read: the recorded path, else the run
+    directory's copy; None when neither holds them (or nothing was hashed)."""
+    for path in (Path(info.path), bundled_input(run_dir, info)):
+        if path is None or not path.is_file() or not info.sha256:
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() == info.sha256:
+            return path
+    return None
