@@ -91,7 +91,7 @@ def _answers_file(path: str, name: str, fmt: str, evidence: str | None, when: St
     return _Read(data, {item.id: item for item in data.items})
 
 
-def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read:
+def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str, run_dir: Path) -> _Read:
     """The file read the way the run read it: items with the spec block's columns,
     pairs with the recorded delimiter, answers with the recorded format."""
     when = stamp(path)
@@ -101,7 +101,7 @@ def _read(manifest: Manifest, info: DatasetInfo, path: Path, kind: str) -> _Read
         sep = delimiter if isinstance(delimiter, str) else None
         return _pairs_file(str(path), info.name, sep, when)
     if kind == "answers":
-        fmt, evidence = answers_options(manifest, info)
+        fmt, evidence = answers_options(manifest, info, run_dir)
         return _answers_file(str(path), info.name, fmt, evidence, when)
     options = items_options(manifest, info).model_dump_json(exclude_unset=True)
     return _items_file(options, str(path), when)
@@ -119,7 +119,7 @@ def load_dataset(run_dir: Path, manifest: Manifest, name: str, *, kind: str) -> 
         shown = info.path or "(no path recorded)"
         return Loaded(path=info.path, note=f"dataset file changed since the run: {shown} is gone")
     try:
-        read = _read(manifest, info, path, kind)
+        read = _read(manifest, info, path, kind, run_dir)
     except AssayError as exc:
         return Loaded(path=str(path), note=f"dataset file changed since the run: {exc}")
     data, note = read.dataset, None
