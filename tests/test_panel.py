@@ -22,7 +22,12 @@ from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics import ItemsReport, item_bootstrap_ci, item_metrics
 from assay.metrics._panel import PanelRow, panel_rows
-from assay.metrics._panel_stats import alpha_from_coincidences, panel_intervals
+from assay.metrics._panel_stats import (
+    CodeTable,
+    alpha_from_coincidences,
+    alpha_value,
+    panel_intervals,
+)
 
 ORDER = ["1", "2", "4", "7"]  # numeric labels, unequal gaps: interval differs from ordinal
 
@@ -114,9 +119,12 @@ def test_bootstrap_cis_equal_the_libraries_resample_by_resample() -> None:
         [[np.nan if v is None else ORDER.index(v) for v in c] for c in judges.values()]
     ).T
     values = np.array([float(v) for v in ORDER])
-    ci = panel_intervals(
-        codes, 4, ["nominal", "ordinal", "interval"], values=values, n_boot=150, seed=9
-    )
+    tables = {
+        "nominal": CodeTable(codes, 4),
+        "ordinal": CodeTable(codes, 4),
+        "interval": CodeTable(codes, 4, values),
+    }
+    ci = panel_intervals(tables, n_boot=150, seed=9)
     for level in ("nominal", "ordinal", "interval"):
         data = (
             codes
@@ -257,3 +265,16 @@ def test_compare_reports_the_panel_of_the_judges_compared(tmp_path: Path) -> Non
     code, markdown, err = invoke(["compare", str(run), "--n-boot", "50", "-f", "markdown"])
     assert code == 0, err
     assert "Judge panels: agreement" in markdown and "each judge left out" in markdown
+
+
+def test_alpha_of_a_wide_panel_matches_krippendorff() -> None:
+    """40 members: the row keys of `_panel_stats` are renumbered before they overflow."""
+    rng = np.random.default_rng(14)
+    codes = rng.integers(0, 4, (50, 40)).astype(float)
+    codes[:, :20] = codes[:, [0]]  # half the panel agrees
+    codes[rng.random(codes.shape) < 0.1] = np.nan
+    for level in ("nominal", "ordinal"):
+        expected = krippendorff.alpha(
+            reliability_data=codes.T, value_domain=[0, 1, 2, 3], level_of_measurement=level
+        )
+        assert alpha_value(CodeTable(codes, 4), level) == pytest.approx(expected, abs=1e-12)

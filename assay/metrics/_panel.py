@@ -7,26 +7,33 @@ matrix: a judge with repeated samples (`j#0`, `j#1`, ...) counts once, by its ma
 vote (`j#majority`); a member with no verdict at all is left out. Alpha is computed at
 every level the labels allow: nominal always, ordinal when their order is known (the
 `order` given), interval when every label is a number. Fleiss' kappa (nominal) is over
-the items every member labelled. Point values come from `krippendorff.alpha` and
-statsmodels' `fleiss_kappa`; the bootstrap CIs over items from `_panel_stats`, which
-equals them resample by resample. Leaving a judge out shows which judge lowers agreement
-most: the one whose removal raises alpha most (`lowers_most`, None when no removal
-raises it). References: Krippendorff (2004, 2011), Fleiss (1971).
+the items every member labelled. The panel's values come from `krippendorff.alpha` and
+statsmodels' `fleiss_kappa`; leave-one-out values and the bootstrap CIs over items from
+`_panel_stats` (items with the same labels summed once), which equals them. Leaving a
+judge out shows which judge lowers agreement most: the one whose removal raises alpha
+most (`lowers_most`, None when no removal raises it). References: Krippendorff (2004,
+2011), Fleiss (1971).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.records import ItemRecord
 from assay.metrics._item_bootstrap import Interval
-from assay.metrics._panel_stats import Floats, Level, coded, panel_intervals
+from assay.metrics._panel_stats import (
+    CodeTable,
+    Floats,
+    Level,
+    alpha_value,
+    coded,
+    panel_intervals,
+)
 from assay.metrics._rater_agreement import _alpha_of, _fleiss_of
 from assay.metrics._resampling import Seed
 from assay.parsing import normalise_label
@@ -83,17 +90,9 @@ def _numbers(labels: Sequence[str]) -> Floats | None:
     return np.asarray([float(v) for v in labels], dtype=np.float64)
 
 
-class _Table(NamedTuple):
-    """One level's code table: codes, the number of values, their numbers (interval)."""
-
-    codes: Floats
-    k: int
-    values: Floats | None = None
-
-
 def _tables(
     columns: Mapping[str, Sequence[str | None]], order: Sequence[str] | None
-) -> dict[Level, _Table]:
+) -> dict[Level, CodeTable]:
     """The code table of each level the labels allow. Ordinal: labels outside the order
     (a judge's `unclear`) count as missing; interval: every label is a number."""
     seen = {v for col in columns.values() for v in col if v is not None}
@@ -104,19 +103,18 @@ def _tables(
     if numbers is not None and not ranked:
         labels = sorted(seen, key=float)
         numbers = _numbers(labels)
-    tables: dict[Level, _Table] = {"nominal": _Table(coded(columns, labels), len(labels))}
+    tables: dict[Level, CodeTable] = {"nominal": CodeTable(coded(columns, labels), len(labels))}
     if ranked:
         inside = {m: [v if v in ranked else None for v in col] for m, col in columns.items()}
-        tables["ordinal"] = _Table(coded(inside, ranked), len(ranked))
+        tables["ordinal"] = CodeTable(coded(inside, ranked), len(ranked))
     if numbers is not None:
-        tables["interval"] = _Table(tables["nominal"].codes, len(labels), numbers)
+        tables["interval"] = CodeTable(tables["nominal"].codes, len(labels), numbers)
     return tables
 
 
-def _alpha(table: _Table, level: Level, keep: NDArray[np.bool_] | None = None) -> float | None:
-    """`krippendorff.alpha` (via `_rater_agreement`) of the `keep` members; interval on
-    the labels' numbers."""
-    codes = table.codes if keep is None else table.codes[:, keep]
+def _alpha(table: CodeTable, level: Level) -> float | None:
+    """`krippendorff.alpha` (via `_rater_agreement`); interval on the labels' numbers."""
+    codes = table.codes
     if level != "interval" or table.values is None:
         return _alpha_of(codes, level, table.k)
     missing = np.isnan(codes)
@@ -124,15 +122,16 @@ def _alpha(table: _Table, level: Level, keep: NDArray[np.bool_] | None = None) -
     return _alpha_of(numbers, "interval", 0)
 
 
-def _left_out(table: _Table, level: Level, members: Sequence[str], judges: int) -> list[LeftOut]:
-    """Alpha without each of the first `judges` members (when two or more remain)."""
+def _left_out(table: CodeTable, level: Level, members: Sequence[str], judges: int) -> list[LeftOut]:
+    """Alpha without each of the first `judges` members (when two or more remain), by
+    `alpha_value` (tests/test_panel.py checks it against `krippendorff.alpha`)."""
     if len(members) < 3:
         return []
     alpha = _alpha(table, level)
     out = []
     for j in range(judges):
         keep = np.arange(len(members)) != j
-        without = _alpha(table, level, keep)
+        without = alpha_value(table._replace(codes=table.codes[:, keep]), level)
         delta = None if without is None or alpha is None else without - alpha
         out.append(LeftOut(member=members[j], krippendorff_alpha=without, delta=delta))
     return out
@@ -141,7 +140,7 @@ def _left_out(table: _Table, level: Level, members: Sequence[str], judges: int) 
 def _row(
     head: Mapping[str, object],
     members: tuple[list[str], int],
-    table: _Table,
+    table: CodeTable,
     level: Level,
     ci: PanelCIs,
 ) -> PanelRow:
@@ -185,18 +184,7 @@ def panel_rows(
     if len(columns) < 2:
         return []
     tables = _tables(columns, order)
-    ci: PanelCIs = {}
-    for level, table in tables.items():
-        boot = panel_intervals(
-            table.codes,
-            table.k,
-            [level],
-            values=table.values,
-            n_boot=n_boot,
-            seed=seed,
-            confidence=confidence,
-        )
-        ci |= {k: v for k, v in boot.items() if level == "nominal" or k != "fleiss_kappa"}
+    ci = panel_intervals(tables, n_boot=n_boot, seed=seed, confidence=confidence)
     nominal = tables["nominal"].codes
     head: dict[str, object] = {
         "dataset": dataset,

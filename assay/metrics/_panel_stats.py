@@ -4,7 +4,9 @@ at once: the bootstrap of a panel's agreement without a loop over resamples.
 A resample's coincidence matrix is the draw-count weighted sum of the items' own
 coincidence matrices (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"),
 and Fleiss' kappa's observed and expected agreement are weighted sums over the items too,
-so one sparse product per chunk of resamples gives every resample's value. The ordinal
+so one sparse product per chunk of resamples gives every resample's value. Items with
+the same labels contribute the same, so they are grouped into patterns first and a
+resample is its count of each pattern (100,000 items of 4 judges: a few dozen). The ordinal
 distance depends on the resample's value frequencies and is computed per resample. The
 draws are `_resampling.index_chunks`', so the intervals equal those of
 `item_bootstrap_ci` calling `krippendorff.alpha` / statsmodels on each resample
@@ -16,20 +18,14 @@ A code table is `(items, members)` floats: a value's index in `0..k-1`, NaN if m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
 from assay.metrics._item_bootstrap import Interval
-from assay.metrics._resampling import (
-    Seed,
-    check_settings,
-    draw_counts,
-    index_chunks,
-    percentile_interval,
-)
+from assay.metrics._resampling import Seed, check_settings, index_chunks, percentile_interval
 
 Level = Literal["nominal", "ordinal", "interval"]
 Floats = NDArray[np.float64]
@@ -114,37 +110,85 @@ def fleiss_from_sums(weight: Floats, agreement: Floats, counts: Floats, m: int) 
     return out
 
 
+class CodeTable(NamedTuple):
+    """One level's code table: codes `(items, members)`, the number of values, their
+    numbers (interval)."""
+
+    codes: Floats
+    k: int
+    values: Floats | None = None
+
+
+def _patterns(tables: Mapping[Level, CodeTable]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+    """(first item of each distinct row of labels, each item's pattern): items with the
+    same labels contribute the same, so a resample is summarised by pattern counts. Rows
+    are folded into one integer key a column at a time (renumbered before it could
+    overflow), far faster than `np.unique(axis=0)`."""
+    columns = [c for t in tables.values() for c in np.nan_to_num(t.codes, nan=-1.0).T]
+    base = max((t.k for t in tables.values()), default=0) + 1
+    key = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for column in columns:
+        if key.size and int(key.max()) >= (1 << 62) // base:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        key = key * base + (column.astype(np.int64) + 1)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int32)  # int32: a faster take
+
+
+def alpha_value(table: CodeTable, level: Level) -> float | None:
+    """Krippendorff's alpha of the whole table by the batched formula (every item drawn
+    once): what leave-one-out uses, as fast at 100,000 items as at 100."""
+    first, pattern = _patterns({level: table})
+    weights = np.bincount(pattern, minlength=len(first)).astype(np.float64)
+    flat = item_coincidences(value_counts(table.codes[first], table.k))
+    o = np.asarray(flat.T @ weights).reshape(1, table.k, table.k)
+    value = float(alpha_from_coincidences(o, level, table.values)[0])
+    return value if np.isfinite(value) else None
+
+
+def _pattern_counts(pattern: NDArray[np.int32], idx: NDArray[np.int64], size: int) -> Floats:
+    """`(b, size)`: how often each pattern was drawn in each resample of a chunk."""
+    rows = [np.bincount(np.take(pattern, draw), minlength=size) for draw in idx]
+    return np.stack(rows).astype(np.float64)
+
+
 def panel_intervals(
-    codes: Floats,
-    k: int,
-    levels: Sequence[Level],
+    tables: Mapping[Level, CodeTable],
     *,
-    values: Floats | None = None,
     n_boot: int,
     seed: Seed,
     confidence: float = 0.95,
 ) -> dict[str, Interval | None]:
     """Percentile CIs over items of alpha at each level (`krippendorff_alpha_<level>`)
-    and of Fleiss' kappa (`fleiss_kappa`), all from the same resamples."""
+    and of Fleiss' kappa of the nominal table (`fleiss_kappa`), all from the same
+    resamples. The tables are the same items and members, coded per level."""
     check_settings(n_boot, confidence, allow_zero=True)
-    n = codes.shape[0]
+    n = next(iter(tables.values())).codes.shape[0] if tables else 0
     if n_boot == 0 or n == 0:
         return {}
-    counts = value_counts(codes, k)
-    flat_t = item_coincidences(counts).T.tocsr()
-    agreement, complete_counts, m = fleiss_parts(codes, k)
-    complete = (~np.isnan(codes).any(axis=1)).astype(np.float64)
-    stats: dict[str, Floats] = {f"krippendorff_alpha_{lv}": np.empty(n_boot) for lv in levels}
-    stats["fleiss_kappa"] = np.empty(n_boot)
+    first, pattern = _patterns(tables)
+    size = len(first)
+    flat = {
+        lv: item_coincidences(value_counts(t.codes[first], t.k)).T.tocsr()
+        for lv, t in tables.items()
+    }
+    nominal = tables.get("nominal")
+    parts = fleiss_parts(nominal.codes[first], nominal.k) if nominal else None
+    complete = (~np.isnan(nominal.codes[first]).any(axis=1)).astype(float) if nominal else None
+    stats = {f"krippendorff_alpha_{lv}": np.empty(n_boot) for lv in tables}
+    stats |= {"fleiss_kappa": np.empty(n_boot)} if parts else {}
     for start, idx in index_chunks(n, n_boot, seed):
-        w = draw_counts(idx, n, by_item=True).astype(np.float64)  # (n, b)
-        stop = start + w.shape[1]
-        o = np.asarray(flat_t @ w).T.reshape(-1, k, k)
-        for level in levels:
-            alpha = alpha_from_coincidences(o, level, values)
-            stats[f"krippendorff_alpha_{level}"][start:stop] = alpha
-        sums = (complete @ w, agreement @ w, (complete_counts.T @ w).T)
-        stats["fleiss_kappa"][start:stop] = fleiss_from_sums(*sums, m)
+        w = _pattern_counts(pattern, idx, size)  # (b, patterns)
+        stop = start + w.shape[0]
+        for level, table in tables.items():
+            o = np.asarray(flat[level] @ w.T).T.reshape(-1, table.k, table.k)
+            stats[f"krippendorff_alpha_{level}"][start:stop] = alpha_from_coincidences(
+                o, level, table.values
+            )
+        if parts is not None and complete is not None:
+            agreement, counts, m = parts
+            sums = (w @ complete, w @ agreement, w @ counts)
+            stats["fleiss_kappa"][start:stop] = fleiss_from_sums(*sums, m)
     return {name: percentile_interval(v, confidence) for name, v in stats.items()}
 
 
