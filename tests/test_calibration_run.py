@@ -132,3 +132,11 @@ def test_compare_gives_paired_brier_and_ece(run: Path) -> None:
     brier = rows["brier"]
     assert abs(brier["diff"]) == pytest.approx(0.2829 - 0.21)
     assert brier["ci_low"] * brier["ci_high"] > 0  # the CI excludes 0
+
+
+def test_reparse_finds_the_label_probability_again(run: Path) -> None:
+    code, out, err = invoke(["reparse", str(run)])
+    assert code == 0, out + err
+    records = latest(run / "item_judgments.jsonl", ItemJudgmentRecord).values()
+    honest = [r.label_probability for r in records if r.model == "openai/honest"]
+    assert honest == pytest.approx([0.7] * 80)

@@ -16,7 +16,13 @@ from assay.judges import LLMJudge
 from assay.models import ChatRequest, Decoding, ModelConfig, RetryPolicy, make_client, transport_for
 from assay.models._cache import cache_key
 from assay.models._types import Message
-from assay.parsing._confidence import confidence_from_field, label_span, span_probability
+from assay.parsing import ParsedVerdict
+from assay.parsing._confidence import (
+    confidence_from_field,
+    label_span,
+    reparsed_probability,
+    span_probability,
+)
 from assay.prompts import PromptRegistry
 from assay.testing import FakeOpenAIServer, reply, tokens
 
@@ -146,3 +152,14 @@ def test_confidence_scales() -> None:
     assert confidence_from_field({"c": 1.5}, "c", None) is None
     assert confidence_from_field({"c": True}, "c", None) is None
     assert confidence_from_field({"c": 0.25}, "c", None) == 0.25
+
+
+def test_a_reparse_recomputes_from_tokens_and_drops_failed_verdicts() -> None:
+    model = PromptRegistry().get("generic-support@1").output_model
+    ok = ParsedVerdict(status=Status.OK, label="fully_supported", parsed={"confidence": 0.8})
+    failed = ParsedVerdict(status=Status.PARSE_ERROR, error="no JSON object found")
+    logprobs = [TokenLogprob(token=t, logprob=LABEL_LOGPROB) for t in tokens(ANSWER)]
+    again = reparsed_probability(ok, ANSWER, logprobs, 0.1, model)
+    assert again == pytest.approx(0.7)  # from the tokens, not the recorded 0.1
+    assert reparsed_probability(ok, ANSWER, None, 0.8, model) == 0.8  # a confidence field
+    assert reparsed_probability(failed, ANSWER, logprobs, 0.7, model) is None

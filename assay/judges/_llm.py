@@ -15,14 +15,8 @@ from assay.errors import ModelConfigError
 from assay.models import ChatRequest, ModelClient
 from assay.models._prompted import PromptedModel, PromptedOptions
 from assay.parsing import PARSER_VERSION, ParsedVerdict, parse_verdict
-from assay.parsing._confidence import (
-    confidence_from_field,
-    confidence_range,
-    label_span,
-    span_probability,
-)
+from assay.parsing._confidence import confidence_range, label_probability
 from assay.prompts import Prompt
-from assay.prompts._output import score_scale_of
 
 JudgeMode = Literal["online", "batch"]
 ParserInputs = tuple[type[BaseModel], list[str], dict[str, float]]
@@ -167,19 +161,14 @@ class LLMJudge(PromptedModel):
     ) -> float | None:
         """The probability of the label given: the declared confidence field when the
         judge names one, else the label's tokens' (`assay.parsing._confidence`)."""
-        if verdict.status is not Status.OK:
-            return None
-        if self.confidence_field is not None:
-            return confidence_from_field(
-                verdict.parsed, self.confidence_field, self._confidence_scale
-            )
-        if not logprobs or content is None:
-            return None
-        output_model = self.prompt.output_model
-        scale = score_scale_of(output_model)
-        key = "label" if scale is None or "label" in output_model.model_fields else scale.field
-        span = label_span(content, key)
-        return None if span is None else span_probability(content, logprobs, span)
+        return label_probability(
+            verdict,
+            content,
+            logprobs,
+            self.prompt.output_model,
+            confidence_field=self.confidence_field,
+            confidence_scale=self._confidence_scale,
+        )
 
 
 class LLMJudgeParams(EndpointOverrides):

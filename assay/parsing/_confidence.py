@@ -21,9 +21,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from assay.core.outcomes import TokenLogprob
+from assay.core.outcomes import Status, TokenLogprob
+from assay.parsing._verdict import ParsedVerdict
+from assay.prompts._output import score_scale_of
 
-__all__ = ["confidence_from_field", "confidence_range", "label_span", "span_probability"]
+__all__ = [
+    "confidence_from_field",
+    "confidence_range",
+    "label_probability",
+    "label_span",
+    "reparsed_probability",
+    "span_probability",
+]
 
 
 def label_span(content: str, key: str) -> tuple[int, int] | None:
@@ -94,3 +103,40 @@ def confidence_from_field(
         low, high = scale
         value = (value - low) / (high - low)
     return value if 0.0 <= value <= 1.0 else None
+
+
+def label_probability(
+    verdict: ParsedVerdict,
+    content: str | None,
+    logprobs: Sequence[TokenLogprob] | None,
+    output_model: type[BaseModel],
+    *,
+    confidence_field: str | None = None,
+    confidence_scale: tuple[float, float] | None = None,
+) -> float | None:
+    """The probability of an ok verdict's label: the declared confidence field when one
+    is named, else its tokens' (the label's value, or a score-only prompt's score)."""
+    if verdict.status is not Status.OK:
+        return None
+    if confidence_field is not None:
+        return confidence_from_field(verdict.parsed, confidence_field, confidence_scale)
+    if not logprobs or content is None:
+        return None
+    scale = score_scale_of(output_model)
+    key = "label" if scale is None or "label" in output_model.model_fields else scale.field
+    span = label_span(content, key)
+    return None if span is None else span_probability(content, logprobs, span)
+
+
+def reparsed_probability(
+    verdict: ParsedVerdict,
+    content: str | None,
+    logprobs: Sequence[TokenLogprob] | None,
+    recorded: float | None,
+    output_model: type[BaseModel],
+) -> float | None:
+    """A re-parsed record's label probability: found again in its recorded tokens; a
+    probability from a confidence field (no tokens) is kept while the verdict stays ok."""
+    if logprobs:
+        return label_probability(verdict, content, logprobs, output_model)
+    return recorded if verdict.status is Status.OK else None

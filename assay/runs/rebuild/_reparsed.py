@@ -17,6 +17,7 @@ from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, JudgmentRecord
 from assay.metrics import unswap
 from assay.parsing import PARSER_VERSION, ParsedVerdict, parse_verdict
+from assay.parsing._confidence import reparsed_probability
 from assay.prompts import Prompt
 
 R = TypeVar("R", JudgmentRecord, ItemJudgmentRecord)
@@ -30,6 +31,11 @@ def _item_fields(
     value = (verdict.parsed or {}).get(field) if field else None
     numeric = isinstance(value, int | float) and not isinstance(value, bool)
     out: dict[str, Any] = {"raw_score": float(value) if numeric and value is not None else None}
+    if record.label_probability is not None or record.logprobs:
+        out["label_probability"] = reparsed_probability(
+            verdict, record.raw_output, record.logprobs, record.label_probability,
+            prompt.output_model,
+        )  # fmt: skip
     if record.order is not None:
         slot = (verdict.label or "").strip().lower()
         ok = verdict.status is Status.OK and slot in ("a", "b", "tie")
