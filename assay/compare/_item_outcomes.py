@@ -181,14 +181,20 @@ def categorical_outcomes(table: LabelTable) -> list[MetricOutcomes]:
         for name in names
     ]
     order = resolve_order(seen, table.declared)
-    return nominal + (ordinal_outcomes(table, order, defined) if order else [])
+    return nominal + (ordinal_outcomes(table, order, defined, labels) if order else [])
 
 
 def ordinal_outcomes(
-    table: LabelTable, order: Sequence[str], labelled: dict[str, NDArray[np.bool_]]
+    table: LabelTable,
+    order: Sequence[str],
+    labelled: dict[str, NDArray[np.bool_]],
+    axes: Sequence[str] = (),
 ) -> list[MetricOutcomes]:
     """The ordinal statistics of each judge over the items it labelled whose label and
-    gold label are both in `order` (ranks: position in it)."""
+    gold label are both in `order` (ranks: position in it). When the nominal confusion
+    axes are the order itself (no label outside it), the codes are the nominal ones and
+    share their family: one resampled confusion table serves all eight statistics."""
+    family = "labels" if list(axes) == list(order) else "ranks"
     rank = {label: i for i, label in enumerate(order)}
     gold = np.array([rank.get(g.label, -1) if g.label else -1 for g in table.gold])
     stats: dict[str, dict[str, PairedStatistic]] = {name: {} for name in ORDINAL_STATISTICS}
@@ -199,9 +205,9 @@ def ordinal_outcomes(
         if not inside.any():
             continue
         defined[j] = inside
-        g, p = np.where(inside, gold, 0), np.where(inside, pred, 0)
+        g, p = np.where(gold >= 0, gold, 0), np.where(pred >= 0, pred, 0)
         for name in ORDINAL_STATISTICS:
-            stats[name][j] = ordinal_statistic(name, g, p, len(order), ("ranks", j))
+            stats[name][j] = ordinal_statistic(name, g, p, len(order), (family, j))
     return [MetricOutcomes(name, stats[name], defined) for name in ORDINAL_STATISTICS if defined]
 
 
