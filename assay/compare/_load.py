@@ -14,7 +14,7 @@ its `raw_score` (on the prompt's declared scale) when it has one, else its score
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,9 +33,11 @@ from assay.core.rundir import (
     ITEMS_FILE,
     JUDGMENTS_FILE,
     VERIFICATIONS_FILE,
+    Column,
     iter_jsonl,
     latest,
     latest_records,
+    read_columns,
 )
 from assay.errors import RunError
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
@@ -75,6 +77,25 @@ class _ItemVoteFields(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
+
+
+VOTE_COLUMNS = {
+    "dataset": Column("str", required=True),
+    "item_id": Column("str", required=True),
+    "judge_id": Column("str", required=True),
+    "order": Column("str", values=("ab", "ba")),
+    "status": Column("str", required=True, values=tuple(Status)),
+    "label": Column("str"),
+    "score": Column("float"),
+    "raw_score": Column("float"),
+    "preference": Column("str", values=("A", "B", "tie")),
+    "label_probability": Column("float"),
+    "jury": Column("object"),
+    "model": Column("str"),
+    "prompt_id": Column("str"),
+    "prompt_version": Column("int"),
+}
+"""`_ItemVoteFields` as columns (`rundir.read_columns`): the same fields, types, values."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,10 +214,27 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
         return None
     gold = {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(run_dir / ITEMS_FILE, ItemRecord)}
     rows = set(gold)
-    votes: dict[str, dict[VoteKey, Vote]] = {}
-    meta: dict[str, ProducerMeta] = {}
-    juries: set[str] = set()
-    for r in iter_jsonl(judged, _ItemVoteFields):
+    data = ItemData(gold=gold, votes={}, meta={})
+    columns = read_columns(judged, VOTE_COLUMNS)
+    if columns is None:
+        _add_records(data, iter_jsonl(judged, _ItemVoteFields))
+    else:
+        _add_columns(data, columns)
+    if not data.votes:
+        return None
+    if overlay.active:  # items judged without an items.jsonl row get adjudicated gold too
+        for (dataset, item_id), g in gold.items():
+            if (dataset, item_id) not in rows:
+                row = ItemRecord(dataset=dataset, item_id=item_id, pairwise=g.pairwise)
+                gold[(dataset, item_id)] = _gold(overlay.apply(row))
+    majority += _add_majority(data)
+    return data
+
+
+def _add_records(data: ItemData, records: Iterable[_ItemVoteFields]) -> None:
+    """Each record's vote, in file order (a later record for the same key wins)."""
+    votes, meta, gold = data.votes, data.meta, data.gold
+    for r in records:
         per_judge = votes.get(r.judge_id)
         if per_judge is None:
             per_judge = votes[r.judge_id] = {}
@@ -209,19 +247,38 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
         vote = Vote(ok, label, score, _preference(r), r.label_probability)
         per_judge[item if r.order is None else (*item, r.order)] = vote
         if r.jury is not None:
-            juries.add(r.judge_id)
+            data.juries.add(r.judge_id)
         if item not in gold:
             gold[item] = Gold(pairwise=r.order is not None)
-    if not votes:
-        return None
-    if overlay.active:  # items judged without an items.jsonl row get adjudicated gold too
-        for (dataset, item_id), g in gold.items():
-            if (dataset, item_id) not in rows:
-                row = ItemRecord(dataset=dataset, item_id=item_id, pairwise=g.pairwise)
-                gold[(dataset, item_id)] = _gold(overlay.apply(row))
-    data = ItemData(gold=gold, votes=votes, meta=meta, juries=juries)
-    majority += _add_majority(data)
-    return data
+
+
+def _add_columns(data: ItemData, c: dict[str, list[Any]]) -> None:
+    """`_add_records` on the records' columns (`VOTE_COLUMNS`), the same votes."""
+    judges, orders = c["judge_id"], c["order"]
+    items = list(zip(c["dataset"], c["item_id"], strict=True))
+    keys = [item if o is None else (*item, o) for item, o in zip(items, orders, strict=True)]
+    labels = [normalise_label(x) for x in c["label"]]
+    prefs = c["preference"]
+    if any(o is not None for o in orders):
+        prefs = list(map(_read_preference, prefs, orders, c["label"]))
+    scores = [s if r is None else r for r, s in zip(c["raw_score"], c["score"], strict=True)]
+    ok = [s == Status.OK for s in c["status"]]
+    cast = map(Vote, ok, labels, scores, prefs, c["label_probability"])
+    votes, gold = data.votes, data.gold
+    for judge, key, vote in zip(judges, keys, cast, strict=True):
+        per_judge = votes.get(judge)
+        if per_judge is None:
+            per_judge = votes[judge] = {}
+            data.meta[judge] = ProducerMeta()
+        per_judge[key] = vote
+    for item, o in zip(items, orders, strict=True):
+        if item not in gold:
+            gold[item] = Gold(pairwise=o is not None)
+    data.juries |= {j for j, jury in zip(judges, c["jury"], strict=True) if jury is not None}
+    for name in ("model", "prompt_id", "prompt_version"):  # the last non-null value wins
+        last = {j: v for j, v in zip(judges, c[name], strict=True) if v is not None}
+        for judge, value in last.items():
+            setattr(data.meta[judge], name, value)
 
 
 def _label_orders(data: ItemData | None, manifest: dict[str, Any]) -> None:
@@ -238,10 +295,14 @@ def _label_orders(data: ItemData | None, manifest: dict[str, Any]) -> None:
 def _preference(r: _ItemVoteFields) -> str | None:
     """The recorded preference, else the slot label read as the run's metrics read it
     (`a`/`b`/`tie` as the judge saw the order; with B shown first, unswapped)."""
-    if r.preference is not None or r.order is None or r.label not in ("a", "b", "tie"):
-        return r.preference
-    verdict = "tie" if r.label == "tie" else r.label.upper()
-    return verdict if r.order == "ab" else unswap(verdict)
+    return _read_preference(r.preference, r.order, r.label)
+
+
+def _read_preference(preference: str | None, order: str | None, label: str | None) -> str | None:
+    if preference is not None or order is None or label not in ("a", "b", "tie"):
+        return preference
+    verdict = "tie" if label == "tie" else label.upper()
+    return verdict if order == "ab" else unswap(verdict)
 
 
 def _add_majority(data: ItemData) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, RootModel, ValidationError
 
+from assay.core._rundir_columns import Column, read_columns
 from assay.core.manifest import Manifest
 from assay.core.records import JudgmentRecord
 from assay.errors import RunError, first_problem
@@ -29,6 +30,7 @@ __all__ = [
     "CERTIFICATES_FILE",
     "CLAIMS_FILE",
     "COMPARE_DIR",
+    "Column",
     "DIGESTS_KEY",
     "GATES_FILE",
     "GATE_DECISIONS_FILE",
@@ -55,6 +57,7 @@ __all__ = [
     "iter_rows",
     "latest",
     "latest_records",
+    "read_columns",
     "read_json",
     "read_manifest",
     "record_digests",
