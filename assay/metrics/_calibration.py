@@ -18,10 +18,10 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.calibration import DEFAULT_FIT_SPLIT, CalibrationOptions
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._calibration_stats import (
-    DEFAULT_BINS,
     brier,
     brier_of,
     ece,
@@ -37,7 +37,6 @@ from assay.metrics._pooling import BootSettings
 from assay.metrics._resampling import percentile_interval
 from assay.parsing import normalise_label
 
-DEFAULT_FIT_SPLIT = "dev"
 CALIBRATION_STATISTICS = ("brier", "ece")
 Method = Literal["temperature", "isotonic"]
 RowT = TypeVar("RowT", bound=BaseModel)
@@ -54,23 +53,6 @@ __all__ = [
     "calibration_stats",
     "with_calibration",
 ]
-
-
-class CalibrationOptions(BaseModel):
-    """The spec's `[calibration]` table: how ECE bins and which split recalibration is
-    fitted on (the others are scored)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    bins: int = Field(
-        default=DEFAULT_BINS, ge=2, le=100, description="Equal-width bins of [0, 1] for ECE."
-    )
-    fit_on: str = Field(
-        default=DEFAULT_FIT_SPLIT,
-        min_length=1,
-        description="The split (an items dataset's split_column) temperature scaling and "
-        "isotonic regression are fitted on; they are scored on every other split.",
-    )
 
 
 def options_from_manifest(manifest: Mapping[str, Any]) -> CalibrationOptions:

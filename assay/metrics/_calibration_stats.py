@@ -25,9 +25,9 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, logit
 from sklearn.isotonic import IsotonicRegression
 
+from assay.core.calibration import DEFAULT_BINS
 from assay.metrics._paired_stats import Floats, SumStatistic, mean_of
 
-DEFAULT_BINS = 10
 _EPS = 1e-6  # probabilities are clipped to [eps, 1 - eps] before taking logits
 _MAX_LOG_T = 5.0  # temperatures searched in [e^-5, e^5]
 

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from assay._limits import MAX_BOOTSTRAP
+from assay.core.calibration import CalibrationOptions
 from assay.core.outcomes import Status
 from assay.core.registry import IMPORTERS
 from assay.core.settings import ModelDefaults
@@ -31,7 +32,6 @@ from assay.datasets import Delimiter, ItemsDatasetOptions
 from assay.errors import AssayError, SpecError, first_problem
 from assay.inputs import PathText, decode_text
 from assay.juries import JuryBlocks
-from assay.metrics._calibration import CalibrationOptions
 from assay.models._ray_options import ExecutorOptions
 from assay.runs.spec._blocks import BaselineSpec as BaselineSpec
 from assay.runs.spec._blocks import ComponentBlock as ComponentBlock
