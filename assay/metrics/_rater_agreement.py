@@ -2,7 +2,7 @@
 
 Ratings are a table, one row an item and one column a judge or rater (a DataFrame or a
 2-D array); missing ratings are None / NaN. Pairwise Cohen's kappa comes from
-scikit-learn (via `agreement_with_gold`), Krippendorff's alpha from the `krippendorff`
+scikit-learn (`cohen_kappa_score` on label codes), Krippendorff's alpha from the `krippendorff`
 package (missing ratings allowed) and Fleiss' kappa from statsmodels (items every rater
 labelled). Undefined values are None (NA in the kappa matrix), never NaN.
 """
@@ -19,7 +19,6 @@ import pandas as pd
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.metrics._agreement_stats import agreement_with_gold
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
 from assay.metrics._resampling import Seed
 
@@ -65,14 +64,34 @@ def kappa_matrix(
     if weights and order is None:
         raise ValueError("quadratic-weighted kappa needs the label order (order=...)")
     frame = ratings_frame(ratings)
-    key = "quadratic_kappa" if weights else "cohen_kappa"
     names = list(frame.columns)
+    codes, k = _codes(frame, order)
     matrix = pd.DataFrame(pd.NA, index=names, columns=names, dtype="Float64")
     for i, a in enumerate(names):
-        for b in names[i:]:
-            value = getattr(agreement_with_gold(frame[a], frame[b], order=order), key)
-            matrix.loc[a, b] = matrix.loc[b, a] = pd.NA if value is None else value
+        for j in range(i, len(names)):
+            value = _pair_kappa(codes[:, i], codes[:, j], k, weights)
+            matrix.loc[a, names[j]] = matrix.loc[names[j], a] = pd.NA if value is None else value
     return matrix
+
+
+def _pair_kappa(
+    a: NDArray[np.float64], b: NDArray[np.float64], k: int, weights: str | None
+) -> float | None:
+    """scikit-learn's kappa of two code columns over the items both rated (the labels
+    of the whole table: a label neither gave adds an empty row and column, which leaves
+    kappa as it is); None when undefined."""
+    from sklearn.metrics import cohen_kappa_score
+
+    both = ~(np.isnan(a) | np.isnan(b))
+    if not both.any():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = cohen_kappa_score(
+            b[both].astype(np.int64), a[both].astype(np.int64), labels=np.arange(k),
+            weights=weights, replace_undefined_by=np.nan,
+        )  # fmt: skip
+    return float(value) if np.isfinite(value) else None
 
 
 def _alpha_of(codes: NDArray[np.float64], level: Level, k: int) -> float | None:
