@@ -6,8 +6,12 @@ its own probability through a shared item difficulty, ~2% failed judgments), the
 fresh process, times `assay.compare.compare_runs` on it (reading the records included,
 imports excluded) and reports that process's peak RSS; then the whole CLI command
 `assay compare RUN -f json -o FILE` in another process. `--scores` adds gold scores and
-judge scores on a 1-5 scale (MAE, Pearson, Spearman compared too). Targets: <= 10 s,
-<= 1 GB.
+judge scores on a 1-5 scale (MAE, Pearson, Spearman compared too). Beside it, in a
+third process, the plain baseline (benchmarks/_plain_compare.py: the standard library's
+json and numpy, no assay code) computes the same paired bootstrap of accuracy, balanced
+accuracy, macro-F1 and Cohen's kappa differences on the same resamples; the figures are
+printed side by side with the ratio assay / plain, and how far the two sets of intervals
+are apart. Targets: <= 5 s, <= 1 GB on 2 cores.
 
 `--library` runs the earlier, library-level measurement instead: `paired_compare` on
 in-memory outcome frames (no run directory).
@@ -38,9 +42,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _plain_compare  # noqa: E402
 from _readme_blocks import Measurement, update_from_cli  # noqa: E402
 
-TARGET_S = 10.0
+TARGET_S = 5.0
 TARGET_RSS_MB = 1024.0
 LABELS = ("supported", "partially_supported", "unsupported")
 
@@ -153,6 +158,11 @@ def measure_compare(run_dir: Path, n_boot: int) -> None:
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "rss_mb": peak_rss_mb(), "comparisons": rows}))
 
 
+def measure_plain(run_dir: Path, n_boot: int) -> None:
+    """Child process: the plain json + numpy baseline; print one JSON line."""
+    print(json.dumps(_plain_compare.measure(run_dir, n_boot)))
+
+
 def _child(args: list[str]) -> tuple[str, float, float]:
     """(stdout, wall seconds, peak RSS in MB) of one child process (`os.wait4`: its own
     rusage, not the maximum over every child so far)."""
@@ -190,19 +200,40 @@ def run_dirs_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         cli = [sys.executable, "-m", "assay", "compare", str(run_dir), "-f", "json",
                "--n-boot", str(args.n_boot), "-o", str(work / "comparisons.json")]  # fmt: skip
         _, cli_wall, cli_rss = _child(cli)
+        plain_text, _, plain_rss = _child([*me[:2], "--plain", *me[3:]])
+        plain = json.loads(plain_text.strip().splitlines()[-1])
+        plain["rss_mb"] = plain_rss
         print(
             f"\n{args.items:,} items x {args.judges} judges ({args.items * args.judges:,} "
             f"judgments), {len(frame)} comparisons, {args.n_boot:,} paired resamples"
         )
-        print(f"compare_runs wall  {measured['wall_s']:6.2f} s   (target <= {TARGET_S:.0f} s)")
-        print(f"compare_runs CPU   {measured['cpu_s']:6.2f} s   (load average {_load()})")
-        print(f"compare_runs RSS   {rss:6.0f} MB  (peak of its process; target <= 1024 MB)")
+        _side_by_side(measured | {"rss_mb": rss}, plain)
+        print(_plain_compare.compare(measured["comparisons"], plain["comparisons"]))
         print(f"assay compare CLI  {cli_wall:6.2f} s, {cli_rss:.0f} MB peak (start-up included)")
         return {"comparisons": len(frame), "wall_s": measured["wall_s"], "cpu_s": measured["cpu_s"],
-                "rss_mb": rss, "cli_wall_s": cli_wall, "cli_rss_mb": cli_rss}  # fmt: skip
+                "rss_mb": rss, "cli_wall_s": cli_wall, "cli_rss_mb": cli_rss,
+                "plain_wall_s": plain["wall_s"], "plain_cpu_s": plain["cpu_s"],
+                "plain_rss_mb": plain_rss}  # fmt: skip
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _side_by_side(assay: dict[str, Any], plain: dict[str, Any]) -> None:
+    """assay's compare_runs and the plain baseline, figure by figure, and their ratio."""
+    print(f"{'':28}{'wall':>9}{'CPU':>9}{'peak RSS':>11}")
+    print(
+        f"{'assay compare_runs':28}{assay['wall_s']:8.2f}s{assay['cpu_s']:8.2f}s"
+        f"{assay['rss_mb']:8.0f} MB   (target <= {TARGET_S:.0f} s, <= {TARGET_RSS_MB:.0f} MB)"
+    )
+    print(
+        f"{'plain json + numpy':28}{plain['wall_s']:8.2f}s{plain['cpu_s']:8.2f}s"
+        f"{plain['rss_mb']:8.0f} MB   (of which reading: {plain['read_wall_s']:.2f} s)"
+    )
+    keys = ("wall_s", "cpu_s", "rss_mb")
+    ratio = [assay[k] / plain[k] if plain[k] else float("nan") for k in keys]
+    print(f"{'assay / plain':28}{ratio[0]:8.2f}x{ratio[1]:8.2f}x{ratio[2]:8.2f}x")
+    print(f"load average (1, 5, 15 min) now: {_load()}")
 
 
 def library_benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -242,22 +273,32 @@ def readme_figures(args: argparse.Namespace, figures: list[dict[str, Any]]) -> s
         "by every comparison:",
         "",
         "| measurement | comparisons | wall | CPU | peak RSS | `assay compare` CLI, start-up "
-        "included |",
-        "|---|---:|---:|---:|---:|---:|",
+        "included | plain json + numpy: wall, CPU, peak RSS | assay / plain, wall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (label, _), fig in zip(ROWS, figures, strict=True):
         cli = (
             f"{fig['cli_wall_s']:.2f} s, {fig['cli_rss_mb']:.0f} MB" if "cli_wall_s" in fig else "–"
         )
+        plain, ratio = "–", "–"
+        if "plain_wall_s" in fig:
+            plain = (
+                f"{fig['plain_wall_s']:.2f} s, {fig['plain_cpu_s']:.2f} s, "
+                f"{fig['plain_rss_mb']:.0f} MB"
+            )
+            ratio = f"{fig['wall_s'] / fig['plain_wall_s']:.2f}×"
         lines.append(
             f"| {label} | {fig['comparisons']} | {fig['wall_s']:.2f} s | {fig['cpu_s']:.2f} s "
-            f"| {fig['rss_mb']:.0f} MB | {cli} |"
+            f"| {fig['rss_mb']:.0f} MB | {cli} | {plain} | {ratio} |"
         )
     runs = [f for (_, flags), f in zip(ROWS, figures, strict=True) if not flags["library"]]
     met = all(f["wall_s"] <= TARGET_S and f["rss_mb"] <= TARGET_RSS_MB for f in runs)
     lines += [
         "",
-        f"Targets for `compare_runs` (≤ {TARGET_S:.0f} s, ≤ 1 GB): {'met' if met else 'NOT met'}.",
+        f"Targets for `compare_runs` (≤ {TARGET_S:.0f} s, ≤ 1 GB): {'met' if met else 'NOT met'}. "
+        "The plain baseline (benchmarks/_plain_compare.py) reads the run with `json` and "
+        "computes the 24 label comparisons only (no per-judge CIs, McNemar, kappa matrix, "
+        "confusions or panels) on the same resamples.",
     ]
     return "\n".join(lines)
 
@@ -286,9 +327,12 @@ def main() -> int:
     parser.add_argument("--keep", help="write the run directory here and keep it")
     parser.add_argument("--update-readme", action="store_true", help="rewrite bench:compare")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--plain", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure_compare(Path(args.measure), args.n_boot)
+    elif args.plain:
+        measure_plain(Path(args.plain), args.n_boot)
     elif args.update_readme:
         if args.keep:
             parser.error("--keep keeps one run directory; --update-readme writes two")
