@@ -12,9 +12,7 @@ from typing import Any
 import pytest
 from _view_runs import item, pair, write_claims, write_items, write_pairs
 
-from assay.metrics._item_metrics import comparable_label as metrics_label
 from assay.view.index import JudgmentQuery, ViewIndex, run_id
-from assay.view.index._labels import comparable_label
 
 
 @pytest.fixture
@@ -103,10 +101,3 @@ def test_claims_are_scored_supported_against_the_rest(tmp_path: Path, index: Vie
         ("y:z:c1", "no_gold", "y:z", "c1"),
     ]  # two claims, one shown id: both kept (keys hold answer and claim ids apart)
     assert {r.unit for r in page.rows} == {"claim"} and page.rows[0].judge_id == "v"
-
-
-@pytest.mark.parametrize(
-    "label", ["Fully Supported", "  partially-supported ", "NOT\tSUPPORTED", "a - b", "Ünïcode X"]
-)
-def test_label_normalisation_is_the_metrics_own(label: str) -> None:
-    assert comparable_label(label) == metrics_label(label)

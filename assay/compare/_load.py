@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from assay.adjudication import GoldOverlay
+from assay.core.labels import comparable_label
 from assay.core.outcomes import Status
 from assay.core.records import ClaimRecord, ItemRecord, VerificationRecord
 from assay.core.rundir import (
@@ -42,7 +43,6 @@ from assay.core.rundir import (
 from assay.errors import RunError
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
-from assay.metrics._item_metrics import comparable_label
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
 from assay.metrics._ordinal import label_orders_from_manifest
 from assay.metrics._pairwise import unswap
@@ -96,6 +96,19 @@ VOTE_COLUMNS = {
     "prompt_version": Column("int"),
 }
 """`_ItemVoteFields` as columns (`rundir.read_columns`): the same fields, types, values."""
+ITEM_COLUMNS = {
+    "dataset": Column("str", required=True),
+    "item_id": Column("str", required=True),
+    "line": Column("int"),
+    "pairwise": Column("bool"),
+    "gold_label": Column("str"),
+    "gold_score": Column("float"),
+    "gold_preference": Column("str", values=("A", "B", "tie")),
+    "ratings": Column("object"),
+    "split": Column("str"),
+}
+"""`ItemRecord` as columns (its ratings validated as the record does, `_RATINGS`)."""
+_RATINGS = TypeAdapter(dict[str, str | None])
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,11 +221,35 @@ def _gold(record: ItemRecord) -> Gold:
     )
 
 
+def _gold_of_items(path: Path, overlay: GoldOverlay) -> dict[ItemKey, Gold]:
+    """Each item's gold: read as columns unless adjudicated gold is laid over it."""
+    c = None if overlay.active else read_columns(path, ITEM_COLUMNS)
+    if c is None:
+        return {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(path, ItemRecord)}
+    ratings = [{} if x is None else _RATINGS.validate_json(x) for x in c["ratings"]]
+    golds = map(_gold_fields, c["pairwise"], c["gold_label"], c["gold_score"],
+                c["gold_preference"], ratings)  # fmt: skip
+    return dict(zip(zip(c["dataset"], c["item_id"], strict=True), golds, strict=True))
+
+
+def _gold_fields(
+    pairwise: bool | None, label: str | None, score: float | None, preference: str | None,
+    ratings: dict[str, str | None],
+) -> Gold:  # fmt: skip
+    return Gold(
+        pairwise=bool(pairwise),
+        label=normalise_label(label),
+        score=score,
+        preference=preference,
+        ratings=tuple(sorted((k, normalise_label(v)) for k, v in ratings.items())),
+    )
+
+
 def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData | None:
     judged = run_dir / ITEM_JUDGMENTS_FILE
     if not judged.exists():
         return None
-    gold = {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(run_dir / ITEMS_FILE, ItemRecord)}
+    gold = _gold_of_items(run_dir / ITEMS_FILE, overlay)
     rows = set(gold)
     data = ItemData(gold=gold, votes={}, meta={})
     columns = read_columns(judged, VOTE_COLUMNS)

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from assay.core.labels import comparable_label
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord, JuryProvenance
 from assay.juries._fit import inverse_mse_weights, log_odds_weights
 from assay.juries._spec import JurySpec
 from assay.juries._vote import integer_labels, plurality, round_half_up, weighted_mean
-from assay.metrics._item_metrics import comparable_label
 
 Slot = tuple[str, str | None]  # (item_id, order)
 Kind = Literal["preference", "label", "score"]  # what members vote with on a dataset

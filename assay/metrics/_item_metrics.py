@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.labels import comparable_label as comparable_label  # re-exported
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
 from assay.metrics._agreement_stats import agreement_with_gold
@@ -46,7 +47,6 @@ from assay.metrics._ordinal import (
     resolve_order,
     with_extras,
 )
-from assay.metrics._ordinal import comparable_label as comparable_label  # re-exported
 from assay.metrics._ordinal import ordinal_order as ordinal_order
 from assay.metrics._pairwise import pairwise_metrics
 from assay.metrics._panel import PanelRow, dataset_panels

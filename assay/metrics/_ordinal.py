@@ -33,19 +33,14 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.core.labels import normalise_label
 from assay.metrics._agreement_stats import Column, confusion_stack, paired_labels
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_cis
 from assay.metrics._majority import MAJORITY, sample_base
 from assay.metrics._resampling import Seed
-from assay.parsing import normalise_label
 
 ORDINAL_STATISTICS = ("linear_kappa", "quadratic_kappa", "ordinal_alpha", "mae_rank")
 """The statistics an order adds, in display order."""
-
-
-def comparable_label(label: str | None) -> str | None:
-    """A judge's, gold or rater's label as compared: `normalise_label`, None kept."""
-    return None if label is None else normalise_label(label)
 
 
 def ordinal_order(values: Iterable[str | None]) -> list[str] | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from assay.core.labels import normalise_label
 from assay.core.outcomes import Status
 from assay.errors import first_problem
 from assay.parsing._json import extract_json_object
@@ -32,11 +33,6 @@ class ParsedOutcome(BaseModel):
 
 class ParsedVerdict(ParsedOutcome):
     label: str | None = None
-
-
-def normalise_label(label: str) -> str:
-    """Case and separator normalisation only: 'Fully Supported' -> 'fully_supported'."""
-    return re.sub(r"[\s-]+", "_", label.strip().lower())
 
 
 def parse_verdict(

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from assay.adjudication import LABELS_FILE, read_adjudications
+from assay.core.labels import comparable_label
 from assay.core.rundir import (
     ITEM_JUDGMENTS_FILE,
     ITEMS_FILE,
@@ -29,7 +30,6 @@ from assay.core.rundir import (
 )
 from assay.errors import RunError
 from assay.view.index._ingest import Chunk, FileCursor, lines_before
-from assay.view.index._labels import comparable_label
 from assay.view.index._outcome import differ_sql, flags_sql, materialize_sql, view_sql
 from assay.view.index._runs import writer_active
 from assay.view.index._schema import COLUMNS, MODELS, SELECTS
