@@ -10,9 +10,21 @@ from typing import Any
 
 import pytest
 
+from assay.adjudication import GoldOverlay
 from assay.compare import _load
-from assay.compare._load import VOTE_COLUMNS, ItemData, _add_columns, _add_records, _ItemVoteFields
+from assay.compare._load import (
+    ITEM_COLUMNS,
+    VOTE_COLUMNS,
+    ItemData,
+    _add_columns,
+    _add_records,
+    _gold,
+    _gold_of_items,
+    _ItemVoteFields,
+)
+from assay.core.records import ItemRecord
 from assay.core.rundir import iter_jsonl, read_columns
+from assay.errors import RunError
 
 pytest.importorskip("duckdb")
 
@@ -112,3 +124,32 @@ def test_compare_reads_a_torn_file_record_by_record(tmp_path: Path) -> None:
     loaded = _load.load_run(run)
     assert loaded.items is not None
     assert set(loaded.items.votes) == {"judge-0", "judge-1", "judge-2", "pj"}
+
+
+def _items() -> list[dict[str, Any]]:
+    return [
+        {"dataset": "d", "item_id": "1", "line": 1, "gold_label": "Yes", "split": "dev"},
+        {"dataset": "d", "item_id": "2", "gold_score": 3, "ratings": {"ann": "No", "bo": None}},
+        {"dataset": "p", "item_id": "3", "pairwise": True, "gold_preference": "tie"},
+        {"dataset": "d", "item_id": "4"},
+    ]
+
+
+def test_gold_from_columns_equals_gold_from_records(tmp_path: Path) -> None:
+    assert set(ITEM_COLUMNS) == set(ItemRecord.model_fields)
+    path = _write(tmp_path / "items.jsonl", _items())
+    assert read_columns(path, ITEM_COLUMNS) is not None
+    expected = {r.key: _gold(r) for r in iter_jsonl(path, ItemRecord)}
+    assert _gold_of_items(path, GoldOverlay()) == expected
+    assert expected[("d", "2")].ratings == (("ann", "no"), ("bo", None))
+
+
+@pytest.mark.parametrize("change", [{"ratings": {"ann": 5}}, {"pairwise": "maybe"}, {"line": 1.5}])
+def test_items_the_record_refuses_are_read_by_records(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    rows = _items()
+    rows[1] = rows[1] | change
+    path = _write(tmp_path / "items.jsonl", rows)
+    with pytest.raises(RunError, match=r"items\.jsonl:2: "):
+        _gold_of_items(path, GoldOverlay())

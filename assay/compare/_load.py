@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from assay.adjudication import GoldOverlay
 from assay.core.labels import comparable_label
@@ -224,12 +224,21 @@ def _gold(record: ItemRecord) -> Gold:
 def _gold_of_items(path: Path, overlay: GoldOverlay) -> dict[ItemKey, Gold]:
     """Each item's gold: read as columns unless adjudicated gold is laid over it."""
     c = None if overlay.active else read_columns(path, ITEM_COLUMNS)
-    if c is None:
+    ratings = None if c is None else _ratings(c["ratings"])
+    if c is None or ratings is None:
         return {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(path, ItemRecord)}
-    ratings = [{} if x is None else _RATINGS.validate_json(x) for x in c["ratings"]]
     golds = map(_gold_fields, c["pairwise"], c["gold_label"], c["gold_score"],
                 c["gold_preference"], ratings)  # fmt: skip
     return dict(zip(zip(c["dataset"], c["item_id"], strict=True), golds, strict=True))
+
+
+def _ratings(texts: list[str | None]) -> list[dict[str, str | None]] | None:
+    """Each item's ratings as `ItemRecord` validates them; None if one is refused (the
+    record-by-record read then names its line)."""
+    try:
+        return [{} if x is None else _RATINGS.validate_json(x) for x in texts]
+    except ValidationError:
+        return None
 
 
 def _gold_fields(

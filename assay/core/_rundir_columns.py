@@ -7,7 +7,7 @@ core. It is optional (the `view` extra): without it `read_columns` gives None an
 caller reads the records (`rundir.iter_jsonl`).
 
 The columnar read is all or nothing. Each field is read as JSON and must have the JSON
-type its record model gives it (a string, a number, an integer, an object; null or absent
+type its record model gives it (a string, a number, an integer, a boolean, an object; null or absent
 where optional) and, for enumerations, one of the values; a line that is not a JSON
 object, a torn last line, a duplicated key or any other surprise gives None, and the
 caller's record-by-record read then skips the torn line or names the line at fault.
@@ -20,18 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-ColumnKind = Literal["str", "float", "int", "object"]
+ColumnKind = Literal["str", "float", "int", "bool", "object"]
 
 _JSON_TYPES: dict[ColumnKind, str] = {
     "str": "('VARCHAR')",
     "float": "('DOUBLE', 'BIGINT', 'UBIGINT')",
     "int": "('BIGINT', 'UBIGINT')",
+    "bool": "('BOOLEAN')",
     "object": "('OBJECT')",
 }
 _VALUES: dict[ColumnKind, str] = {
     "str": "{c} ->> '$'",
     "float": "CAST({c} AS DOUBLE)",
     "int": "CAST({c} AS BIGINT)",
+    "bool": "CAST({c} AS BOOLEAN)",
     "object": "CAST({c} AS VARCHAR)",  # the object's JSON text
 }
 
@@ -75,7 +77,7 @@ def read_columns(path: Path, columns: Mapping[str, Column]) -> dict[str, list[An
         import duckdb
     except ImportError:
         return None
-    if not columns or not _ends_whole(path):
+    if not columns or not path.is_file() or not _ends_whole(path):
         return None
     schema = "{" + ", ".join(f"{_literal(name)}: 'JSON'" for name in columns) + "}"
     query = (
