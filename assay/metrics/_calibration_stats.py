@@ -16,17 +16,19 @@ draw of the items gives every judge's CI and every pair's difference.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, logit
-from sklearn.isotonic import IsotonicRegression
 
 from assay.core.calibration import DEFAULT_BINS
 from assay.metrics._paired_stats import Floats, SumStatistic, mean_of
+
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
 
 _EPS = 1e-6  # probabilities are clipped to [eps, 1 - eps] before taking logits
 _MAX_LOG_T = 5.0  # temperatures searched in [e^-5, e^5]
@@ -145,7 +147,10 @@ def fit_temperature(p: Floats, y: Floats) -> float:
 
 def fit_isotonic(p: Floats, y: Floats) -> IsotonicRegression:
     """A non-decreasing map of probabilities to accuracies (Zadrozny and Elkan 2002),
-    clipped to [0, 1] outside the fitted range."""
+    clipped to [0, 1] outside the fitted range. sklearn is imported here: at module level
+    it would load scipy's array API layer with every `import assay.metrics`."""
+    from sklearn.isotonic import IsotonicRegression
+
     model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
     model.fit(p, y)
     return model

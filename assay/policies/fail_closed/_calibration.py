@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.metrics import fit_isotonic as isotonic_map
 from assay.policies.engine._canonical import canonical_sha256
 
 N_BINS = 10
@@ -69,12 +70,11 @@ def softmax(logits: Sequence[float], temperature: float = 1.0) -> np.ndarray:
 
 def fit_isotonic(scores: Sequence[float], entailed: Sequence[bool]) -> IsotonicCalibration:
     """Fit an increasing isotonic map from entailment scores to the entailed share."""
-    from sklearn.isotonic import IsotonicRegression
-
     if not scores:
         raise ValueError("isotonic calibration needs at least one labelled score")
-    model = IsotonicRegression(increasing=True, out_of_bounds="clip", y_min=0.0, y_max=1.0)
-    model.fit(np.asarray(scores, dtype=np.float64), np.asarray(entailed, dtype=np.float64))
+    model = isotonic_map(
+        np.asarray(scores, dtype=np.float64), np.asarray(entailed, dtype=np.float64)
+    )
     return IsotonicCalibration(
         x=[float(v) for v in model.X_thresholds_], y=[float(v) for v in model.y_thresholds_]
     )
