@@ -254,7 +254,7 @@ def resample_statistics(
     whole = _finished(cells, layout, layout.totals(identity, n)) | _indexed(cells, identity)
     points = {k: float(whole[k][0]) for k in cells}
     pending: _Pending[_Key] = _Pending(cells, layout, boot.n_boot)
-    for start, idx in index_chunks(n, boot.n_boot, boot.seed):
+    for start, idx in index_chunks(n, boot.n_boot, boot.seed, compact=True):
         pending.add(start, idx, n)
     pending.flush()
     return points, pending.values
