@@ -19,7 +19,7 @@ from _cli import invoke
 from assay.testing import Behavior, FakeOpenAIServer, reply
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-SPECS = ["demo", "forcebench-demo", "compare-items", "policies", "hosted"]
+SPECS = sorted(p.stem for p in EXAMPLES.glob("*.toml"))  # every example, as it is added
 
 
 def _answers_like_a_model(body: dict[str, Any]) -> Behavior | None:
