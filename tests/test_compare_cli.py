@@ -147,6 +147,10 @@ def test_benchmark_script_runs_compare_on_a_synthetic_run_dir() -> None:
     # 4 judges: 6 pairs x (accuracy, balanced_accuracy, macro_f1, cohen_kappa, mae,
     # pearson, spearman)
     assert "200 items x 4 judges (800 judgments), 42 comparisons, 20 paired resamples" in out
-    assert re.search(r"compare_runs wall +\d+\.\d\d s", out)
-    assert re.search(r"compare_runs RSS +\d+ MB", out)
+    assert re.search(r"assay compare_runs +\d+\.\d\ds +\d+\.\d\ds +\d+ MB", out)
+    assert re.search(r"plain json \+ numpy +\d+\.\d\ds +\d+\.\d\ds +\d+ MB", out)
+    assert re.search(r"assay / plain +\d+\.\d\dx", out)
+    assert "24 of 24 plain comparisons matched" in out  # the label statistics, not scores
+    gap = re.search(r"largest gap (\S+)", out)
+    assert gap is not None and float(gap.group(1)) < 1e-9  # the same intervals
     assert re.search(r"assay compare CLI +\d+\.\d\d s, \d+ MB peak", out)

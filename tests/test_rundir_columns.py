@@ -12,11 +12,9 @@ import pytest
 
 from assay.adjudication import GoldOverlay
 from assay.compare import _load
+from assay.compare._item_columns import ITEM_COLUMNS, VOTE_COLUMNS, add_columns
 from assay.compare._load import (
-    ITEM_COLUMNS,
-    VOTE_COLUMNS,
     ItemData,
-    _add_columns,
     _add_records,
     _gold,
     _gold_of_items,
@@ -46,6 +44,7 @@ def _rows() -> list[dict[str, Any]]:
     rows.append({"dataset": "p", "item_id": "x", "judge_id": "pj", "order": "ab", "status": "ok",
                  "label": "b", "preference": "tie", "jury": {"members": ["a", "b"]}})  # fmt: skip
     rows.append(dict(rows[0], label="changed"))  # a later line for the same key wins
+    rows.append(dict(rows[1], model="later"))  # judge-1 again after other judges
     return rows
 
 
@@ -75,7 +74,7 @@ def test_votes_from_columns_equal_votes_from_records(tmp_path: Path) -> None:
     by_columns = ItemData(gold={}, votes={}, meta={})
     columns = read_columns(path, VOTE_COLUMNS)
     assert columns is not None
-    _add_columns(by_columns, columns)
+    add_columns(by_columns, columns)
     assert by_columns == by_records
     assert list(by_columns.votes) == list(by_records.votes)  # judges in the same order
     assert by_columns.juries == {"pj"}

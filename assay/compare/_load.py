@@ -17,15 +17,20 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from assay.adjudication import GoldOverlay
-from assay.core.labels import comparable_label
+from assay.compare._item_columns import (
+    VOTE_COLUMNS,
+    add_columns,
+    gold_from_columns,
+    read_preference,
+)
+from assay.compare._item_data import Gold, ItemData, ItemKey, VoteKey, normalise_label
 from assay.core.outcomes import Status
 from assay.core.records import ClaimRecord, ItemRecord, VerificationRecord
 from assay.core.rundir import (
@@ -34,7 +39,6 @@ from assay.core.rundir import (
     ITEMS_FILE,
     JUDGMENTS_FILE,
     VERIFICATIONS_FILE,
-    Column,
     iter_jsonl,
     latest,
     latest_records,
@@ -45,17 +49,9 @@ from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
 from assay.metrics._ordinal import label_orders_from_manifest
-from assay.metrics._pairwise import unswap
 from assay.metrics._record_fields import ProducerMeta
 
-normalise_label = lru_cache(maxsize=4096)(comparable_label)
-"""The run metrics' label normalisation, cached: a run repeats a handful of labels."""
-
-ItemKey = tuple[str, str]
-"""(dataset, item_id)"""
-VoteKey = tuple[str, ...]
-"""(dataset, item_id) of a single-response item; (dataset, item_id, order) of a
-pairwise one (order "ab" or "ba")."""
+__all__ = ["Gold", "ItemData", "ItemKey", "LoadedRun", "VoteKey", "load_run", "normalise_label"]
 
 
 class _ItemVoteFields(BaseModel):
@@ -77,63 +73,6 @@ class _ItemVoteFields(BaseModel):
     model: str | None = None
     prompt_id: str | None = None
     prompt_version: int | None = None
-
-
-VOTE_COLUMNS = {
-    "dataset": Column("str", required=True),
-    "item_id": Column("str", required=True),
-    "judge_id": Column("str", required=True),
-    "order": Column("str", values=("ab", "ba")),
-    "status": Column("str", required=True, values=tuple(Status)),
-    "label": Column("str"),
-    "score": Column("float"),
-    "raw_score": Column("float"),
-    "preference": Column("str", values=("A", "B", "tie")),
-    "label_probability": Column("float"),
-    "jury": Column("object"),
-    "model": Column("str"),
-    "prompt_id": Column("str"),
-    "prompt_version": Column("int"),
-}
-"""`_ItemVoteFields` as columns (`rundir.read_columns`): the same fields, types, values."""
-ITEM_COLUMNS = {
-    "dataset": Column("str", required=True),
-    "item_id": Column("str", required=True),
-    "line": Column("int"),
-    "pairwise": Column("bool"),
-    "gold_label": Column("str"),
-    "gold_score": Column("float"),
-    "gold_preference": Column("str", values=("A", "B", "tie")),
-    "ratings": Column("object"),
-    "split": Column("str"),
-}
-"""`ItemRecord` as columns (its ratings validated as the record does, `_RATINGS`)."""
-_RATINGS = TypeAdapter(dict[str, str | None])
-
-
-@dataclass(frozen=True, slots=True)
-class Gold:
-    """An item's gold (items.jsonl) and its human raters' labels."""
-
-    pairwise: bool = False
-    label: str | None = None
-    score: float | None = None
-    preference: str | None = None
-    ratings: tuple[tuple[str, str | None], ...] = ()
-
-
-@dataclass
-class ItemData:
-    """Items with their gold, and each judge's vote per (item, order)."""
-
-    gold: dict[ItemKey, Gold]
-    votes: dict[str, dict[VoteKey, Vote]]
-    meta: dict[str, ProducerMeta]
-    label_orders: dict[str, list[str]] = field(default_factory=dict)
-    """dataset -> its declared label order (`_ordinal.label_orders_from_manifest`)."""
-    order_notes: list[str] = field(default_factory=list)
-    juries: set[str] = field(default_factory=set)
-    """Judges whose records are a jury's votes (`[[juries]]`): not independent raters."""
 
 
 @dataclass
@@ -223,35 +162,10 @@ def _gold(record: ItemRecord) -> Gold:
 
 def _gold_of_items(path: Path, overlay: GoldOverlay) -> dict[ItemKey, Gold]:
     """Each item's gold: read as columns unless adjudicated gold is laid over it."""
-    c = None if overlay.active else read_columns(path, ITEM_COLUMNS)
-    ratings = None if c is None else _ratings(c["ratings"])
-    if c is None or ratings is None:
+    gold = None if overlay.active else gold_from_columns(path)
+    if gold is None:
         return {r.key: _gold(overlay.apply(r)) for r in iter_jsonl(path, ItemRecord)}
-    golds = map(_gold_fields, c["pairwise"], c["gold_label"], c["gold_score"],
-                c["gold_preference"], ratings)  # fmt: skip
-    return dict(zip(zip(c["dataset"], c["item_id"], strict=True), golds, strict=True))
-
-
-def _ratings(texts: list[str | None]) -> list[dict[str, str | None]] | None:
-    """Each item's ratings as `ItemRecord` validates them; None if one is refused (the
-    record-by-record read then names its line)."""
-    try:
-        return [{} if x is None else _RATINGS.validate_json(x) for x in texts]
-    except ValidationError:
-        return None
-
-
-def _gold_fields(
-    pairwise: bool | None, label: str | None, score: float | None, preference: str | None,
-    ratings: dict[str, str | None],
-) -> Gold:  # fmt: skip
-    return Gold(
-        pairwise=bool(pairwise),
-        label=normalise_label(label),
-        score=score,
-        preference=preference,
-        ratings=tuple(sorted((k, normalise_label(v)) for k, v in ratings.items())),
-    )
+    return gold
 
 
 def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData | None:
@@ -265,7 +179,7 @@ def _items(run_dir: Path, majority: list[str], overlay: GoldOverlay) -> ItemData
     if columns is None:
         _add_records(data, iter_jsonl(judged, _ItemVoteFields))
     else:
-        _add_columns(data, columns)
+        add_columns(data, columns)
     if not data.votes:
         return None
     if overlay.active:  # items judged without an items.jsonl row get adjudicated gold too
@@ -298,35 +212,6 @@ def _add_records(data: ItemData, records: Iterable[_ItemVoteFields]) -> None:
             gold[item] = Gold(pairwise=r.order is not None)
 
 
-def _add_columns(data: ItemData, c: dict[str, list[Any]]) -> None:
-    """`_add_records` on the records' columns (`VOTE_COLUMNS`), the same votes."""
-    judges, orders = c["judge_id"], c["order"]
-    items = list(zip(c["dataset"], c["item_id"], strict=True))
-    keys = [item if o is None else (*item, o) for item, o in zip(items, orders, strict=True)]
-    labels = [normalise_label(x) for x in c["label"]]
-    prefs = c["preference"]
-    if any(o is not None for o in orders):
-        prefs = list(map(_read_preference, prefs, orders, c["label"]))
-    scores = [s if r is None else r for r, s in zip(c["raw_score"], c["score"], strict=True)]
-    ok = [s == Status.OK for s in c["status"]]
-    cast = map(Vote, ok, labels, scores, prefs, c["label_probability"])
-    votes, gold = data.votes, data.gold
-    for judge, key, vote in zip(judges, keys, cast, strict=True):
-        per_judge = votes.get(judge)
-        if per_judge is None:
-            per_judge = votes[judge] = {}
-            data.meta[judge] = ProducerMeta()
-        per_judge[key] = vote
-    for item, o in zip(items, orders, strict=True):
-        if item not in gold:
-            gold[item] = Gold(pairwise=o is not None)
-    data.juries |= {j for j, jury in zip(judges, c["jury"], strict=True) if jury is not None}
-    for name in ("model", "prompt_id", "prompt_version"):  # the last non-null value wins
-        last = {j: v for j, v in zip(judges, c[name], strict=True) if v is not None}
-        for judge, value in last.items():
-            setattr(data.meta[judge], name, value)
-
-
 def _label_orders(data: ItemData | None, manifest: dict[str, Any]) -> None:
     """The declared orders of the run's items datasets (its spec, its judges' prompts)."""
     if data is None:
@@ -341,14 +226,7 @@ def _label_orders(data: ItemData | None, manifest: dict[str, Any]) -> None:
 def _preference(r: _ItemVoteFields) -> str | None:
     """The recorded preference, else the slot label read as the run's metrics read it
     (`a`/`b`/`tie` as the judge saw the order; with B shown first, unswapped)."""
-    return _read_preference(r.preference, r.order, r.label)
-
-
-def _read_preference(preference: str | None, order: str | None, label: str | None) -> str | None:
-    if preference is not None or order is None or label not in ("a", "b", "tie"):
-        return preference
-    verdict = "tie" if label == "tie" else label.upper()
-    return verdict if order == "ab" else unswap(verdict)
+    return read_preference(r.preference, r.order, r.label)
 
 
 def _add_majority(data: ItemData) -> list[str]:
