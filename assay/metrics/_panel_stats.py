@@ -177,7 +177,7 @@ def panel_intervals(
     complete = (~np.isnan(nominal.codes[first]).any(axis=1)).astype(float) if nominal else None
     stats = {f"krippendorff_alpha_{lv}": np.empty(n_boot) for lv in tables}
     stats |= {"fleiss_kappa": np.empty(n_boot)} if parts else {}
-    for start, idx in index_chunks(n, n_boot, seed):
+    for start, idx in index_chunks(n, n_boot, seed, compact=True):
         w = _pattern_counts(pattern, idx, size)  # (b, patterns)
         stop = start + w.shape[0]
         for level, table in tables.items():
