@@ -34,7 +34,7 @@ MAX_CLASSES = 256
 """More mask classes than this: each (part, mask) gets its own masked features."""
 _MAX_PATTERN_CELLS = 1 << 24
 """Items x non-zeros a row at most for looking for repeated feature rows."""
-_MAX_TOTALS = 1 << 22
+_MAX_TOTALS = 1 << 20
 """Resampled sums held before the statistics are finished (`(resamples, columns)`)."""
 
 
@@ -82,14 +82,15 @@ def _row_patterns(rows: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]] | No
     n = rows.shape[0]
     lengths = np.diff(rows.indptr)
     width = int(lengths.max(initial=0))
-    if n < 64 or width * n > _MAX_PATTERN_CELLS:
+    if n < 64 or width == 0 or width * n > _MAX_PATTERN_CELLS:
         return None
-    keys = np.full((n, 2 * width), -1.0)
-    position = np.arange(rows.nnz) - np.repeat(rows.indptr[:-1], lengths)
-    owner = np.repeat(np.arange(n), lengths)
+    keys = np.full((n, 2 * width), -1, dtype=np.int32)  # column, then value bits
+    owner = np.repeat(np.arange(n, dtype=np.int32), lengths)
+    position = np.arange(rows.nnz, dtype=np.int32) - rows.indptr[:-1].astype(np.int32)[owner]
     keys[owner, position] = rows.indices
-    keys[owner, width + position] = rows.data
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    keys[owner, width + position] = rows.data.astype(np.float32).view(np.int32)
+    whole = keys.view(np.dtype((np.void, keys.itemsize * 2 * width))).ravel()
+    _, first, inverse = np.unique(whole, return_index=True, return_inverse=True)
     if len(first) * 4 > n:
         return None
     return first.astype(np.int64), inverse.ravel().astype(np.int64)
