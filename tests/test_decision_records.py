@@ -56,9 +56,10 @@ FC_RESPONSE = (
 )  # fmt: skip
 ROOT = Path(__file__).resolve().parents[1]
 RUN_CLAIM = (
-    "claim_type", "critical", "required", "gold_status", "gold_usable", "model",
-    "prompt_id", "prompt_version", "prompt_sha256", "dataset", "answer_id", "sentence_id",
-    "claim_id", "claim", "span", "decomposer_id", "gold_label",
+    "claim_type", "critical", "required", "gold_status", "gold_usable",
+    "unsupported_by_design", "model", "prompt_id", "prompt_version", "prompt_sha256",
+    "dataset", "answer_id", "sentence_id", "claim_id", "claim", "span", "decomposer_id",
+    "gold_label",
 )  # fmt: skip
 CUSTOM_CLAIM = (
     "policy_id", "kind", "policy_version", "policy_sha256", "dataset", "answer_id",

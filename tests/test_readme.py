@@ -282,10 +282,29 @@ def _lines(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
 
 
+_SHIFT: dict[str, int] = {}  # lines a regenerated block added to a page, per page
+
+
+def _regenerate(where: str, block: Block, output: str) -> None:
+    """`ASSAY_REGEN_DOCS=1`: write the command's output into the page's text block (a
+    maintainer's tool; the diff is then reviewed like any other change)."""
+    page = Path(__file__).resolve().parents[1] / where
+    lines = page.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = block.line + _SHIFT.get(where, 0)  # the first line of the block's body
+    old = block.text.count("\n")
+    new = [line.rstrip() + "\n" for line in output.rstrip("\n").splitlines()]
+    lines[start : start + old] = new
+    page.write_text("".join(lines), encoding="utf-8")
+    _SHIFT[where] = _SHIFT.get(where, 0) + len(new) - old
+
+
 def check_output(block: Block, last_output: str, where: str = "README.md") -> None:
     """The whole output, or (`<!-- excerpt -->`) some of its lines in their order."""
     shown, produced = _lines(block.text), _lines(last_output)
     actual = f"\n--- actual output ---\n{last_output}"
+    if not block.excerpt and shown != produced and os.environ.get("ASSAY_REGEN_DOCS"):
+        _regenerate(where, block, last_output)
+        return
     if not block.excerpt:
         assert shown == produced, (
             f"{where}:{block.line}: the block is not the command's whole output: regenerate "

@@ -54,7 +54,7 @@ from assay.runs.store._manifest import (
 from assay.runs.store._parquet import require_pyarrow, write_parquet_copies
 from assay.runs.store._resume import check_same_spec, interrupted_from_manifest
 from assay.runs.store._rundir import read_run_manifest
-from assay.runs.store._schemas import snapshot_schemas
+from assay.runs.store._schemas import schema_sources, snapshot_schemas
 from assay.runs.store._snapshot import RunSnapshot, check_same_prompts
 from assay.runs.store._store import write_json_atomic, write_manifest
 
@@ -93,6 +93,7 @@ class Runner:
             self.run_dir, bundle_data=loaded.spec.bundle_data, inputs=spec_inputs(loaded)
         )
         self._resumed: Manifest | None = None  # its prompts are compared at the first save
+        self._schema_sources = schema_sources(self.judges, self.factuality)
 
     # ---- planning -------------------------------------------------------------------
     def plan(self) -> list[JudgeWork]:
@@ -276,7 +277,7 @@ class Runner:
             self.snapshot.check_resumable(self._resumed, where)
             self._resumed = None
         self.snapshot.annotate(manifest)
-        snapshot_schemas(self.run_dir, self.judges, self.factuality, manifest)
+        snapshot_schemas(self.run_dir, self._schema_sources, manifest)
         write_manifest(where, manifest)  # redacted: no credentials
 
     def _outcome(self, status: str, message: str | None) -> RunOutcome:

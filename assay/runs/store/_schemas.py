@@ -65,16 +65,19 @@ def _write(run_dir: Path, prompt: Prompt, written: dict[str, str]) -> None:
     written[sha] = rel
 
 
-def snapshot_schemas(
-    run_dir: Path, judges: Iterable[object], factuality: Any, manifest: Manifest
-) -> None:
-    """Write the output schema of every prompt with a custom output model (the run's
-    judges, and the factuality stage's decomposer and verifiers), once, and name each
-    copy in the manifest's prompt identities."""
+def schema_sources(judges: Iterable[object], factuality: Any) -> list[object]:
+    """The components whose prompts may carry a custom output model: the run's judges,
+    and the factuality stage's decomposer and verifiers."""
     components: list[object] = list(judges)
     if factuality is not None:
         components += [getattr(factuality, "decomposer", None)]
         components += list(getattr(factuality, "verifiers", []))
+    return components
+
+
+def snapshot_schemas(run_dir: Path, components: Iterable[object], manifest: Manifest) -> None:
+    """Write the output schema of every prompt of `components` (`schema_sources`) with a
+    custom output model, once, and name each copy in the manifest's prompt identities."""
     written: dict[str, str] = {}
     for prompt in _prompts(components):
         _write(run_dir, prompt, written)
