@@ -42,7 +42,8 @@ from assay.metrics._gold_correlation import (
     factuality_correlation,
 )
 from assay.metrics._item_bootstrap import item_bootstrap_ci
-from assay.metrics._item_metrics import ItemJudgeRow, ItemsReport, RaterRow, item_metrics
+from assay.metrics._item_metrics import item_metrics
+from assay.metrics._item_rows import ItemJudgeRow, ItemsReport, RaterRow
 from assay.metrics._ordinal import OrdinalAgreement, ordinal_agreement
 from assay.metrics._paired import (
     PairedComparison,
