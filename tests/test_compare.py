@@ -342,7 +342,8 @@ def test_report_frames(tmp_path: Path) -> None:
     report = compare_runs([run], reference="a", n_boot=50)
     frames = report_frames(report)
     parts = {"comparisons", "ablation", "kappa", "confusions", "force", "panels"}
-    assert set(frames) == parts | {"panels_left_out"}
+    assert set(frames) == parts | {"panels_left_out", "reliability"}
+    assert frames["reliability"].empty  # no label probabilities
     assert set(frames["panels"]["panel"]) == {"judges", "judges+raters"}  # a, b and r1
     assert len(frames["comparisons"]) == len(report.comparisons)
     wide = frames["ablation"].pivot(index="judge", columns="metric", values="value")

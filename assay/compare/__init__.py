@@ -19,6 +19,7 @@ from assay.compare._model import (
     ConfusionTable,
     ForcePoint,
     KappaMatrix,
+    ReliabilityTable,
 )
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ConfusionTable",
     "ForcePoint",
     "KappaMatrix",
+    "ReliabilityTable",
     "compare_runs",
     "report_frames",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.adjudication import GoldOverlay, check_gold_source, gold_overlay
-from assay.compare._calibration import calibration_outcomes
+from assay.compare._calibration import calibration_outcomes, reliability_tables
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -254,6 +254,9 @@ def compare_runs(
         panels=[]
         if table is None
         else panel_table(table, n_boot=n_boot, seed=seed, confidence=confidence),
+        reliability=[]
+        if table is None
+        else reliability_tables(table, {j: run for j, run, _ in producers}),
         notes=notes + result.notes,
         holm_families=result.families,
         n_boot=n_boot,

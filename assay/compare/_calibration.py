@@ -5,6 +5,10 @@ gave, `assay.metrics._calibration`), the outcome whether that label equals gold.
 is defined on the items with a gold label, an ok verdict and a probability; two judges
 are compared on the items both have (paired bootstrap: lower is better for both, so a
 negative difference favours the first judge). ECE uses 10 equal-width bins.
+
+`reliability_tables` gives each judge's reliability-diagram bins per dataset over the same
+items, with the function the run's own calibration metrics use, so one run compared alone
+shows the bins its report shows.
 """
 
 from __future__ import annotations
@@ -14,12 +18,54 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from assay.compare._item_outcomes import LabelTable
 from assay.compare._load import Gold
-from assay.metrics._calibration_stats import DEFAULT_BINS, brier_of, ece_of
+from assay.compare._model import ReliabilityTable
+from assay.metrics._calibration import ReliabilityBin
+from assay.metrics._calibration_stats import DEFAULT_BINS, brier, brier_of, ece, ece_of, reliability
 from assay.metrics._paired_metrics import MetricOutcomes
 from assay.metrics._paired_stats import PairedStatistic
 
 CALIBRATION = ("brier", "ece")
+
+
+def _usable(
+    labels: Sequence[str | None], p: NDArray[np.float64], gold: Sequence[Gold]
+) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Items with gold, a label and a probability, and whether each label equals gold."""
+    wanted = [g.label for g in gold]
+    has = np.array([g is not None and x is not None for g, x in zip(wanted, labels, strict=True)])
+    correct = np.array([x == g for x, g in zip(labels, wanted, strict=True)], dtype=float)
+    return has.astype(bool) & ~np.isnan(p), correct
+
+
+def reliability_tables(
+    table: LabelTable, runs: Mapping[str, str], *, bins: int = DEFAULT_BINS
+) -> list[ReliabilityTable]:
+    """Per judge with probabilities (`runs`: judge -> its run's name) and dataset, the
+    reliability bins over the items it has there; none for a dataset it has none on."""
+    datasets = np.array([d for d, _ in table.keys], dtype=object)
+    out = []
+    for judge, p in sorted(table.probabilities.items()):
+        mask, correct = _usable(table.judges[judge], p, table.gold)
+        for dataset in sorted(set(datasets.tolist())):
+            keep = mask & (datasets == dataset)
+            if not keep.any():
+                continue
+            pk, yk = p[keep], correct[keep]
+            out.append(
+                ReliabilityTable(
+                    judge=judge,
+                    run=runs.get(judge, ""),
+                    dataset=dataset,
+                    n=int(keep.sum()),
+                    bins=bins,
+                    brier=brier(pk, yk),
+                    ece=ece(pk, yk, bins),
+                    reliability=[ReliabilityBin(**b) for b in reliability(pk, yk, bins)],
+                )
+            )
+    return out
 
 
 def calibration_outcomes(
@@ -30,21 +76,17 @@ def calibration_outcomes(
     bins: int = DEFAULT_BINS,
 ) -> list[MetricOutcomes]:
     """`brier` and `ece` of each judge with probabilities, over the items it has."""
-    wanted = [g.label for g in gold]
-    has_gold = np.array([g is not None for g in wanted], dtype=bool)
-    brier: dict[str, PairedStatistic] = {}
-    ece: dict[str, PairedStatistic] = {}
+    briers: dict[str, PairedStatistic] = {}
+    eces: dict[str, PairedStatistic] = {}
     defined: dict[str, NDArray[np.bool_]] = {}
     for judge, p in probabilities.items():
-        labels = judges[judge]
-        mask = has_gold & ~np.isnan(p) & np.array([x is not None for x in labels], dtype=bool)
+        mask, correct = _usable(judges[judge], p, gold)
         if not mask.any():
             continue
-        correct = np.array([x == g for x, g in zip(labels, wanted, strict=True)], dtype=float)
         forecast = np.where(mask, np.nan_to_num(p), 0.0)
         defined[judge] = mask
-        brier[judge] = brier_of(forecast, correct * mask, ("brier", judge))
-        ece[judge] = ece_of(forecast, correct * mask, bins, ("ece", judge))
+        briers[judge] = brier_of(forecast, correct * mask, ("brier", judge))
+        eces[judge] = ece_of(forecast, correct * mask, bins, ("ece", judge))
     if not defined:
         return []
-    return [MetricOutcomes("brier", brier, defined), MetricOutcomes("ece", ece, defined)]
+    return [MetricOutcomes("brier", briers, defined), MetricOutcomes("ece", eces, defined)]

@@ -74,9 +74,24 @@ def force_frame(report: ComparisonReport) -> pd.DataFrame:
     return pd.DataFrame([p.model_dump() for p in report.force], columns=columns)
 
 
+RELIABILITY_COLUMNS = ["judge", "run", "dataset", "lo", "hi", "n", "confidence", "accuracy"]
+
+
+def reliability_frame(report: ComparisonReport) -> pd.DataFrame:
+    """Long: one row per (judge, dataset, bin) with its edges, item count, mean
+    confidence and accuracy (NaN for an empty bin); empty without label probabilities."""
+    rows = [
+        (t.judge, t.run, t.dataset, b.lo, b.hi, b.count, b.confidence, b.accuracy)
+        for t in report.reliability
+        for b in t.reliability
+    ]
+    return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+
+
 def report_frames(report: ComparisonReport) -> dict[str, pd.DataFrame]:
     """`comparisons`, `ablation`, `kappa`, `confusions`, `force`, `panels` (judges'
-    panel reliability) and `panels_left_out` (each judge left out) as DataFrames."""
+    panel reliability), `panels_left_out` (each judge left out) and `reliability` (the
+    reliability-diagram bins of judges with label probabilities) as DataFrames."""
     return {
         "comparisons": comparisons_frame(report),
         "ablation": ablation_frame(report),
@@ -85,4 +100,5 @@ def report_frames(report: ComparisonReport) -> dict[str, pd.DataFrame]:
         "force": force_frame(report),
         "panels": panels_frame(report.panels),
         "panels_left_out": left_out_frame(report.panels),
+        "reliability": reliability_frame(report),
     }

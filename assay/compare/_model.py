@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics import PairedComparison, PanelRow
+from assay.metrics._calibration import ReliabilityBin
 
 __all__ = [
     "AblationCell",
@@ -20,6 +21,7 @@ __all__ = [
     "ForcePoint",
     "KappaMatrix",
     "PairedComparison",
+    "ReliabilityTable",
 ]
 
 
@@ -90,6 +92,19 @@ class ForcePoint(_Frozen):
     fs_hi: float | None = None
 
 
+class ReliabilityTable(_Frozen):
+    """One judge's reliability-diagram bins on one dataset, over the items compared."""
+
+    judge: str
+    run: str
+    dataset: str
+    n: int = Field(description="Items with gold, a verdict and a label probability.")
+    bins: int
+    brier: float
+    ece: float
+    reliability: list[ReliabilityBin] = Field(description="The bins, as the run's report.")
+
+
 class ComparisonReport(_Frozen):
     """Everything `assay compare` shows; `comparisons` is the JSON contract of the CLI."""
 
@@ -104,6 +119,10 @@ class ComparisonReport(_Frozen):
     panels: list[PanelRow] = Field(
         default_factory=list,
         description="Reliability of the judges compared (and with raters), per dataset and level.",
+    )
+    reliability: list[ReliabilityTable] = Field(
+        default_factory=list,
+        description="Reliability bins of the judges with label probabilities, per dataset.",
     )
     notes: list[str] = Field(
         default_factory=list, description="E.g. items compared on the intersection only."

@@ -4,6 +4,7 @@ with `_formats.compares_with(...)` to one of these renderers.
 
 - `table` / `markdown`: the ablation table (one row a judge, one column a metric: value
   and CI, then the Δ against the reference with its CI and p), the comparisons, the
+  panels' reliability, the judges' reliability bins (only with label probabilities), the
   notes. Numbers are never cut (the project's table model, `assay._table`).
 - `json`: a JSON array, one object per comparison (`PairedComparison`'s fields).
 - `csv`: one row per comparison, the same columns.
@@ -119,9 +120,37 @@ def comparisons_grid(report: ComparisonReport) -> Grid:
     return Grid("comparisons", _COMPARISON_HEADERS, _COMPARISON_NUMERIC, rows, caption=caption)
 
 
+def reliability_grid(report: ComparisonReport) -> Grid | None:
+    """Per judge with label probabilities and dataset, its non-empty reliability bins;
+    None when no judge has probabilities."""
+    if not report.reliability:
+        return None
+    rows = [
+        (t.judge, t.run, t.dataset, f"({b.lo:g}, {b.hi:g}]", str(b.count))
+        + (_num(b.confidence), _num(b.accuracy))
+        for t in report.reliability
+        for b in t.reliability
+        if b.count
+    ]
+    headers = ("judge", "run", "dataset", "bin", "n", "confidence", "accuracy")
+    numeric = tuple(i >= 4 for i in range(len(headers)))
+    caption = (
+        "reliability diagram: each non-empty equal-width bin of the judge's probability of "
+        "its own label, its mean probability and the share of its items labelled as gold"
+    )
+    return Grid("Calibration: reliability bins", headers, numeric, rows, caption=caption)
+
+
+def _grids(report: ComparisonReport) -> list[Grid]:
+    """The tables after the comparisons: panel reliability, then reliability bins."""
+    grids = comparison_panel_grids(report.panels)
+    bins = reliability_grid(report)
+    return grids + ([bins] if bins is not None else [])
+
+
 def table_format(report: ComparisonReport) -> str:
     parts = [render_plain(ablation_grid(report)), render_plain(comparisons_grid(report))]
-    parts += [render_plain(grid) for grid in comparison_panel_grids(report.panels)]
+    parts += [render_plain(grid) for grid in _grids(report)]
     if report.notes:
         parts.append("notes\n" + "".join(f"- {note}\n" for note in report.notes))
     return "\n".join(parts)
@@ -129,7 +158,7 @@ def table_format(report: ComparisonReport) -> str:
 
 def markdown_format(report: ComparisonReport) -> str:
     parts = [render_markdown(ablation_grid(report)), render_markdown(comparisons_grid(report))]
-    parts += [render_markdown(grid) for grid in comparison_panel_grids(report.panels)]
+    parts += [render_markdown(grid) for grid in _grids(report)]
     if report.notes:
         parts.append("## notes\n\n" + "".join(f"- {note}\n" for note in report.notes))
     return "\n".join(parts)

@@ -1,17 +1,17 @@
 """A judge comparison as one self-contained HTML page, in the run report's visual language.
 
 `render_comparison_html` turns a `ComparisonReport` (what `assay compare` computes) into
-typed page data — forest plots of the paired Δs, the κ heatmap, confusion cards and the
-MVR–FS scatter — and `templates/compare.html.j2` writes it with the run report's CSS and
-SVG macros. Autoescaping covers every judge id, label, dataset name and note; there are
-no scripts and nothing is fetched. `comparison_section` is the same content as a section
-of the run report.
+typed page data — forest plots of the paired Δs, the κ heatmap, confusion cards, the
+MVR–FS scatter and reliability diagrams — and `templates/compare.html.j2` writes it with
+the run report's CSS and SVG macros. Autoescaping covers every judge id, label, dataset
+name and note; there are no scripts and nothing is fetched. `comparison_section` is the
+same content as a section of the run report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from markupsafe import Markup
 
@@ -32,6 +32,7 @@ from assay.report._compare_charts import (
 )
 from assay.report._page_fact import _cell_background
 from assay.report._templates import environment
+from assay.report._views_calibration import ReliabilityChart, reliability_chart
 from assay.report._views_panels import comparison_panel_grids
 
 DEFAULT_TITLE = "Judge comparison"
@@ -74,6 +75,7 @@ class ComparisonPage:
     scatter: Scatter | None
     version: str = __version__
     panels: tuple[Grid, ...] = ()
+    reliability: tuple[ReliabilityChart, ...] = ()
 
     @property
     def alpha_text(self) -> str:
@@ -118,6 +120,13 @@ def confusion_card(table: ConfusionTable) -> ConfusionCard:
     return ConfusionCard(table.judge, table.dataset, tuple(table.labels), cells, total, agree)
 
 
+def reliability_charts(report: ComparisonReport) -> tuple[ReliabilityChart, ...]:
+    """The run report's reliability diagram for each judge and dataset with probabilities."""
+    return tuple(
+        reliability_chart(t.model_dump() | {"judge_id": t.judge}) for t in report.reliability
+    )
+
+
 def _ablation_metrics(report: ComparisonReport) -> tuple[str, ...]:
     return tuple(_in_metric_order(report, [m for row in report.ablation for m in row.metrics]))
 
@@ -135,6 +144,7 @@ def build_comparison_page(report: ComparisonReport, *, title: str | None = None)
         confusions=tuple(confusion_card(t) for t in report.confusions),
         scatter=force_scatter(report.force, confidence=report.confidence) if report.force else None,
         panels=tuple(comparison_panel_grids(report.panels)),
+        reliability=reliability_charts(report),
     )
 
 
@@ -154,6 +164,7 @@ def render_comparison_html(report: ComparisonReport, *, title: str | None = None
 
 
 def comparison_section(report: ComparisonReport, *, title: str | None = None) -> Markup:
-    """The same content as a `<section id="comparison">` for the run report's page."""
-    page = build_comparison_page(report, title=title)
+    """The same content as a `<section id="comparison">` for the run report's page, less
+    the reliability diagrams: the run report draws them from its own metrics."""
+    page = replace(build_comparison_page(report, title=title), reliability=())
     return Markup(_render("compare_section.html.j2", page, "h3"))
