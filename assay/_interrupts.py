@@ -12,8 +12,9 @@ bytecode often.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -29,7 +30,14 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
 
 
+_pending: list[int] = []  # a signal whose Interrupted may have been swallowed
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
+    """Raise where the main thread is, and remember the signal: a handler that runs inside
+    a callback Python ignores exceptions from (an import lock's weakref callback, a
+    `__del__`) loses the exception, and `check_cancelled` raises it again later."""
+    _pending[:] = [signum]
     raise Interrupted(signum)
 
 
@@ -46,12 +54,28 @@ def was_reported() -> bool:
     return _reported.is_set()
 
 
+class _QuietUnraisable:
+    """An `Interrupted` Python could not raise is kept for `check_cancelled` (`_raise`), so
+    the "Exception ignored in ..." traceback would be noise before the command's own line;
+    anything else goes to the hook that was in place."""
+
+    def __init__(self, previous: Callable[[Any], object]) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
+            self.previous(unraisable)
+
+
 def start_command() -> None:
     """For the rest of the process (a CLI command), SIGTERM raises `Interrupted` as
     Ctrl-C raises KeyboardInterrupt; nothing is reported yet. SIGINT keeps Python's
     handler, which `asyncio.run` needs in order to put its own (cancel the main task)
     in place."""
     _reported.clear()
+    _pending.clear()
+    if not isinstance(sys.unraisablehook, _QuietUnraisable):
+        sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise)
 
@@ -73,10 +97,14 @@ def cancellable(event: threading.Event) -> Iterator[None]:
 
 
 def check_cancelled() -> None:
-    """Called between chunks of long work: raise if this thread's work was cancelled."""
+    """Called between chunks of long work: raise if this thread's work was cancelled, or,
+    in the main thread, if a signal arrived whose exception was swallowed (`_raise`)."""
     event = _cancel_events.get(threading.get_ident())
     if event is not None and event.is_set():
         raise Interrupted(signal.SIGINT)
+    if _pending and threading.current_thread() is threading.main_thread():
+        signum = _pending.pop()
+        raise Interrupted(signum)
 
 
 @contextmanager
@@ -92,6 +120,9 @@ def interruptible() -> Iterator[None]:
         signal.signal(sig, _raise)
     try:
         yield
+    except Interrupted:
+        _pending.clear()  # delivered: nothing left for a later check
+        raise
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
