@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import krippendorff
 import numpy as np
 import pytest
 from _item_runs import gold_items, labelled, write_item_run
-from sklearn.metrics import cohen_kappa_score, mean_absolute_error
+from _ordinal_library import library_ordinal
 
 from assay.compare import compare_runs
 from assay.core.rundir import read_json
@@ -22,19 +21,6 @@ from assay.runs import RunOptions, run_spec
 from assay.testing import FakeOpenAIServer, reply
 
 LEVELS = ["unsupported", "partially_supported", "supported"]
-
-
-def _library(gold: np.ndarray, pred: np.ndarray) -> dict[str, float]:
-    return {
-        "linear_kappa": cohen_kappa_score(gold, pred, weights="linear", labels=[0, 1, 2]),
-        "quadratic_kappa": cohen_kappa_score(gold, pred, weights="quadratic", labels=[0, 1, 2]),
-        "ordinal_alpha": krippendorff.alpha(
-            reliability_data=np.vstack([pred, gold]).astype(float),
-            level_of_measurement="ordinal",
-            value_domain=[0.0, 1.0, 2.0],
-        ),
-        "mae_rank": mean_absolute_error(gold, pred),
-    }
 
 
 def _ordinal_run(tmp_path: Path, name: str = "o", *, declare: bool = True) -> tuple[Path, Any]:
@@ -68,12 +54,14 @@ def test_compare_reports_ordinal_statistics_with_paired_cis(tmp_path: Path) -> N
     for name in ORDINAL_STATISTICS:
         row = by[name]
         assert (row.judge_a, row.judge_b, row.n, row.test) == ("a", "b", 119, "paired-bootstrap")
-        assert row.value_a == pytest.approx(_library(gold[both], ranks["a"][both])[name])
-        assert row.value_b == pytest.approx(_library(gold[both], ranks["b"][both])[name])
+        assert row.value_a == pytest.approx(library_ordinal(gold[both], ranks["a"][both])[name])
+        assert row.value_b == pytest.approx(library_ordinal(gold[both], ranks["b"][both])[name])
         assert row.ci_low <= row.diff <= row.ci_high
         assert row.p_holm >= row.p_value
     own = next(r for r in report.ablation if r.judge == "a").metrics["ordinal_alpha"]
-    assert own.n == 120 and own.value == pytest.approx(_library(gold, ranks["a"])["ordinal_alpha"])
+    assert own.n == 120 and own.value == pytest.approx(
+        library_ordinal(gold, ranks["a"])["ordinal_alpha"]
+    )
     # Holm adjusts the ordinal rows with kappa's: one family of comparisons on the items
     assert report.holm_families["item"] == len(report.comparisons)
     assert by["quadratic_kappa"].diff > 0  # a is within one level, b often two off
@@ -179,7 +167,7 @@ def test_a_prompt_declared_order_reaches_the_run_metrics(
     claims = [LEVELS[((i + 1) % 9) % 3] for i in range(9)]
     gold = np.array([i % 3 for i in range(9)])
     pred = np.array([min(LEVELS.index(c) + 1, 2) for c in claims])
-    for name, value in _library(gold, pred).items():
+    for name, value in library_ordinal(gold, pred).items():
         assert row[name] == pytest.approx(value), name
     assert row[f"{'quadratic_kappa'}_lo"] is not None
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import krippendorff
 import numpy as np
 import pytest
+from _ordinal_library import library_ordinal
 from pydantic import ValidationError
-from sklearn.metrics import cohen_kappa_score, mean_absolute_error
+from sklearn.metrics import cohen_kappa_score
 
 from assay.core.outcomes import Status
 from assay.core.records import ItemJudgmentRecord, ItemRecord
@@ -39,25 +39,12 @@ def _generated(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return gold, pred
 
 
-def _library(gold: np.ndarray, pred: np.ndarray) -> dict[str, float]:
-    return {
-        "linear_kappa": cohen_kappa_score(gold, pred, weights="linear", labels=[0, 1, 2]),
-        "quadratic_kappa": cohen_kappa_score(gold, pred, weights="quadratic", labels=[0, 1, 2]),
-        "ordinal_alpha": krippendorff.alpha(
-            reliability_data=np.vstack([pred, gold]).astype(float),
-            level_of_measurement="ordinal",
-            value_domain=[0.0, 1.0, 2.0],
-        ),
-        "mae_rank": mean_absolute_error(gold, pred),
-    }
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_statistics_match_sklearn_and_krippendorff(seed: int) -> None:
     gold, pred = _generated(300, seed)
     got = ordinal_agreement([LEVELS[p] for p in pred], [LEVELS[g] for g in gold], LEVELS)
     assert got.n == 300
-    for name, value in _library(gold, pred).items():
+    for name, value in library_ordinal(gold, pred).items():
         assert got.stats[name] == pytest.approx(value, abs=1e-12), name
 
 
@@ -65,7 +52,7 @@ def test_statistics_match_sklearn_and_krippendorff(seed: int) -> None:
 def test_batched_statistics_behind_the_cis_match_the_libraries(seed: int) -> None:
     gold, pred = _generated(150, seed)
     batched = ordinal_statistics(confusion_stack(pred, gold, 3))
-    for name, value in _library(gold, pred).items():
+    for name, value in library_ordinal(gold, pred).items():
         assert batched[name][0] == pytest.approx(value, abs=1e-10), name
 
 
@@ -75,7 +62,7 @@ def test_labels_outside_the_order_leave_the_item_out() -> None:
     labels[0], labels[1] = "unclear", None
     got = ordinal_agreement(labels, [LEVELS[g] for g in gold], LEVELS, n_boot=200, seed=0)
     assert got.n == 118
-    expected = _library(gold[2:], pred[2:])
+    expected = library_ordinal(gold[2:], pred[2:])
     assert got.stats["quadratic_kappa"] == pytest.approx(expected["quadratic_kappa"])
     lo, hi = got.ci["ordinal_alpha"] or (np.nan, np.nan)
     assert lo < got.stats["ordinal_alpha"] < hi  # type: ignore[operator]
@@ -112,7 +99,7 @@ def test_item_metrics_adds_ordinal_statistics_for_a_declared_order() -> None:
     row = report.rows[0]
     gold = np.array([LEVELS.index(it.gold_label or "") for it in items])
     pred = np.array([LEVELS.index(r.label or "") for r in recs])
-    for name, value in _library(gold, pred).items():
+    for name, value in library_ordinal(gold, pred).items():
         assert row.stats[name] == pytest.approx(value), name
         assert row.n_of[name] == 80 and row.ci[name] is not None
     assert row.stats["cohen_kappa"] == pytest.approx(cohen_kappa_score(gold, pred))
