@@ -11,6 +11,7 @@ bytecode often.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 import threading
@@ -18,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
+
+from assay.redaction import scrub_text
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -80,6 +83,25 @@ def start_command() -> None:
         signal.signal(signal.SIGTERM, _raise)
 
 
+def interrupted_line(argv: list[str]) -> str:
+    """The one line an interrupted command ends with: nothing was left half-written, and
+    the same command (secrets scrubbed) finishes the work."""
+    again = shlex.join(["assay", *argv])
+    line = f"interrupted; no output was left half-written; to finish, run it again: {again}"
+    return scrub_text(line)
+
+
+def forget_unhandled_interrupt() -> None:
+    """Let an interrupted command's own exit status (130) stand.
+
+    CPython marks a KeyboardInterrupt that ends a string `exec` (dataclasses build their
+    methods that way, at import) as unhandled even when a caller catches it, and under
+    `python -m` it then kills the process with SIGINT at exit (status -2) whatever
+    `sys.exit` said. Every string `exec` clears that mark when it starts, so an empty one
+    does; it runs only once an interruption has been caught, so it hides nothing."""
+    exec("pass", {})  # noqa: S102 - a constant, to clear the interpreter's mark
+
+
 _cancel_events: dict[int, threading.Event] = {}
 
 
@@ -133,7 +155,9 @@ __all__ = [
     "Interrupted",
     "cancellable",
     "check_cancelled",
+    "forget_unhandled_interrupt",
     "interruptible",
+    "interrupted_line",
     "mark_reported",
     "start_command",
     "was_reported",

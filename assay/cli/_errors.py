@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import errno
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from assay._interrupts import start_command, was_reported
+from assay._interrupts import (
+    forget_unhandled_interrupt,
+    interrupted_line,
+    start_command,
+    was_reported,
+)
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
@@ -83,16 +87,19 @@ def _click_error(exc: Any) -> int:
 
 
 def _interrupted() -> int:
-    """One line saying that nothing was left half-written and what finishes the work:
-    the same command (secrets scrubbed)."""
-    again = shlex.join(["assay", *sys.argv[1:]])
-    line = f"interrupted; no output was left half-written; to finish, run it again: {again}"
-    print(scrub_text(line), file=sys.stderr)
+    print(interrupted_line(sys.argv[1:]), file=sys.stderr)
     return INTERRUPTED
 
 
 def run_guarded(app: Callable[..., Any]) -> int:
     """Run the typer app and return the process exit status."""
+    code = _run_app(app)
+    if code == INTERRUPTED:
+        forget_unhandled_interrupt()  # or `python -m assay` may still die of SIGINT (-2)
+    return code
+
+
+def _run_app(app: Callable[..., Any]) -> int:
     debug = bool(os.environ.get(DEBUG_ENV))
     start_command()  # SIGTERM ends a command like Ctrl-C: one line, exit 130
     try:
