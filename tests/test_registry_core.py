@@ -127,3 +127,30 @@ def test_scoped_undoes_registrations_and_keeps_earlier_ones() -> None:
         widgets.add("temporary", object(), description="inside the block")
         assert widgets.names() == ["kept", "temporary"]
     assert widgets.names() == ["kept"]
+
+
+def test_start_up_work_is_deferred_to_the_lookups_that_need_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Registering never scans the installed distributions (only `info` names a package),
+    and a hit on a registered name never reads the plugins' entry points; a miss does."""
+    scans: list[str] = []
+    eps = [_FakeEntryPoint("late", lambda: widgets.add("from-plugin", object()))]
+
+    def entry_points(group: str) -> list[_FakeEntryPoint]:
+        scans.append("entry_points")
+        return eps
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(reg, "_plugins_loaded", False)
+    monkeypatch.setattr(reg, "_distributions", lambda: scans.append("dists") or {})
+    widgets = _fresh()
+
+    def made() -> None: ...
+
+    widgets.add("here", made, description="built in")
+    widgets.add_lazy("lazy", "nowhere:thing", description="optional")
+    assert "here" in widgets and scans == []
+    assert "from-plugin" in widgets and scans == ["entry_points"]
+    package = widgets.info("here").package
+    assert package == made.__module__.split(".")[0] and scans == ["entry_points", "dists"]

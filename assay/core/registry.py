@@ -8,7 +8,10 @@ report formats are each a `Registry`: a name -> object map filled three ways:
 - optional dependencies register lazily as ``"module:attribute"`` strings, imported
   only when that name is used;
 - third-party packages declare an entry point in the group ``assay.plugins`` whose
-  target is a module (registering on import) or a zero-argument function.
+  target is a module (registering on import) or a zero-argument function. They are
+  loaded when a lookup misses the built-ins or a registry is listed, so a run that
+  names only built-ins never reads them (a plugin adds names; a built-in's name is found
+  without it).
 
 Lookups of an unknown name raise `UnknownName`, which lists the names that exist.
 """
@@ -72,8 +75,8 @@ class Registered(BaseModel):
 
 @functools.cache
 def _distributions() -> Mapping[str, list[str]]:
-    """Top-level module -> distributions, read once: scanning every installed package
-    takes ~0.2 s, too long to repeat for each of the ~40 registrations."""
+    """Top-level module -> distributions, read once and only for `Registered.package`:
+    scanning every installed package takes 0.4-0.8 s."""
     return importlib.metadata.packages_distributions()
 
 
@@ -89,13 +92,34 @@ def _first_line(doc: str | None) -> str:
 
 
 class _Entry(Generic[T]):
-    def __init__(self, info: Registered, obj: T | None) -> None:
-        self.info = info
+    """One registration. Its package is looked up only when `info` is read (`assay list`,
+    an error message): mapping modules to distributions scans every installed package
+    (0.4-0.8 s), which a run that only looks names up never needs."""
+
+    def __init__(
+        self, kind: str, name: str, description: str, target: str, package: str, obj: T | None
+    ) -> None:
+        self._fields = (kind, name, description, target, package)
+        self.target = target
         self.obj = obj
+        self._info: Registered | None = None
+
+    @property
+    def info(self) -> Registered:
+        if self._info is None:
+            kind, name, description, target, package = self._fields
+            self._info = Registered(
+                kind=kind,
+                name=name,
+                description=description,
+                package=package or _package_of(target.partition(":")[0]),
+                target=target,
+            )
+        return self._info
 
     def load(self) -> T:
         if self.obj is None:
-            module, _, attr = self.info.target.partition(":")
+            module, _, attr = self.target.partition(":")
             self.obj = getattr(importlib.import_module(module), attr)
         return self.obj
 
@@ -126,51 +150,46 @@ class Registry(Generic[T]):
         """Register an already-imported object under `name` (last registration wins)."""
         module = getattr(obj, "__module__", None) or "unknown"
         qualname = getattr(obj, "__qualname__", type(obj).__qualname__)
-        info = Registered(
-            kind=self.kind,
-            name=name,
-            description=description,
-            package=package or _package_of(module),
-            target=f"{module}:{qualname}",
-        )
+        entry = _Entry(self.kind, name, description, f"{module}:{qualname}", package, obj)
         with self._lock:
-            self._entries[name] = _Entry(info, obj)
+            self._entries[name] = entry
 
     def add_lazy(self, name: str, target: str, *, description: str, package: str = "") -> None:
         """Register ``"module:attribute"`` without importing it (optional dependencies)."""
-        info = Registered(
-            kind=self.kind,
-            name=name,
-            description=description,
-            package=package or _package_of(target),
-            target=target,
-        )
+        entry: _Entry[T] = _Entry(self.kind, name, description, target, package, None)
         with self._lock:
-            self._entries[name] = _Entry(info, None)
+            self._entries[name] = entry
 
-    def _ensure_loaded(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if self._loaded:
-                return
-            self._loaded = True
-            if self._builtins:
-                importlib.import_module(self._builtins)
-        load_plugins()
+    def _ensure_loaded(self, *, plugins: bool = True) -> None:
+        """Import the built-ins once; with `plugins`, the installed plugins too. A lookup
+        of a built-in name skips the plugins' entry points (read only on a miss)."""
+        if not self._loaded:
+            with self._lock:
+                if not self._loaded:
+                    self._loaded = True
+                    if self._builtins:
+                        importlib.import_module(self._builtins)
+        if plugins:
+            load_plugins()
+
+    def _find(self, name: str) -> _Entry[T] | None:
+        self._ensure_loaded(plugins=False)
+        entry = self._entries.get(name)
+        if entry is None and not _plugins_loaded:
+            load_plugins()
+            entry = self._entries.get(name)
+        return entry
 
     def get(self, name: str) -> T:
         """The object registered as `name`; `UnknownName` lists the known ones."""
-        self._ensure_loaded()
-        entry = self._entries.get(name)
+        entry = self._find(name)
         if entry is None:
             known = ", ".join(sorted(self._entries)) or "none"
             raise UnknownName(f"unknown {self.kind} {name!r}; known: {known}")
         return entry.load()
 
     def __contains__(self, name: object) -> bool:
-        self._ensure_loaded()
-        return name in self._entries
+        return isinstance(name, str) and self._find(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         self._ensure_loaded()

@@ -320,9 +320,10 @@ def validate_spec(
         raise SpecError(problem.message, file=where, field=_loc(problem.loc) or None) from None
     check_component_params(spec, where)
     gate_retrieval(spec, where)
-    from assay.policies.engine._spec import parse_policies  # each kind's parser checks its block
+    if spec.policies:  # assay.policies loads every kind: only for a spec that has blocks
+        from assay.policies.engine._spec import parse_policies  # each kind's parser checks
 
-    parse_policies(spec.policies, file=where)
+        parse_policies(spec.policies, file=where)
     return spec
 
 
