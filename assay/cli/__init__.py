@@ -67,6 +67,14 @@ def run(
     format: Annotated[
         str, typer.Option("--format", "-f", help="--dry-run output: table or json.")
     ] = "table",
+    max_cost_usd: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="Spending cap in USD, all sessions counted (over the spec's)."),
+    ] = None,
+    max_requests: Annotated[
+        int | None,
+        typer.Option(min=1, help="Cap on requests sent, every session counted (over the spec's)."),
+    ] = None,
 ) -> None:
     """Execute SPEC into its run directory; re-running resumes where it stopped."""
     from assay.cli._run import run_command
@@ -79,6 +87,8 @@ def run(
         cache_dir=str(cache_dir) if cache_dir else None,
         retry_errors=retry_errors,
         progress=progress,
+        max_cost_usd=max_cost_usd,
+        max_requests=max_requests,
     )
     run_command(spec, options, dry_run=dry_run, fmt=format)
 

@@ -47,8 +47,33 @@ def run_command(spec: Path, options: RunOptions, *, dry_run: bool, fmt: str) -> 
     outcome = _execute(spec, options)
     print_run_table(Path(outcome.run_dir))
     print_outcome(outcome)
+    if outcome.status == "budget_exhausted":
+        _print_resume_with_more(spec, options, Path(outcome.run_dir))
     if outcome.status != "complete":
         raise typer.Exit(1)
+
+
+def _print_resume_with_more(spec: Path, options: RunOptions, run_dir: Path) -> None:
+    """How much was spent and the command that resumes with a higher cap (double the
+    one that stopped the run; a judge's own cap is raised in the spec)."""
+    from assay.runs.execute._spending import raised_caps
+    from assay.runs.store._resume import resume_command
+    from assay.runs.store._rundir import read_run_manifest
+
+    budget = read_run_manifest(run_dir).get("budget") or {}
+    cost, requests, note = raised_caps(budget)
+    resume = resume_command(
+        str(spec),
+        str(run_dir),
+        cache_dir=options.cache_dir,
+        no_cache=not options.use_cache,
+        retry_errors=options.retry_errors,
+        max_cost_usd=cost,
+        max_requests=requests,
+    )
+    spent = f"${float(budget.get('spent_usd') or 0):.4f} in {budget.get('requests', 0)} requests"
+    text = f"spent {spent}, every session counted; to go on with a higher cap: {resume}{note}"
+    console(stderr=True).print(escape(text), soft_wrap=True)
 
 
 def _execute(spec: Path, options: RunOptions) -> RunOutcome:
@@ -72,6 +97,8 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
             cache_dir=options.cache_dir,
             no_cache=not options.use_cache,
             retry_errors=options.retry_errors,
+            max_cost_usd=options.max_cost_usd,
+            max_requests=options.max_requests,
         )
         err.print(stop.summary(resume), markup=False, soft_wrap=True)
         mark_reported()

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BudgetSection",
     "CacheInfo",
     "DatasetInfo",
     "FactualitySection",
@@ -20,6 +21,7 @@ __all__ = [
     "Manifest",
     "Reparse",
     "Session",
+    "SpendInfo",
 ]
 
 MANIFEST_VERSION = 1
@@ -167,6 +169,41 @@ class RerunSource(BaseModel):
     )
 
 
+class SpendInfo(_Open):
+    """One component's (judge, decomposer, verifier) spend over every session."""
+
+    max_cost_usd: float | None = Field(default=None, description="Its own cap, if any.")
+    spent_usd: float = Field(default=0.0, description="USD its sent requests cost.")
+    requests: int = Field(default=0, description="HTTP requests it sent (retries included).")
+    exhausted: bool = Field(
+        default=False, description="Its cap refused a request in the latest session."
+    )
+
+
+class BudgetSection(_Open):
+    """Spending caps in force and spend so far, every session counted (a resumed run
+    starts from these figures)."""
+
+    max_cost_usd: float | None = Field(
+        default=None, description="The run's cap in USD (latest session)."
+    )
+    max_requests: int | None = Field(
+        default=None, description="The run's cap on requests (latest session)."
+    )
+    spent_usd: float = Field(
+        default=0.0,
+        description="USD spent by requests sent, at the prices the caps use (a request "
+        "cut off in flight counts at its worst case).",
+    )
+    requests: int = Field(default=0, description="HTTP requests sent (retries included).")
+    stopped: str | None = Field(
+        default=None, description="Why the run's cap stopped sending, if it did."
+    )
+    components: dict[str, SpendInfo] = Field(
+        default_factory=dict, description="Spend per judge, decomposer and verifier id."
+    )
+
+
 class Manifest(_Open):
     """The whole manifest. Judges are their own `describe()` plus `id` and `stats`."""
 
@@ -210,7 +247,9 @@ class Manifest(_Open):
     outputs: dict[str, str] = Field(
         default_factory=dict, description="The run directory and each output file: name -> path."
     )
-    status: str | None = Field(default=None, description="running|complete|failed|interrupted")
+    status: str | None = Field(
+        default=None, description="running|complete|failed|interrupted|budget_exhausted"
+    )
     message: str | None = Field(default=None, description="Why the run stopped, or a note.")
     updated_at: str | None = Field(default=None, description="Last rewrite (ISO 8601).")
     planned_judgments: int | None = Field(default=None, description="Judgments to make.")
@@ -232,6 +271,9 @@ class Manifest(_Open):
     )
     redacted_fields: list[str] = Field(
         default_factory=list, description="Paths of values replaced because they held secrets."
+    )
+    budget: BudgetSection | None = Field(
+        default=None, description="Spending caps and spend (`assay run`), every session."
     )
     rerun_of: RerunSource | None = Field(
         default=None, description="The run this one re-runs (`assay rerun`), if any."

@@ -36,7 +36,7 @@ __all__ = [
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "off", "instructor"]
 InstructorMode = Literal["tools", "json", "md_json"]
-TransportName = Literal["litellm", "openai"]
+TransportName = Literal["auto", "litellm", "openai"]
 
 
 def choice_pattern(choices: Any) -> str:
@@ -106,10 +106,51 @@ class ModelSettings(BaseModel):
         "(OpenAI `top_logprobs`, 0-20).",
     )
     transport: TransportName = Field(
-        default="litellm",
-        description="How hosted requests travel: 'litellm' (any provider), or 'openai', a "
-        "lean pooled HTTP client for OpenAI-compatible endpoints (provider 'openai'). "
-        "Not part of the cache key: both send the same request.",
+        default="auto",
+        description="How hosted requests travel: 'openai', a lean pooled HTTP client for "
+        "OpenAI-compatible endpoints (provider 'openai'); 'litellm' (any provider); 'auto' "
+        "the lean client for openai/ ids whose settings it supports, litellm otherwise (the "
+        "manifest records the choice and why). Not part of the cache key: both send the "
+        "same request.",
+    )
+    rpm: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests per minute allowed to this endpoint (api_base or provider, "
+        "and model id), shared by every judge, decomposer and verifier that calls it. "
+        "Unset: no request window. Not part of the cache key.",
+    )
+    tpm: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens per minute allowed to this endpoint, shared like rpm: each "
+        "request holds its estimated prompt tokens plus max_tokens until its reported "
+        "usage corrects the count. Not part of the cache key.",
+    )
+    adaptive_concurrency: bool = Field(
+        default=True,
+        description="Adapt requests in flight to the provider (AIMD): start at "
+        "max_concurrency, halve on a 429 or when x-ratelimit-remaining-* nears zero, "
+        "add one per window of successes; waits as long as Retry-After or "
+        "x-ratelimit-reset-* ask. false: always max_concurrency.",
+    )
+    input_cost_per_token: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="USD per prompt token, for a model litellm's cost map does not price "
+        "(or to override it): used by spending caps and recorded costs. Give both prices.",
+    )
+    output_cost_per_token: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="USD per output token (see input_cost_per_token).",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="Spending cap of each judge (decomposer, verifier) of this block: it "
+        "sends no request whose worst-case cost could take it over. See also the run's "
+        "max_cost_usd.",
     )
 
 

@@ -81,6 +81,12 @@ class ModelConfig(BaseModel):
     max_reasks: int = declared("max_reasks")
     extra_body: dict[str, Any] = declared("extra_body")
     transport: TransportName = declared("transport")
+    rpm: int | None = declared("rpm")
+    tpm: int | None = declared("tpm")
+    adaptive_concurrency: bool = declared("adaptive_concurrency")
+    input_cost_per_token: float | None = declared("input_cost_per_token")
+    output_cost_per_token: float | None = declared("output_cost_per_token")
+    max_cost_usd: float | None = declared("max_cost_usd")
 
     @field_validator("model")
     @classmethod
@@ -120,6 +126,18 @@ class ModelConfig(BaseModel):
             raise ModelConfigError(
                 'structured_output = "instructor" asks through litellm: it needs '
                 'transport = "litellm"'
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _prices_come_in_pairs(self) -> ModelConfig:
+        """One price alone would price the other side of every request at zero."""
+        given = (self.input_cost_per_token, self.output_cost_per_token)
+        if (given[0] is None) != (given[1] is None):
+            missing = "output" if given[1] is None else "input"
+            raise ModelConfigError(
+                f"{missing}_cost_per_token is missing: give both input_cost_per_token "
+                "and output_cost_per_token (USD per token)"
             )
         return self
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from assay.models._budget import spending_as
 from assay.models._config import Decoding
 from assay.models._types import CallResult, ChatRequest
 from assay.prompts._prompt import Prompt
@@ -95,9 +96,10 @@ class PromptedModel:
 
     async def call(self, request: ChatRequest) -> tuple[CallResult, dict[str, Any]]:
         """Send a request; returns the result and the accounting fields every record has."""
-        result = await self.client.complete(
-            request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-        )
+        with spending_as(self.id):  # its spend and its own cap (max_cost_usd)
+            result = await self.client.complete(
+                request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+            )
         return result, {
             "attempts": result.attempts,
             "cache_hit": result.cache_hit,

@@ -84,6 +84,10 @@ class ClientPool:
         self.cache = cache
         self._clients: dict[str, ChatModel] = {}
 
+    def clients(self) -> list[ChatModel]:
+        """Every client made so far (the run gives each its spending caps)."""
+        return list(self._clients.values())
+
     def total_concurrency(self) -> int:
         return sum(c.config.max_concurrency for c in self._clients.values())
 

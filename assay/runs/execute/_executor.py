@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from assay.core.outcomes import Status
+from assay.models._budget import BudgetExhausted
 from assay.runs.execute._progress import Progress
 
 T = TypeVar("T")
@@ -48,7 +49,10 @@ class AsyncPoolExecutor:
     ) -> None:
         """Returns when all items are handled or `abort` is set; in-flight handlers are
         then cancelled (they recorded nothing, so a resumed run redoes them). The first
-        exception raised by a handler is re-raised after every worker has stopped.
+        exception raised by a handler is re-raised after every worker has stopped. An
+        item a spending cap refused (`BudgetExhausted`) is left unhandled; a refusal of
+        the whole run's budget also stops its worker taking more, so the run winds down
+        with what is in flight answered and recorded.
 
         `items` is read as the workers take them (a generator is never held whole);
         reading it raises into the worker that asked."""
@@ -59,7 +63,11 @@ class AsyncPoolExecutor:
                 item = next(source, _END)
                 if item is _END:
                     return
-                await handle(item)  # type: ignore[arg-type]  # not _END: checked above
+                try:
+                    await handle(item)  # type: ignore[arg-type]  # not _END: checked above
+                except BudgetExhausted as exc:  # not sent, not recorded: a resume sends it
+                    if exc.whole_run:
+                        return  # take no more; the other workers finish what is in flight
 
         n = max(1, min(len(items), workers)) if isinstance(items, Sized) else max(1, workers)
         tasks = [asyncio.create_task(worker()) for _ in range(n)]

@@ -22,6 +22,7 @@ from assay.core.rundir import MANIFEST_FILE, METRICS_FILE
 from assay.core.rundir_lock import ELSEWHERE, LOCK_FILE, WriterLock
 from assay.core.verification import Verifier
 from assay.errors import AssayError
+from assay.models._budget import Budget
 from assay.models._retry import TargetUnreachable
 from assay.runs.assemble._build import preflight_clients
 from assay.runs.execute._executor import (
@@ -32,6 +33,7 @@ from assay.runs.execute._executor import (
 )
 from assay.runs.execute._failure_policy import final_status
 from assay.runs.execute._progress import Progress
+from assay.runs.execute._spending import attach_budget, budget_status, hosted_clients, run_budget
 from assay.runs.plan._plan import JudgeWork, pending, redo_statuses
 from assay.runs.runner._assemble import assemble
 from assay.runs.spec._options import RunOptions, RunOutcome
@@ -93,6 +95,7 @@ class Runner:
             self.run_dir, bundle_data=loaded.spec.bundle_data, inputs=spec_inputs(loaded)
         )
         self._resumed: Manifest | None = None  # its prompts are compared at the first save
+        self.budget: Budget | None = None  # the spending caps, set by `_prepare`
         self._schema_sources = schema_sources(self.judges, self.factuality)
 
     # ---- planning -------------------------------------------------------------------
@@ -162,6 +165,8 @@ class Runner:
         """What earlier sessions recorded, what is left, and the preflight of what this
         session will call; reads only."""
         existing = self._existing()
+        self.budget = run_budget(self.loaded.spec, self.options, existing)
+        attach_budget(self.budget, self._model_clients(), self.loaded.path, self.options)
         redo = redo_statuses(self.options.retry_errors)
         for stage in self.stages:
             stage.load(self.run_dir, redo)
@@ -186,7 +191,7 @@ class Runner:
         status, message = "running", None
         try:
             with cancel_on_sigterm():
-                status, message = await self._execute()
+                status, message = budget_status(self.budget, *await self._execute())
         except TargetUnreachable as exc:  # nothing it touched was recorded: resumable
             status, message = "failed", unreachable_message(exc, self.loaded.spec)
             self._close_stages()  # their last batch on disk before the metrics read it
@@ -251,6 +256,11 @@ class Runner:
         if self.loaded.spec.records_parquet:
             require_pyarrow(self.loaded.path)
 
+    def _model_clients(self) -> list[Any]:
+        """The run's hosted model clients: the pool's and the given judges' own."""
+        judges = [getattr(j, "client", None) for j in self.judges]
+        return hosted_clients([*self.pool.clients(), *judges])
+
     def _judged(self) -> list[Judged]:
         """The judging stages' counters and counts (pairs, then items)."""
         return [judged for stage in self.stages if (judged := stage.judged()) is not None]
@@ -271,6 +281,8 @@ class Runner:
         )
         for stage in self.stages:
             stage.add_to_manifest(manifest)
+        if self.budget is not None:
+            manifest.budget = self.budget.section()
         where = self.run_dir / MANIFEST_FILE
         if self._resumed is not None:  # a changed prompt leaves the spec as it was
             check_same_prompts(self._resumed, manifest, where)

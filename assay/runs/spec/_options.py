@@ -16,6 +16,12 @@ class RunOptions(BaseModel):
         default=False, description="Re-run judgments that ended in api_error."
     )
     progress: bool = True
+    max_cost_usd: float | None = Field(
+        default=None, ge=0, description="The run's spending cap in USD (over the spec's)."
+    )
+    max_requests: int | None = Field(
+        default=None, ge=1, description="The run's cap on requests sent (over the spec's)."
+    )
 
 
 class RunOutcome(BaseModel):

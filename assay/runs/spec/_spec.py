@@ -236,6 +236,19 @@ class RunSpec(_Strict):
         description="Copy each dataset file into the run directory (snapshot/data/) when "
         "the run starts, so it can be audited and re-run from the directory alone.",
     )
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0,
+        description="Spending cap of the whole run in USD: no request is sent whose "
+        "worst-case cost (estimated prompt tokens + max_tokens at the model's prices) could "
+        "take the run's spend, every session counted, over it (`--max-cost-usd` overrides).",
+    )
+    max_requests: int | None = Field(
+        default=None,
+        ge=1,
+        description="Cap on the HTTP requests the run sends, every session counted "
+        "(`--max-requests` overrides).",
+    )
     datasets: list[DatasetBlock] = Field(
         default_factory=list, description="What the judges and baselines judge."
     )

@@ -15,6 +15,7 @@ from assay.core.outcomes import Status
 from assay.core.pairs import ForcePair, Member
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import JUDGMENTS_FILE
+from assay.models._budget import BudgetExhausted
 from assay.runs.execute._executor import StageContext
 from assay.runs.execute._failure_policy import FailureBudget, StageTally, counter_tally
 from assay.runs.plan._plan import JudgeWork
@@ -159,19 +160,27 @@ class JudgeStage:
     async def judge(self, work: JudgeWork) -> JudgmentRecord:
         """Ask the item's judge, and turn its judgment into the record to append."""
         judge = self.by_id[work.judge_id]
-        judgment = await judge_at(judge, self.item(work), where=self.where(work))
+        try:
+            judgment = await judge_at(judge, self.item(work), where=self.where(work))
+        except BudgetExhausted:  # not sent: the work stays pending, its pair is let go
+            self._let_go(work)
+            raise
         return self.record(work, judgment)
+
+    def _let_go(self, work: JudgeWork) -> ForcePair:
+        """The work's pair; forgotten once none of its jobs is open."""
+        pair_key = (work.dataset, work.pair_id)
+        live = self._live[pair_key]
+        live.open -= 1
+        if live.open <= 0:
+            del self._live[pair_key]
+        return live.pair
 
     def record(self, work: JudgeWork, judgment: Judgment) -> JudgmentRecord:
         """The judgment's own fields, what produced it, and where the pair sits (the
         pair's last job recorded: the pair is let go); also how an execution strategy
         (batches) turns its answers into records."""
-        pair_key = (work.dataset, work.pair_id)
-        live = self._live[pair_key]
-        pair = live.pair
-        live.open -= 1
-        if live.open <= 0:
-            del self._live[pair_key]
+        pair = self._let_go(work)
         values = {**judgment.model_dump(), **self._fields[work.judge_id]}
         values.update(
             dataset=work.dataset,

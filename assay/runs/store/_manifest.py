@@ -40,7 +40,7 @@ from assay.runs.store._environment import environment
 from assay.runs.store._rundir import read_run_manifest
 from assay.runs.store._store import write_manifest
 
-FINAL_STATUSES = ("complete", "failed", "interrupted")
+FINAL_STATUSES = ("complete", "failed", "interrupted", "budget_exhausted")
 FACTUALITY_OUTPUTS = {
     "sentences": SENTENCES_FILE,
     "claims": CLAIMS_FILE,

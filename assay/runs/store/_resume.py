@@ -24,8 +24,19 @@ from assay.runs.spec._spec import RunSpec
 # Fields that never change a record or a metric: the run's naming and where its files
 # go, the failure policy (re-applied to all records at the end) ...
 # where local models run does not change their results
+# ... spending caps (a run stopped by one resumes with a higher one) ...
 TOP_LEVEL_IGNORED = frozenset(
-    {"name", "description", "output_dir", "failure", "executor", "records_parquet", "bundle_data"}
+    {
+        "name",
+        "description",
+        "output_dir",
+        "failure",
+        "executor",
+        "records_parquet",
+        "bundle_data",
+        "max_cost_usd",
+        "max_requests",
+    }
 )
 # ... and, in each endpoint block, how requests are sent, authenticated, throttled, retried.
 IGNORED_IN_BLOCKS = frozenset(
@@ -39,6 +50,9 @@ IGNORED_IN_BLOCKS = frozenset(
         "transport",
         "mode",  # online or provider batch: the same requests, records and cache entries
         "batch_poll_s",
+        "max_cost_usd",  # caps and prices: what may be sent, not what an answer is
+        "input_cost_per_token",
+        "output_cost_per_token",
     }
 )
 MAX_LISTED = 6
@@ -179,8 +193,11 @@ def resume_command(
     cache_dir: str | None = None,
     no_cache: bool = False,
     retry_errors: bool = False,
+    max_cost_usd: float | None = None,
+    max_requests: int | None = None,
 ) -> str:
-    """The `assay run` command line that continues this run with the same settings."""
+    """The `assay run` command line that continues this run with the same settings (and
+    the spending caps given)."""
     args = ["assay", "run", spec, "--output-dir", run_dir]
     if cache_dir:
         args += ["--cache-dir", cache_dir]
@@ -188,4 +205,8 @@ def resume_command(
         args.append("--no-cache")
     if retry_errors:
         args.append("--retry-errors")
+    if max_cost_usd is not None:
+        args += ["--max-cost-usd", f"{max_cost_usd:g}"]
+    if max_requests is not None:
+        args += ["--max-requests", str(max_requests)]
     return shlex.join(args)
