@@ -261,6 +261,24 @@ class Budget:
         )
 
 
+def hold(client: Any, spender: str, request: Any, *, batch: bool = False) -> Ticket | None:
+    """`client`'s run budget admits `request` for `spender` (None: the client has no
+    budget); raises `BudgetExhausted`. For requests sent outside `Model.complete`
+    (provider batches)."""
+    budget: Budget | None = getattr(client, "budget", None)
+    if budget is None:
+        return None
+    with spending_as(spender):
+        return budget.admit(client.config, request, batch=batch)
+
+
+def settle(client: Any, ticket: Ticket | None, response: BaseModel | None) -> None:
+    """What a request `hold` admitted cost (`response` None: a failed one)."""
+    budget: Budget | None = getattr(client, "budget", None)
+    if ticket is not None and budget is not None:
+        budget.settle(ticket, response, 1)
+
+
 __all__ = [
     "SPENDER",
     "Budget",
@@ -268,6 +286,8 @@ __all__ = [
     "Prices",
     "Spend",
     "Ticket",
+    "hold",
     "prices_of",
+    "settle",
     "spending_as",
 ]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,13 +24,14 @@ from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.errors import AssayError, RunError
 from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
+from assay.models._budget import BudgetExhausted, Ticket, hold, settle
 from assay.models._model import failed_result
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, ModelResult
 from assay.redaction import redact_url
 from assay.runs.execute._executor import StageContext
 from assay.runs.plan._plan import JudgeWork
-from assay.runs.stages._batch_state import STATE_FILE, BatchJob, load_state
+from assay.runs.stages._batch_state import STATE_FILE, BatchJob, load_state, quiet, say_line, slug
 from assay.runs.store._manifest import set_judge_batches
 from assay.runs.store._store import write_json_atomic
 
@@ -54,6 +53,7 @@ class Pending:
     judge: LLMJudge
     request: ChatRequest
     key: str
+    ticket: Ticket | None = None  # its worst case held by the run's budget (batch prices)
 
 
 @dataclass
@@ -109,7 +109,7 @@ class ProviderBatches:
         batch_judges = [j for j in stage.judges if is_batch_judge(j)]
         if not batch_judges:
             return todo  # read as it is run: nothing to hold
-        runner = BatchRunner(stage, run_dir, emit, say=_say if ctx.progress.enabled else _quiet)
+        runner = BatchRunner(stage, run_dir, emit, say=say_line if ctx.progress.enabled else quiet)
         runner.attach_jobs(batch_judges)
         online, later, groups = runner.split(list(todo))
         try:
@@ -163,8 +163,12 @@ class BatchRunner:
             elif key in group.pending:
                 later.append(work)  # the batch's answer, from the cache, once it is in
             else:
+                try:  # the worst case at batch prices; a refused one stays pending, unsent
+                    ticket = hold(judge.client, judge.id, request, batch=True)
+                except BudgetExhausted:
+                    continue
                 group.judges[judge.id] = judge
-                group.pending[key] = Pending(work, judge, request, key)
+                group.pending[key] = Pending(work, judge, request, key, ticket)
         return online, later, {k: g for k, g in groups.items() if g.pending}
 
     async def run_group(self, group: Group) -> list[JudgeWork]:
@@ -214,7 +218,7 @@ class BatchRunner:
     async def _submit(self, group: Group, lines: list[tuple[str, bytes]]) -> BatchJob:
         """Write, upload and create; record the batch before anything waits on it."""
         api = group.api
-        name = f"{len(self.state.jobs) + 1:03d}-{_slug(api.config.model)}.jsonl"
+        name = f"{len(self.state.jobs) + 1:03d}-{slug(api.config.model)}.jsonl"
         path = self.run_dir / BATCH_DIR / name
         path.parent.mkdir(parents=True, exist_ok=True)
         content = b"".join(line for _, line in lines)
@@ -344,11 +348,13 @@ class BatchRunner:
         try:
             raw = group.api.to_raw(line)
         except TransportError as exc:
+            settle(client, pending.ticket, None)
             result: ModelResult[Any] = failed_result(exc, time.perf_counter() - latency_s)
             client.accounting.add(result)
             judgment = Judgment(status=Status.API_ERROR, error=result.error, **base)
             self.emit(self.stage.record(pending.work, judgment))
             return False
+        settle(client, pending.ticket, raw)
         if judge.use_cache or judge.refresh_cache:
             client.cached.write(pending.key, raw)
         client.accounting.add(ModelResult(response=raw, attempts=1, latency_s=latency_s))
@@ -385,15 +391,3 @@ def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
         chunks[-1].append(line)
         size += len(line[1])
     return chunks
-
-
-def _slug(model: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _quiet(text: str) -> None:
-    del text

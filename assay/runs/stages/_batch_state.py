@@ -3,6 +3,8 @@ poll a submitted batch again after a crash instead of resubmitting it."""
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +55,17 @@ def load_state(path: Path) -> BatchState:
     except ValidationError as exc:
         problem = first_problem(exc)
         raise RunError(problem.message, file=path, field=problem.field) from None
+
+
+def slug(model: str) -> str:
+    """A model id as a file name part."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+
+
+def say_line(text: str) -> None:
+    """A batch progress line on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def quiet(text: str) -> None:
+    del text
