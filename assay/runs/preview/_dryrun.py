@@ -21,14 +21,18 @@ from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.models._batch import BatchPricing
+from assay.models._budget import Budget
 from assay.runs.assemble._given import given_records
+from assay.runs.execute._spending import attach_budget, run_budget
 from assay.runs.plan._plan import ItemWork, JudgeWork, redo_statuses
+from assay.runs.preview._budget_fit import BudgetFit, budget_fit, worst_case
 from assay.runs.preview._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
 from assay.runs.runner._runner import Runner, RunOptions
 from assay.runs.spec._spec import LoadedSpec
 from assay.runs.stages._batch import is_batch_judge
 from assay.runs.stages._factuality import FactualityStage
 from assay.runs.stages._judge import item_of
+from assay.runs.store._manifest import load_manifest
 
 AFTER = "after decomposition"
 
@@ -48,6 +52,10 @@ class PlanRow(BaseModel):
     output_tokens_max: int | None = Field(description="max_tokens x requests to send.")
     cost_usd_min: float | None = Field(description="Input tokens only; None: no price.")
     cost_usd_max: float | None = Field(description="Input + output at the cap; None: no price.")
+    worst_case_usd: float | None = Field(
+        default=None, description="As spending caps count it (estimated tokens); None: no price."
+    )
+    max_cost_usd: float | None = Field(default=None, description="Its own spending cap.")
     note: str | None = None
 
 
@@ -59,12 +67,16 @@ class DryRunPlan(BaseModel):
     rows: list[PlanRow]
     assumptions: list[str]
     notes: list[str]
+    budget: BudgetFit | None = Field(
+        default=None, description="The plan against the spending caps; None: no cap set."
+    )
 
 
 class _Ctx:
     """What every row builder needs: the estimator, the cache rule and the notes list."""
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: Runner, budget: Budget) -> None:
+        self.budget = budget
         self.estimator = Estimator()
         self.reads_cache = runner.options.use_cache and not runner.options.refresh_cache
         self.notes: list[str] = list(runner.warnings)
@@ -75,9 +87,15 @@ def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPla
     """The dry-run plan of a spec: per component, what is recorded, cached and to send."""
     runner = Runner(loaded, options)
     manifest = runner.run_dir / MANIFEST_FILE
+    existing = None
     if manifest.exists():
-        runner._check_same_run(read_json(manifest))  # the real run would stop here too
-    ctx = _Ctx(runner)
+        existing = load_manifest(read_json(manifest), runner.run_dir)
+        runner._check_same_run(existing)  # the real run would stop here too
+    ctx = _Ctx(runner, run_budget(loaded.spec, runner.options, existing))
+    try:
+        attach_budget(ctx.budget, runner._model_clients(), loaded.path, runner.options)
+    except AssayError as exc:
+        ctx.notes.append(f"the real run will stop: {exc.render()}")
     rows = _judge_rows(runner, ctx)
     if runner.factuality is not None:
         rows += _factuality_rows(runner, runner.factuality, ctx)
@@ -97,6 +115,7 @@ def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPla
         rows=rows,
         assumptions=assumptions,
         notes=ctx.notes,
+        budget=budget_fit(ctx.budget, rows),
     )
 
 
@@ -305,6 +324,8 @@ def _model_row(
         output_tokens_max=cap,
         cost_usd_min=low,
         cost_usd_max=high,
+        worst_case_usd=worst_case(ctx.budget, client, to_send, batch=is_batch_judge(component)),
+        max_cost_usd=client.config.max_cost_usd,
         note=note or _price_note(client, model, low),
     )
 
@@ -313,7 +334,12 @@ def _prices(
     component: Any, model: str, tokens: int, cap: int, ctx: _Ctx
 ) -> tuple[float | None, float | None, str | None]:
     """(lowest, highest) USD of the requests to send, and a note: a `mode = "batch"`
-    judge at the provider's batch prices (the run records those), else the online ones."""
+    judge at the provider's batch prices (the run records those), else the online ones;
+    prices the spec gives (`input/output_cost_per_token`) come first."""
+    config = component.client.config
+    if config.input_cost_per_token is not None and config.output_cost_per_token is not None:
+        low = tokens * config.input_cost_per_token
+        return low, low + cap * config.output_cost_per_token, "prices given in the spec"
     if is_batch_judge(component):
         rates = BatchPricing(model).rates()
         if rates is not None:

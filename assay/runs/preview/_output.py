@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from assay.runs.preview._budget_fit import fit_lines
 from assay.runs.preview._dryrun import AFTER, DryRunPlan, PlanRow
 
 HEADERS = (
@@ -99,5 +100,7 @@ def print_plan(plan: DryRunPlan, format: str) -> None:
         sys.stdout.write(f"cache: {cache}\n")
         for line in plan.assumptions:
             sys.stdout.write(f"assumption: {line}\n")
+    for line in fit_lines(plan.budget) if plan.budget is not None else []:
+        sys.stdout.write(line + "\n")
     for line in plan.notes:
         sys.stdout.write(f"note: {line}\n")
