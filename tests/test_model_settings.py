@@ -67,8 +67,9 @@ DESCRIBED = [
     '"provider": "openai", "api_base": "http://127.0.0.1:9/v1", "model": "openai/m", '
     '"timeout_s": 7.5, "max_concurrency": 16, "retry": {"max_attempts": 3, '
     '"initial_wait_s": 0.5, "max_wait_s": 60.0, "jitter_s": 1.0}, "structured_output": '
-    '"json_object", "extra_body": {"reasoning_effort": "low"}, "transport": "litellm"}, '
-    + DECODING,
+    '"json_object", "extra_body": {"reasoning_effort": "low"}, "transport": "litellm", '
+    '"transport_reason": "extra_body key \'reasoning_effort\' may be one litellm reads '
+    'itself: litellm"}, ' + DECODING,
     '{"kind": "llm", "id": "mock/echo::generic-support@1", "client": {"kind": "mock", '
     '"model": "mock/echo", "max_concurrency": 16}, ' + DECODING,
 ]
@@ -125,7 +126,8 @@ SPEC_ERRORS = [
     ),
     (
         JUDGE + 'transport = "http"\n',
-        "<spec>: field 'judges[0].transport': String should match pattern '^(litellm|openai)$'",
+        "<spec>: field 'judges[0].transport': String should match pattern "
+        "'^(auto|litellm|openai)$'",
     ),
     (
         JUDGE + "[defaults]\ntransport = 1\n",
@@ -159,7 +161,7 @@ def test_model_config_names_its_choices() -> None:
     """In Python a bad choice lists the values (a spec names the pattern)."""
     with pytest.raises(ValidationError) as caught:
         ModelConfig(model="openai/m", transport="x")  # type: ignore[arg-type]
-    assert "Input should be 'litellm' or 'openai'" in str(caught.value)
+    assert "Input should be 'auto', 'litellm' or 'openai'" in str(caught.value)
 
 
 # --- the settings are declared once (assay.core.settings) and derived everywhere else ---

@@ -266,6 +266,9 @@ def test_records_cache_and_manifest_do_not_depend_on_the_transport(tmp_path: Pat
     judges = {t: read_json(tmp_path / t / "manifest.json")["judges"][0] for t in runs}
     clients = {t: judges[t].pop("client") for t in runs}
     assert [c.pop("transport") for c in clients.values()] == ["litellm", "openai"]
+    assert {c.pop("transport_reason") for c in clients.values()} == {
+        f'transport = "{t}" in the spec' for t in runs
+    }
     assert clients["openai"] == clients["litellm"]
     stats = {t: judges[t].pop("stats") for t in runs}
     assert judges["openai"] == judges["litellm"]

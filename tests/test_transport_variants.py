@@ -29,7 +29,9 @@ def _config(model: str, **settings: Any) -> ModelConfig:
 @pytest.mark.parametrize(
     ("model", "settings", "chosen"),
     [
-        ("openai/m", {}, "LiteLLMTransport"),
+        ("openai/m", {"transport": "litellm"}, "LiteLLMTransport"),
+        ("openai/m", {}, "OpenAIHTTPTransport"),  # auto: every setting is the lean client's
+        ("anthropic/m", {}, "LiteLLMTransport"),
         ("anthropic/m", {"structured_output": "instructor"}, "InstructorTransport"),
         ("openai/m", {"transport": "openai"}, "OpenAIHTTPTransport"),
         ("mock/echo", {}, "MockTransport"),

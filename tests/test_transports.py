@@ -226,7 +226,10 @@ def test_complete_many_without_batching_is_concurrent_completes(tmp_path: Path) 
 def test_make_client_picks_the_transport_by_prefix() -> None:
     assert {"litellm", "hf", "hf-nli", "mock"} <= set(TRANSPORTS.names())
     assert isinstance(make_client(ModelConfig(model="mock/x")).transport, MockTransport)
-    assert isinstance(make_client(ModelConfig(model="openai/x")).transport, LiteLLMTransport)
+    lean = make_client(ModelConfig(model="openai/x")).transport  # transport = "auto"
+    assert type(lean).__name__ == "OpenAIHTTPTransport"
+    litellm = ModelConfig(model="openai/x", transport="litellm")
+    assert isinstance(make_client(litellm).transport, LiteLLMTransport)
     assert isinstance(make_client(ModelConfig(model="acme/x")).transport, LiteLLMTransport)
     with pytest.raises(ModelConfigError, match="hf-nli models are verifiers, not chat models"):
         make_client(ModelConfig(model="hf-nli/some/dir"))

@@ -9,7 +9,8 @@ other prefix goes to litellm. The local ones are registered lazily: torch and
 transformers load only when such a model is used. A registered transport may name
 `variants` that serve its models another way, by selector: litellm's are instructor
 (``structured_output = "instructor"``) and the lean OpenAI-compatible client
-(``transport = "openai"``); `transport_for` has this one rule for every prefix.
+(``transport = "openai"``, or ``"auto"``, the default, where `choose_transport` finds
+every setting supported by it); `transport_for` has this one rule for every prefix.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from assay.models._layers import Accounting, CachedResponses, ConcurrencyLimit, 
 from assay.models._mock import MockHTTPError, MockTransport
 from assay.models._model import Model
 from assay.models._transport import BatchTransport, Transport, TransportError
+from assay.models._transport_choice import TransportChoice, choose_transport
 from assay.models._types import CallResult, ChatRequest, ModelResult, RawResponse
 from assay.redaction import redact_url
 
@@ -56,6 +58,8 @@ LOCAL_PROVIDERS = ("hf", "hf-nli", "hf-ce")
 """Model-id prefixes of the transports that run a model on this machine: no API cost, no
 endpoint to check, torch/transformers needed. The one list; everything asks `is_local`."""
 DEFAULT_TRANSPORT = "litellm"
+"""The transport registered for every prefix no other transport claims (`transport_for`);
+the spec's default `transport = "auto"` picks between it and the lean client."""
 
 
 def is_local(model: str | None) -> bool:
@@ -98,11 +102,13 @@ TRANSPORTS.add_lazy(
 
 def _selector(config: ModelConfig) -> tuple[str, str] | None:
     """The variant of its prefix's transport a config asks for, and the setting that
-    asked: instructor, or another transport than litellm (None: the transport itself)."""
+    asked: instructor, or the client `choose_transport` picks when it is not litellm
+    (None: the transport itself)."""
     if config.structured_output == "instructor":
         return "instructor", 'structured_output = "instructor"'
-    if config.transport != DEFAULT_TRANSPORT:
-        return config.transport, f'transport = "{config.transport}"'
+    chosen = choose_transport(config).name
+    if chosen != DEFAULT_TRANSPORT:
+        return chosen, f'transport = "{config.transport}"'
     return None
 
 
@@ -125,7 +131,7 @@ def _variant(factory: Any, name: str, config: ModelConfig) -> Any:
 def transport_for(config: ModelConfig) -> Transport[ChatRequest, RawResponse]:
     """The chat transport registered under the model id's prefix (litellm otherwise), or
     the variant of it that the config selects (`_selector`: instructor, or the lean
-    OpenAI-compatible client with ``transport = "openai"``)."""
+    OpenAI-compatible client that `choose_transport` picks)."""
     name = config.provider if config.provider in TRANSPORTS else DEFAULT_TRANSPORT
     factory: Any = _variant(TRANSPORTS.get(name), name, config)
     if getattr(factory, "request_type", ChatRequest) is not ChatRequest:
@@ -198,10 +204,12 @@ __all__ = [
     "Retrier",
     "RetryPolicy",
     "Transport",
+    "TransportChoice",
     "TransportError",
     "cache_key",
     "cache_key_parts",
     "check_cache_dir",
+    "choose_transport",
     "default_cache_dir",
     "make_client",
     "redact_url",

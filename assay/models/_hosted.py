@@ -17,6 +17,7 @@ from assay.models._heap import HOSTED_REQUESTS
 from assay.models._logprobs import token_logprobs
 from assay.models._openai_errors import bad_body_error, litellm_not_json
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
+from assay.models._transport_choice import ChosenTransport, TransportChoice, choose_transport
 from assay.models._types import ChatRequest, RawResponse
 from assay.redaction import redact, redact_url, register_secrets, secret_values
 
@@ -43,6 +44,7 @@ class HostedEndpoint:
     description, the cache key, and the stop when its server never answers."""
 
     response_type = RawResponse
+    wire: ClassVar[ChosenTransport] = "litellm"  # which client sends (the manifest's `transport`)
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
@@ -77,8 +79,16 @@ class HostedEndpoint:
             "retry": self.config.retry.model_dump(),
             "structured_output": self.structured_mode(),
             "extra_body": redact(self.config.extra_body),
-            "transport": self.config.transport,
+            **self.transport_choice().describe(),
         }
+
+    def transport_choice(self) -> TransportChoice:
+        """The client sending this model's requests, and why: `choose_transport`'s choice,
+        or (a transport built directly, not by `transport_for`) this class itself."""
+        choice = choose_transport(self.config)
+        if choice.name != self.wire:
+            return TransportChoice(self.wire, f"{type(self).__name__} built directly")
+        return choice
 
     def structured_mode(self) -> str:
         """Resolve 'auto' once: JSON schema where litellm knows the model supports it."""

@@ -99,6 +99,8 @@ class _Pricing:
 class OpenAIHTTPTransport(HostedEndpoint):
     """One OpenAI-compatible endpoint reached directly over HTTP (provider `openai`)."""
 
+    wire = "openai"
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         self.url = chat_url(config)

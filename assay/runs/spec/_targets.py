@@ -24,7 +24,7 @@ class Target:
     api_base: str | None
     model_field: str  # judges[0].models[1], factuality.decomposer.model, ...
     block: str  # judges[0], factuality.verifiers[2], ...
-    transport: str = "litellm"  # "openai": the lean transport, which never routes via litellm
+    transport: str = "auto"  # as resolved over [defaults]: auto, litellm or openai
 
     @property
     def base_field(self) -> str:
@@ -85,7 +85,9 @@ def check_targets(loaded: LoadedSpec) -> None:
     for target in hosted:
         if target.api_base is not None:
             _check_api_base(target, loaded.path)
-    routed = [t for t in hosted if t.transport != "openai"]  # lean: openai/ ids, checked
+    # openai/ ids: a provider litellm knows, whichever client sends them (auto may pick
+    # the lean one, which needs no litellm import to start)
+    routed = [t for t in hosted if not t.model.startswith("openai/")]
     if not routed:
         return
     known = _known_providers()  # imports litellm: only for specs that route through it
