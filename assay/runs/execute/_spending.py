@@ -81,7 +81,7 @@ def raised_caps(budget: dict[str, Any]) -> tuple[float | None, int | None, str]:
     if stopped.startswith("max_requests") and requests is not None:
         requests = int(requests) * 2
     elif stopped.startswith("max_cost_usd") and cost is not None:
-        cost = round(max(float(cost), 0.01) * 2, 4)
+        cost = float(f"{float(cost) * 2:.6g}")
     components = budget.get("components") or {}
     capped = sorted(k for k, v in components.items() if isinstance(v, dict) and v.get("exhausted"))
     note = (
