@@ -86,6 +86,7 @@ def read_columns(path: Path, columns: Mapping[str, Column]) -> dict[str, list[An
     )
     try:
         with duckdb.connect(":memory:") as con:
+            con.execute("SET enable_progress_bar = false")  # never draw on a command's output
             found = con.execute(query, [str(path)]).fetchnumpy()
     except duckdb.Error:
         return None

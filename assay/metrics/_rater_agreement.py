@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._item_bootstrap import Interval, item_bootstrap_ci
+from assay.metrics._panel_stats import fleiss_from_sums, fleiss_parts
 from assay.metrics._resampling import Seed
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -77,21 +78,24 @@ def kappa_matrix(
 def _pair_kappa(
     a: NDArray[np.float64], b: NDArray[np.float64], k: int, weights: str | None
 ) -> float | None:
-    """scikit-learn's kappa of two code columns over the items both rated (the labels
-    of the whole table: a label neither gave adds an empty row and column, which leaves
-    kappa as it is); None when undefined."""
-    from sklearn.metrics import cohen_kappa_score
-
+    """Cohen's kappa of two code columns over the items both rated, from their confusion
+    matrix over the labels of the whole table (a label neither gave adds an empty row and
+    column, which leaves kappa as it is), as scikit-learn's `cohen_kappa_score` computes
+    it (tests/test_rater_agreement_kappa.py; importing sklearn.metrics would cost a
+    comparison ~1 s); None when undefined."""
     both = ~(np.isnan(a) | np.isnan(b))
     if not both.any():
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(
-            b[both].astype(np.int64), a[both].astype(np.int64), labels=np.arange(k),
-            weights=weights, replace_undefined_by=np.nan,
-        )  # fmt: skip
-    return float(value) if np.isfinite(value) else None
+    x, y = b[both].astype(np.int64), a[both].astype(np.int64)
+    confusion = np.bincount(x * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
+    expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0)) / confusion.sum()
+    grid = np.arange(k, dtype=np.float64)
+    cost = (grid[:, None] - grid[None, :]) ** 2 if weights == "quadratic" else 1.0 - np.eye(k)
+    chance = float(np.sum(cost * expected))
+    if chance == 0.0:
+        return None
+    value = 1.0 - float(np.sum(cost * confusion)) / chance
+    return value if np.isfinite(value) else None
 
 
 def _alpha_of(codes: NDArray[np.float64], level: Level, k: int) -> float | None:
@@ -111,16 +115,16 @@ def _alpha_of(codes: NDArray[np.float64], level: Level, k: int) -> float | None:
 
 
 def _fleiss_of(codes: NDArray[np.float64], k: int) -> float | None:
-    """Fleiss' kappa over the items every rater labelled; None when undefined."""
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
-    complete = codes[~np.isnan(codes).any(axis=1)].astype(np.int64)
-    if complete.shape[0] == 0 or complete.shape[1] < 2:
+    """Fleiss' kappa over the items every rater labelled, by the panel bootstrap's own
+    sums (equal to statsmodels' `fleiss_kappa`, tested; importing statsmodels would cost
+    a comparison ~1 s); None when undefined."""
+    complete = ~np.isnan(codes).any(axis=1)
+    if not complete.any() or codes.shape[1] < 2:
         return None
-    table, _ = aggregate_raters(complete, n_cat=k)
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        value = float(fleiss_kappa(table, method="fleiss"))
+    agreement, counts, m = fleiss_parts(codes, k)
+    weight = np.array([float(complete.sum())])
+    kappa = fleiss_from_sums(weight, agreement.sum(keepdims=True), counts.sum(axis=0)[None], m)
+    value = float(kappa[0])
     return value if np.isfinite(value) else None
 
 

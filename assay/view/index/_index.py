@@ -39,6 +39,7 @@ class ViewIndex:
         self._con.execute("SET memory_limit = ?", [memory_limit])
         self._con.execute("SET temp_directory = ?", [str(self._dir / "spill")])
         self._con.execute("SET preserve_insertion_order = true")
+        self._con.execute("SET enable_progress_bar = false")  # the server's log stays clean
         create_shared(self._con)
         self._dirs: dict[str, Path] = {}
         self._tables: dict[str, RunTable] = {}
