@@ -32,6 +32,9 @@ OTHER: dict[str, Any] = {
     "logprobs": True,
     "top_logprobs": 2,
     "transport": "openai",
+    "rpm": 600,
+    "tpm": 90_000,
+    "adaptive_concurrency": False,
 }
 NEEDS = {"instructor_mode": {"structured_output": "instructor"}, "max_reasks": {}}
 NEEDS["top_logprobs"] = {"logprobs": True}
@@ -58,7 +61,7 @@ def test_block_value_wins_over_defaults(name: str) -> None:
 
 def test_spec_with_every_defaults_key_in_each_model_block_validates(tmp_path: Path) -> None:
     keys = "\n".join(
-        f"{k} = {v!r}".replace("'", '"').replace("True", "true")
+        f"{k} = {v!r}".replace("'", '"').replace("True", "true").replace("False", "false")
         for k, v in OTHER.items()
         if k not in ("structured_output", "instructor_mode", "max_reasks")
     )

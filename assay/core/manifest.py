@@ -19,6 +19,7 @@ __all__ = [
     "GateSection",
     "InputFileInfo",
     "Manifest",
+    "RateLimitInfo",
     "Reparse",
     "Session",
     "SpendInfo",
@@ -204,6 +205,25 @@ class BudgetSection(_Open):
     )
 
 
+class RateLimitInfo(_Open):
+    """One endpoint's rate limits in force and what the latest session met there."""
+
+    endpoint: str = Field(description="api_base (credentials redacted), else the provider.")
+    model: str = Field(description="The model id the limits are counted for.")
+    rpm: int | None = Field(default=None, description="Requests per minute in force (None: none).")
+    tpm: int | None = Field(default=None, description="Tokens per minute in force (None: none).")
+    adaptive_concurrency: bool = Field(
+        default=True, description="Whether requests in flight adapted to the provider (AIMD)."
+    )
+    max_concurrency: int = Field(description="Requests in flight allowed at most.")
+    rate_limited: int = Field(
+        default=0, description="429 answers seen this session (each was retried or recorded)."
+    )
+    lowest_concurrency: int = Field(
+        description="The fewest requests in flight adaptive concurrency came down to."
+    )
+
+
 class Manifest(_Open):
     """The whole manifest. Judges are their own `describe()` plus `id` and `stats`."""
 
@@ -277,6 +297,11 @@ class Manifest(_Open):
     )
     rerun_of: RerunSource | None = Field(
         default=None, description="The run this one re-runs (`assay rerun`), if any."
+    )
+    rate_limits: list[RateLimitInfo] = Field(
+        default_factory=list,
+        description="Per endpoint called (`assay run`): rpm/tpm in force, 429s seen and "
+        "the lowest concurrency reached, in the latest session.",
     )
 
     def dump(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from assay.models._config import ModelConfig
 from assay.models._heap import HOSTED_REQUESTS
 from assay.models._logprobs import token_logprobs
 from assay.models._openai_errors import bad_body_error, litellm_not_json
+from assay.models._ratelimit_headers import litellm_headers, note_headers
 from assay.models._retry import TargetUnreachable, classify, connection_failure, status_of
 from assay.models._transport_choice import ChosenTransport, TransportChoice, choose_transport
 from assay.models._types import ChatRequest, RawResponse
@@ -227,8 +228,10 @@ class LiteLLMTransport(HostedEndpoint):
                 response = await litellm_module().acompletion(**kwargs)
         except Exception as exc:
             self._note_failure(exc)
+            note_headers(litellm_headers(exc))  # for the rate layer: a 429's reset
             raise litellm_not_json(exc) or classify(exc, self.config.api_base) from exc
         self._reached = True
+        note_headers(litellm_headers(response))
         return response
 
 

@@ -181,6 +181,7 @@ class Accounting:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    rate_limited: int = 0  # 429 answers, retried or not (counted by the rate layer)
 
     def add(self, result: ModelResult[Any]) -> None:
         self.results += 1

@@ -14,15 +14,16 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from assay.models._aimd import AdaptiveLimit
 from assay.models._cache import ResponseCache
 from assay.models._config import ModelConfig
 from assay.models._layers import (
     Accounting,
     CachedResponses,
-    ConcurrencyLimit,
     Retrier,
     requests_of,
 )
+from assay.models._ratelimit import RateLayer
 from assay.models._transport import Transport, TransportError
 from assay.models._types import ModelResult
 from assay.redaction import scrub_text
@@ -55,9 +56,12 @@ class Model(Generic[RequestT, ResponseT]):
         self.transport = transport
         self.cache = cache
         self.cached = CachedResponses(cache, transport.cache_key, transport.response_type)
-        self.limit = ConcurrencyLimit(transport.max_concurrency)
+        adaptive = getattr(transport.config, "adaptive_concurrency", False)
+        self.limit = AdaptiveLimit(transport.max_concurrency, adaptive=adaptive)
         self.retrier = Retrier(transport.config.retry)
         self.accounting = Accounting()
+        # per attempt: the endpoint's rpm/tpm windows and pauses, then a slot of `limit`
+        self.rate = RateLayer(transport.config, self.limit, self.accounting)
 
     @property
     def config(self) -> ModelConfig:
@@ -104,8 +108,8 @@ class Model(Generic[RequestT, ResponseT]):
                     ModelResult(response=hit, cache_hit=True, latency_s=elapsed, request_key=key)
                 )
         try:
-            async with self.limit:
-                raw, attempts = await self.retrier.call(partial(self.transport.send, request))
+            send = partial(self.rate.send, self.transport.send, request)
+            raw, attempts = await self.retrier.call(send)
         except TransportError as exc:
             failed = failed_result(exc, started)
             failed.request_key = key

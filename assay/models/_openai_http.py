@@ -34,6 +34,7 @@ from assay.models._openai_errors import (
     status_error,
     timeout_error,
 )
+from assay.models._ratelimit_headers import note_headers
 from assay.models._retry import connection_failure
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, RawResponse
@@ -217,6 +218,7 @@ class OpenAIHTTPTransport(HostedEndpoint):
             self._note_failure(exc)
             raise connection_error(connection_failure(exc, self.config.api_base)) from exc
         self._reached = True
+        note_headers(headers)  # x-ratelimit-*, Retry-After: for the rate layer
         if status >= 400:
             raise status_error(status, payload, headers)
         media = media_type(headers)

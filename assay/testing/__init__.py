@@ -18,6 +18,7 @@ from assay.testing._behaviors import (
     truncated,
 )
 from assay.testing._process import FakeServerClient
+from assay.testing._ratewindow import RateWindows
 from assay.testing._server import FakeOpenAIServer
 from assay.testing._stats import ServerStats
 
@@ -26,6 +27,7 @@ __all__ = [
     "Behavior",
     "FakeOpenAIServer",
     "FakeServerClient",
+    "RateWindows",
     "Responder",
     "ServerStats",
     "delay",

@@ -48,6 +48,7 @@ from assay.testing._behaviors import (
     reply,
 )
 from assay.testing._process import _START_TIMEOUT_S, spawn_process, spawned
+from assay.testing._ratewindow import RateWindows
 from assay.testing._stats import ServerStats
 
 __all__ = ["FakeOpenAIServer"]
@@ -75,12 +76,14 @@ class FakeOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         max_recorded: int = 10_000,
+        rate_limits: RateWindows | None = None,
     ) -> None:
         if not 0 <= latency_s <= MAX_DELAY_S:
             raise ValueError(f"latency_s must be in [0, {MAX_DELAY_S}], got {latency_s}")
         self._lock = threading.Lock()
         self._default = self._check_default(default or reply(DEFAULT_CONTENT))
         self._responder = responder
+        self.rate = rate_limits.start() if rate_limits else None  # rpm/tpm windows enforced
         self.latency_s = latency_s
         self._host = host
         self._port = port
@@ -260,13 +263,17 @@ class FakeOpenAIServer:
             )
         if not isinstance(parsed.get("messages"), list):
             return _json_response(400, _error_json(400, "'messages' is required."))
+        refused = self.rate.refuse(body) if self.rate is not None else None
+        if refused is not None:
+            return refused  # over a window: 429 with Retry-After and x-ratelimit-*
         try:
             behavior = self._choose(body)
         except Exception as exc:  # a buggy responder should fail the request, loudly
             return _json_response(500, _error_json(500, f"responder raised {exc!r}"))
         if not await self._sleep(self.latency_s + behavior.delay_s):
             return _json_response(503, _error_json(503, "Fake server shutting down."))
-        return render_response(behavior, body, self._ids)
+        response = render_response(behavior, body, self._ids)
+        return self.rate.stamp(response) if self.rate is not None else response
 
     async def _handle_models(self, request: web.Request) -> web.Response:
         """Some clients probe /v1/models; answer so they do not fail before chatting."""

@@ -23,6 +23,7 @@ from assay.core.rundir_lock import ELSEWHERE, LOCK_FILE, WriterLock
 from assay.core.verification import Verifier
 from assay.errors import AssayError
 from assay.models._budget import Budget
+from assay.models._ratelimit import rate_limits_section
 from assay.models._retry import TargetUnreachable
 from assay.runs.assemble._build import preflight_clients
 from assay.runs.execute._executor import (
@@ -283,6 +284,7 @@ class Runner:
             stage.add_to_manifest(manifest)
         if self.budget is not None:
             manifest.budget = self.budget.section()
+        manifest.rate_limits = rate_limits_section(self._model_clients())
         where = self.run_dir / MANIFEST_FILE
         if self._resumed is not None:  # a changed prompt leaves the spec as it was
             check_same_prompts(self._resumed, manifest, where)
