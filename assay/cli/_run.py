@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def print_run_table(run_dir: Path, *, detail: bool = False) -> None:
     """The metrics table of a run directory, if it has metrics yet."""
-    from assay.report import print_tables
+    from assay.report._output import print_tables  # not the formats: see emit_report
     from assay.runs import METRICS_FILE, read_json
 
     if not (run_dir / METRICS_FILE).exists():
@@ -78,12 +78,16 @@ def _print_resume_with_more(spec: Path, options: RunOptions, run_dir: Path) -> N
 
 def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     """Run the spec; Ctrl-C or SIGTERM prints what was saved and how to resume."""
-    from assay.runs import Runner, load_spec
+    from assay.runs import load_spec
+    from assay.runs.spec._targets import check_targets
     from assay.runs.store._resume import RunInterrupted, resume_command
     from assay.runs.store._rundir import refuse_if_written
 
     loaded = load_spec(spec)
+    check_targets(loaded)  # an endpoint that can never work: refused before the runner loads
     refuse_if_written(loaded, options)  # before datasets and models are loaded
+    from assay.runs import Runner  # the runner, its stages and model clients: ~0.3 s
+
     runner = Runner(loaded, options)
     err = console(stderr=True)
     for warning in runner.warnings:

@@ -257,7 +257,7 @@ VERIFIERS: Registry[Callable[..., Any]] = Registry("verifier", builtins="assay.v
 SCHEMAS: Registry[type[BaseModel]] = Registry("schema", builtins="assay.prompts")
 IMPORTERS: Registry[Callable[..., Any]] = Registry("importer", builtins="assay.datasets")
 TRANSPORTS: Registry[Callable[..., Any]] = Registry("transport", builtins="assay.models")
-REPORT_FORMATS: Registry[Callable[..., Any]] = Registry("report format", builtins="assay.report")
+REPORT_FORMATS: Registry[Callable[..., Any]] = Registry("report format", builtins="assay.report._formats")
 POLICIES: Registry[Callable[..., Any]] = Registry(
     "policy", builtins="assay.policies", plural="policies"
 )

@@ -12,8 +12,6 @@ import math
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
 
 def plurality(values: Sequence[str], weights: Sequence[float] | None = None) -> str:
     """The value with the greatest total weight (1 each by default); `values` in members
@@ -32,6 +30,8 @@ def plurality(values: Sequence[str], weights: Sequence[float] | None = None) -> 
 def weighted_mean(values: Sequence[float], weights: Sequence[float] | None = None) -> float:
     """The mean of the members' scores, weighted when weights are given (all-zero
     weights among the members present: the plain mean)."""
+    import numpy as np  # here: a spec names juries, and a spec error should not load numpy
+
     ws = None if weights is None or not any(w > 0 for w in weights) else list(weights)
     return float(np.average(np.asarray(values, dtype=float), weights=ws))
 

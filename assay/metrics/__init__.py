@@ -20,46 +20,98 @@ reliability, recalibration on a split; `_calibration_stats` the statistics),
 `_self_consistency` (samples > 1), `_item_bootstrap` (CIs of any statistic).
 """
 
-from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
-from assay.metrics._agreement_stats import GoldAgreement, agreement_with_gold, confusion_matrix
-from assay.metrics._bootstrap import bootstrap_ci
-from assay.metrics._calibration import CalibrationRow, FittedCalibration, calibration_rows
-from assay.metrics._calibration_stats import (
-    brier,
-    ece,
-    fit_isotonic,
-    fit_temperature,
-    reliability,
-    with_temperature,
-)
-from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
-from assay.metrics._force_metrics import ForceReport, ForceRow, force_metrics, force_metrics_frame
-from assay.metrics._force_pairs import pair_table
-from assay.metrics._gold_agreement import GoldReport, GoldRow, gold_metrics
-from assay.metrics._gold_correlation import (
-    CorrelationReport,
-    CorrelationRow,
-    factuality_correlation,
-)
-from assay.metrics._item_bootstrap import item_bootstrap_ci
-from assay.metrics._item_metrics import item_metrics
-from assay.metrics._item_rows import ItemJudgeRow, ItemsReport, RaterRow
-from assay.metrics._ordinal import OrdinalAgreement, ordinal_agreement
-from assay.metrics._paired import (
-    PairedComparison,
-    PairedReport,
-    mcnemar_exact,
-    outcome_matrix,
-    paired_compare,
-)
-from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
-from assay.metrics._panel import LeftOut, PanelRow, panel_rows
-from assay.metrics._rank_correlation import average_ranks, spearman
-from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
-from assay.metrics._ratio_bootstrap import ratio_ci
-from assay.metrics._response_scores import length_penalized, response_table
-from assay.metrics._score_agreement import ScoreAgreement, agreement_with_gold_scores
-from assay.metrics._self_consistency import SelfConsistency, self_consistency
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use (PEP 562): a run's final metrics need a few
+    # modules, not scipy, scikit-learn and pandas that the others load
+    from assay.metrics._agreement import AgreementReport, agreement, cohen_kappa, krippendorff_alpha
+    from assay.metrics._agreement_stats import GoldAgreement, agreement_with_gold, confusion_matrix
+    from assay.metrics._bootstrap import bootstrap_ci
+    from assay.metrics._calibration import CalibrationRow, FittedCalibration, calibration_rows
+    from assay.metrics._calibration_stats import (
+        brier,
+        ece,
+        fit_isotonic,
+        fit_temperature,
+        reliability,
+        with_temperature,
+    )
+    from assay.metrics._factuality_scores import FactualityReport, FactualityRow, factuality_scores
+    from assay.metrics._force_metrics import (
+        ForceReport,
+        ForceRow,
+        force_metrics,
+        force_metrics_frame,
+    )
+    from assay.metrics._force_pairs import pair_table
+    from assay.metrics._gold_agreement import GoldReport, GoldRow, gold_metrics
+    from assay.metrics._gold_correlation import (
+        CorrelationReport,
+        CorrelationRow,
+        factuality_correlation,
+    )
+    from assay.metrics._item_bootstrap import item_bootstrap_ci
+    from assay.metrics._item_metrics import item_metrics
+    from assay.metrics._item_rows import ItemJudgeRow, ItemsReport, RaterRow
+    from assay.metrics._ordinal import OrdinalAgreement, ordinal_agreement
+    from assay.metrics._paired import (
+        PairedComparison,
+        PairedReport,
+        mcnemar_exact,
+        outcome_matrix,
+        paired_compare,
+    )
+    from assay.metrics._pairwise import PairwiseReport, pairwise_metrics, unswap
+    from assay.metrics._panel import LeftOut, PanelRow, panel_rows
+    from assay.metrics._rank_correlation import average_ranks, spearman
+    from assay.metrics._rater_agreement import RaterAgreement, kappa_matrix, rater_agreement
+    from assay.metrics._ratio_bootstrap import ratio_ci
+    from assay.metrics._response_scores import length_penalized, response_table
+    from assay.metrics._score_agreement import ScoreAgreement, agreement_with_gold_scores
+    from assay.metrics._self_consistency import SelfConsistency, self_consistency
+
+_SOURCES = {  # where each lazily imported name lives
+    "_agreement": ("AgreementReport", "agreement", "cohen_kappa", "krippendorff_alpha"),
+    "_agreement_stats": ("GoldAgreement", "agreement_with_gold", "confusion_matrix"),
+    "_bootstrap": ("bootstrap_ci",),
+    "_calibration": ("CalibrationRow", "FittedCalibration", "calibration_rows"),
+    "_calibration_stats": (
+        "brier",
+        "ece",
+        "fit_isotonic",
+        "fit_temperature",
+        "reliability",
+        "with_temperature",
+    ),
+    "_factuality_scores": ("FactualityReport", "FactualityRow", "factuality_scores"),
+    "_force_metrics": ("ForceReport", "ForceRow", "force_metrics", "force_metrics_frame"),
+    "_force_pairs": ("pair_table",),
+    "_gold_agreement": ("GoldReport", "GoldRow", "gold_metrics"),
+    "_gold_correlation": ("CorrelationReport", "CorrelationRow", "factuality_correlation"),
+    "_item_bootstrap": ("item_bootstrap_ci",),
+    "_item_metrics": ("item_metrics",),
+    "_item_rows": ("ItemJudgeRow", "ItemsReport", "RaterRow"),
+    "_ordinal": ("OrdinalAgreement", "ordinal_agreement"),
+    "_paired": (
+        "PairedComparison",
+        "PairedReport",
+        "mcnemar_exact",
+        "outcome_matrix",
+        "paired_compare",
+    ),
+    "_pairwise": ("PairwiseReport", "pairwise_metrics", "unswap"),
+    "_panel": ("LeftOut", "PanelRow", "panel_rows"),
+    "_rank_correlation": ("average_ranks", "spearman"),
+    "_rater_agreement": ("RaterAgreement", "kappa_matrix", "rater_agreement"),
+    "_ratio_bootstrap": ("ratio_ci",),
+    "_response_scores": ("length_penalized", "response_table"),
+    "_score_agreement": ("ScoreAgreement", "agreement_with_gold_scores"),
+    "_self_consistency": ("SelfConsistency", "self_consistency"),
+}
+_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 
 __all__ = [
     "AgreementReport",
@@ -124,3 +176,18 @@ __all__ = [
     "spearman",
     "unswap",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a metric's module on first use, so `assay run` loads what its final metrics
+    use and `import assay.metrics._x` does not load every module."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.metrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"assay.metrics.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from pydantic import Field
 
@@ -31,6 +30,9 @@ from assay.metrics._pooling import (
     stream_seed,
 )
 from assay.metrics._record_fields import ProducerMeta, is_missing
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GroupBy = Literal["overall", "axis", "severity"]
 

@@ -13,10 +13,9 @@ from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from assay.core.outcomes import Status
@@ -32,7 +31,10 @@ from assay.metrics._record_fields import (
     req_str,
 )
 
-Records: TypeAlias = Iterable[JudgmentRecord | Mapping[str, Any]] | pd.DataFrame
+if TYPE_CHECKING:
+    import pandas as pd
+
+Records: TypeAlias = "Iterable[JudgmentRecord | Mapping[str, Any]] | pd.DataFrame"
 PairKey: TypeAlias = tuple[str, str]
 """(dataset, pair_id)"""
 PairLabels: TypeAlias = tuple[str | None, int | None]
@@ -254,6 +256,8 @@ def sorted_order(judged: JudgedPairs) -> tuple[NDArray[np.object_], NDArray[np.i
 
 def pair_frame(judged: JudgedPairs) -> pd.DataFrame:
     """Every judge's row for every pair seen in any record (judges, then pairs, sorted)."""
+    import pandas as pd  # only for the table: force_metrics works on the arrays
+
     keys, order = sorted_pairs(judged)
     judges = sorted(judged.judges)
     parts: dict[str, list[Any]] = {name: [] for name in PAIR_COLUMNS}

@@ -9,12 +9,14 @@ fields: the column order of every metrics table and of `metrics.json` rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_args
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.metrics._pooling import POOLED, Interval
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class _ProducerFields(BaseModel):
@@ -46,6 +48,8 @@ class VerifierRow(_ProducerFields, _VerifierId):
 
 def rows_frame(rows: Sequence[BaseModel], row_type: type[BaseModel]) -> pd.DataFrame:
     """One DataFrame row per metric row, columns in `row_type`'s field order."""
+    import pandas as pd  # only for frames: a run's metrics are written as JSON
+
     return pd.DataFrame([r.model_dump() for r in rows], columns=list(row_type.model_fields))
 
 

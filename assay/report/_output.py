@@ -5,20 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay._table import Grid, print_grid
 from assay.core.atomic import write_bytes_atomic
 from assay.errors import AssayError
-from assay.report._formats import (
-    ReportFormat,
-    RunReport,
-    default_file,
-    head_lines,
-    table_format,
-)
 from assay.report._views import report_grids
-from assay.report._views_policies import policy_grids
+
+if TYPE_CHECKING:
+    from assay.report._formats import ReportFormat, RunReport
 
 WIDE = 110  # a terminal this wide also gets MVR per axis in the summary table
 
@@ -58,6 +53,11 @@ def emit_report(fmt: ReportFormat, report: RunReport, output: Path | None, conso
     The built-in table format on stdout prints through `console` (rich tables on a
     terminal); a written file's path is printed instead of its text.
     """
+    # here, not at the top: the end of `assay run` prints its tables (print_tables) without
+    # the formats' modules (comparisons, HTML, policies: pandas, scipy)
+    from assay.report._formats import default_file, head_lines, table_format
+    from assay.report._views_policies import policy_grids
+
     file_name = default_file(fmt)
     target = output if output is not None else report.run_dir / file_name if file_name else None
     if target is None and fmt is table_format:

@@ -73,10 +73,10 @@ def _check_api_base(target: Target, spec_path: str) -> None:
     raise SpecError(f"api_base {value!r} is not an http(s) URL; {fix}", file=spec_path, field=field)
 
 
-def _known_providers() -> set[str]:
-    from assay.models._hosted import litellm_module
+def _known_providers() -> frozenset[str]:
+    from assay.models._litellm_providers import litellm_providers
 
-    return {str(getattr(p, "value", p)) for p in litellm_module().provider_list}
+    return litellm_providers()  # read from litellm's source: a spec error in milliseconds
 
 
 def check_targets(loaded: LoadedSpec) -> None:
@@ -90,7 +90,7 @@ def check_targets(loaded: LoadedSpec) -> None:
     routed = [t for t in hosted if not t.model.startswith("openai/")]
     if not routed:
         return
-    known = _known_providers()  # imports litellm: only for specs that route through it
+    known = _known_providers()
     for target in routed:
         provider = target.model.split("/", 1)[0]
         if provider not in known:
