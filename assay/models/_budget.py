@@ -193,8 +193,8 @@ class Budget:
         scope = "max_cost_usd" if who == "the run" else f"max_cost_usd of {who}"
         held = f", {_usd(spend.held_usd)} in flight" if spend.held_usd > 0 else ""
         return (
-            f"{scope} = {cap:g} reached: {_usd(spend.spent_usd)} spent{held}, the next "
-            f"request could cost up to {_usd(bound)}"
+            f"{scope} = {cap:g}: {_usd(spend.spent_usd)} spent{held}, and the next request "
+            f"could cost up to {_usd(bound)} more"
         )
 
     def _stop(self, reason: str) -> None:
@@ -235,7 +235,8 @@ class Budget:
         """Why requests were refused: the run's cap, then each component's."""
         out = [self.stopped] if self.stopped is not None else []
         out += [
-            f"max_cost_usd of {name} = {self.caps[name]:g} reached ({_usd(spend.spent_usd)} spent)"
+            f"max_cost_usd of {name} = {self.caps[name]:g}: {_usd(spend.spent_usd)} spent, "
+            "and its next request could cost more"
             for name, spend in sorted(self.components.items())
             if spend.exhausted and self.stopped is None
         ]

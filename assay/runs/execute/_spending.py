@@ -68,9 +68,7 @@ def budget_status(
     `complete`)."""
     if budget is None or not budget.exhausted or status != "interrupted":
         return status, message
-    spent = f"${budget.run.spent_usd:.4f} spent in {budget.run.requests} requests"
-    why = "; ".join(budget.reasons())
-    return BUDGET_EXHAUSTED, f"{why}; {spent} over every session"
+    return BUDGET_EXHAUSTED, "; ".join(budget.reasons())
 
 
 def raised_caps(budget: dict[str, Any]) -> tuple[float | None, int | None, str]:
