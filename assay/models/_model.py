@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from assay.models._aimd import AdaptiveLimit
+from assay.models._budget import Budget, Ticket
 from assay.models._cache import ResponseCache
 from assay.models._config import ModelConfig
 from assay.models._layers import (
@@ -62,6 +63,7 @@ class Model(Generic[RequestT, ResponseT]):
         self.accounting = Accounting()
         # per attempt: the endpoint's rpm/tpm windows and pauses, then a slot of `limit`
         self.rate = RateLayer(transport.config, self.limit, self.accounting)
+        self.budget: Budget | None = None  # a run's spending caps (`assay.models._budget`)
 
     @property
     def config(self) -> ModelConfig:
@@ -107,21 +109,37 @@ class Model(Generic[RequestT, ResponseT]):
                 return self._finish(
                     ModelResult(response=hit, cache_hit=True, latency_s=elapsed, request_key=key)
                 )
+        # over a cap: raises BudgetExhausted, nothing sent, nothing recorded
+        ticket = None if self.budget is None else self.budget.admit(self.config, request)
         try:
             send = partial(self.rate.send, self.transport.send, request)
             raw, attempts = await self.retrier.call(send)
         except TransportError as exc:
+            self._settle(ticket, None, exc.attempts)
             failed = failed_result(exc, started)
             failed.request_key = key
             return self._finish(failed)
+        except BaseException:  # cut off in flight: it may still be billed
+            self._settle(ticket, None, None)
+            raise
+        attempts += requests_of(raw) - 1  # the last send's own re-asks (instructor)
+        self._settle(ticket, raw, attempts)
         if use_cache or refresh_cache:
             self.cached.write(key, raw)
         elapsed = time.perf_counter() - started
-        attempts += requests_of(raw) - 1  # the last send's own re-asks (instructor)
         result: ModelResult[ResponseT] = ModelResult(
             response=raw, attempts=attempts, latency_s=elapsed, request_key=key
         )
         return self._finish(result)
+
+    def _settle(self, ticket: Ticket | None, raw: Any, attempts: int | None) -> None:
+        """The budget learns what an admitted request cost (`attempts` None: cancelled)."""
+        if ticket is None or self.budget is None:
+            return
+        if attempts is None:
+            self.budget.cancelled(ticket)
+        else:
+            self.budget.settle(ticket, raw, attempts)
 
     async def complete_many(
         self, requests: Sequence[RequestT], *, use_cache: bool = True, refresh_cache: bool = False
