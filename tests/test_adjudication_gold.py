@@ -147,7 +147,7 @@ def test_cli_compare_with_adjudicated_gold(tmp_path: Path) -> None:
     _adjudicate(run, {8: "no", 9: "no"})
     code, out, err = invoke(["compare", str(run), "--gold", "adjudicated", "-f", "json"])
     assert code == 0, err
-    (acc,) = [c for c in json.loads(out) if c["metric"] == "accuracy"]
+    (acc,) = [c for c in json.loads(out)["comparisons"] if c["metric"] == "accuracy"]
     assert (acc["value_a"], acc["value_b"]) == pytest.approx((1.0, 0.6))
 
 

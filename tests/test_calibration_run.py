@@ -127,7 +127,7 @@ def test_compare_gives_paired_brier_and_ece(run: Path) -> None:
     assert code == 0, err
     code, out, err = invoke(["compare", str(run), "-f", "json", "--n-boot", "200"])
     assert code == 0, err
-    rows = {c["metric"]: c for c in json.loads(out)}
+    rows = {c["metric"]: c for c in json.loads(out)["comparisons"]}
     assert {"brier", "ece"} <= set(rows)
     brier = rows["brier"]
     assert abs(brier["diff"]) == pytest.approx(0.2829 - 0.21)

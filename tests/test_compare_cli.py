@@ -36,13 +36,15 @@ def _ok(argv: list[str]) -> str:
     return out
 
 
-def test_json_is_an_array_of_comparisons_with_the_documented_keys(run: Path) -> None:
-    rows = json.loads(_ok(["compare", str(run), "-f", "json", "--n-boot", "200"]))
-    assert isinstance(rows, list) and len(rows) == 4 * 3  # 4 metrics x 3 pairs
-    assert all(list(row) == KEYS for row in rows)
+def test_json_is_the_whole_comparison_with_the_documented_keys(run: Path) -> None:
+    whole = json.loads(_ok(["compare", str(run), "-f", "json", "--n-boot", "200"]))
     report = compare_runs([run], n_boot=200)
-    assert rows == [c.model_dump(mode="json") for c in report.comparisons]
+    assert whole == report.model_dump(mode="json")
+    rows = whole["comparisons"]
+    assert len(rows) == 4 * 3 and all(list(row) == KEYS for row in rows)  # 4 metrics x 3 pairs
     assert {r["test"] for r in rows} == {"mcnemar-exact", "paired-bootstrap"}
+    assert whole["panels"] and whole["kappa"]["raters"] and whole["confusions"]
+    assert {p["panel"] for p in whole["panels"]} >= {"judges"}
 
 
 def test_csv_one_row_per_comparison(run: Path) -> None:

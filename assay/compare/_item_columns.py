@@ -60,31 +60,41 @@ def gold_from_columns(path: Path) -> dict[ItemKey, Gold] | None:
     ratings = None if c is None else _ratings(c["ratings"])
     if c is None or ratings is None:
         return None
-    golds = map(_gold_fields, c["pairwise"], c["gold_label"], c["gold_score"],
-                c["gold_preference"], ratings)  # fmt: skip
+    made: dict[tuple[Any, ...], Gold] = {}  # items share a handful of golds: made once each
+    fields = zip(c["pairwise"], c["gold_label"], c["gold_score"], c["gold_preference"],
+                 ratings, strict=True)  # fmt: skip
+    golds = [_gold_fields(made, *f) for f in fields]
     return dict(zip(zip(c["dataset"], c["item_id"], strict=True), golds, strict=True))
 
 
-def _ratings(texts: list[str | None]) -> list[dict[str, str | None]] | None:
-    """Each item's ratings as `ItemRecord` validates them; None if one is refused (the
-    record-by-record read then names its line)."""
+def _ratings(texts: list[str | None]) -> list[tuple[tuple[str, str | None], ...]] | None:
+    """Each item's ratings as `ItemRecord` validates them, sorted by rater and with
+    normalised labels; None if one is refused (the record-by-record read then names its
+    line)."""
     try:
-        return [{} if x is None else _RATINGS.validate_json(x) for x in texts]
+        parsed = [None if x is None else _RATINGS.validate_json(x) for x in texts]
     except ValidationError:
         return None
+    return [
+        tuple(sorted((k, normalise_label(v)) for k, v in r.items())) if r else () for r in parsed
+    ]
 
 
 def _gold_fields(
-    pairwise: bool | None, label: str | None, score: float | None, preference: str | None,
-    ratings: dict[str, str | None],
+    made: dict[tuple[Any, ...], Gold], pairwise: bool | None, label: str | None,
+    score: float | None, preference: str | None, ratings: tuple[tuple[str, str | None], ...],
 ) -> Gold:  # fmt: skip
-    return Gold(
-        pairwise=bool(pairwise),
-        label=normalise_label(label),
-        score=score,
-        preference=preference,
-        ratings=tuple(sorted((k, normalise_label(v)) for k, v in ratings.items())),
-    )
+    key = (pairwise, label, score, preference, ratings)
+    gold = made.get(key)
+    if gold is None:
+        gold = made[key] = Gold(
+            pairwise=bool(pairwise),
+            label=normalise_label(label),
+            score=score,
+            preference=preference,
+            ratings=ratings,
+        )
+    return gold
 
 
 def add_columns(data: ItemData, c: dict[str, list[Any]]) -> None:

@@ -63,6 +63,8 @@ def common_keys(
 
 def merge_gold(kind: str, per_run: Sequence[tuple[LoadedRun, dict[K, V]]]) -> dict[K, V]:
     """One gold value per key; runs that disagree on a key's gold are refused."""
+    if len(per_run) == 1:
+        return dict(per_run[0][1])
     merged: dict[K, V] = {}
     source: dict[K, LoadedRun] = {}
     for run, gold in per_run:

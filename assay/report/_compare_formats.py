@@ -6,8 +6,11 @@ with `_formats.compares_with(...)` to one of these renderers.
   and CI, then the Δ against the reference with its CI and p), the comparisons, the
   panels' reliability, the judges' reliability bins (only with label probabilities), the
   notes. Numbers are never cut (the project's table model, `assay._table`).
-- `json`: a JSON array, one object per comparison (`PairedComparison`'s fields).
-- `csv`: one row per comparison, the same columns.
+- `json`: the whole comparison, one object (`ComparisonReport`'s fields: `comparisons`,
+  `ablation`, `kappa`, `confusions`, `force`, `panels`, `reliability`, `notes`, the
+  settings), as the run report's JSON is the whole report.
+- `csv`: one row per comparison, the same columns (a CSV is one table: the other parts
+  are in `json`, the page, and `compare.report_frames`).
 - `html`: the comparison page (`_compare_html.render_comparison_html`).
 """
 
@@ -165,8 +168,7 @@ def markdown_format(report: ComparisonReport) -> str:
 
 
 def json_format(report: ComparisonReport) -> str:
-    rows = [c.model_dump(mode="json") for c in report.comparisons]
-    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
 def csv_format(report: ComparisonReport) -> str:
