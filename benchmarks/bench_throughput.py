@@ -23,9 +23,14 @@ process with a fixed per-request latency, so the client's CPU is what differs):
                   and ``session.post(json=...)`` of the same messages, the JSON body read
                   and its content checked; nothing else.
 
+Then the same work as whole processes (benchmarks/_throughput_process.py; skip with
+``--no-process``): ``python -m assay run`` lean and litellm-cold, the cached re-run, and the
+raw loop as its own process (benchmarks/_raw_client.py), start-up included.
+
 Targets: assay cold >= 0.95x the plain loop's judgments/s; cold time / cached time >= 30x;
 lean >= 4x the plain loop's judgments/s, <= 1/4 of its client CPU per judgment, and
->= 0.6x the raw aiohttp loop's judgments/s.
+>= 0.6x the raw aiohttp loop's judgments/s; whole process, lean >= 0.6x the raw loop and
+cold litellm / cached >= 30x.
 Besides wall time it reports client CPU time per judgment, which is robust to other load
 on the machine (wall figures are not). With --repeat, plain and cold runs alternate.
 
@@ -34,7 +39,8 @@ Usage::
     python benchmarks/bench_throughput.py [--n 5000] [--concurrency 64] [--latency-ms 20]
                                           [--repeat 1] [--json] [--update-readme]
 
-``--update-readme`` rewrites the ``bench:throughput`` and ``bench:throughput-lean`` blocks of
+``--update-readme`` rewrites the ``bench:throughput``, ``bench:throughput-lean`` and
+``bench:throughput-process`` blocks of
 docs/benchmarks.md and benchmarks/README.md from the run's measured figures
 (benchmarks/_readme_blocks.py).
 
@@ -81,6 +87,14 @@ from _throughput_phases import (  # noqa: E402
     summarize,
     warm_up,
 )
+from _throughput_process import (  # noqa: E402
+    child_env,
+    print_process,
+    process_phases,
+    process_ratios,
+    readme_process,
+    write_raw_job,
+)
 from _throughput_report import readme_lean, readme_ratios, readme_table, report  # noqa: E402
 
 __all__ = [
@@ -121,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         help="hard limit for the whole script, seconds (default 1800)",
     )
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
+    ap.add_argument(
+        "--no-process",
+        action="store_true",
+        help="skip the whole-process phases (`python -m assay run` and the raw loop)",
+    )
     ap.add_argument(
         "--update-readme",
         action="store_true",
@@ -284,6 +303,14 @@ def main(argv: list[str] | None = None) -> int:
                 result[name + "_incl_construct"] = summarize(
                     [c["run_s"] + c["construct_s"] for c in runs], n
                 )
+            if not ns.no_process:  # the same work, each phase a fresh process
+                ctx = {"client": client, "workdir": workdir, "env": child_env(workdir)}
+                ctx["raw_job"] = write_raw_job(
+                    workdir / "raw.json", api_base, messages, ns.concurrency
+                )
+                specs = {"lean": lean_spec, "cold": spec}
+                result["process"] = process_phases(ctx, specs, n, ns.repeat)
+                result["process"]["ratios"] = process_ratios(result["process"])
             result["load_avg_end"] = loadavg()
     finally:
         os.chdir(old_cwd)
@@ -297,6 +324,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
 
     report(result)
+    if "process" in result:
+        print_process(result["process"])
+        ratios = result["process"]["ratios"]
+        result["pass"] &= ratios["pass_lean_over_raw"] and ratios["pass_cold_over_cached"]
     if ns.json:
         print(json.dumps(result, indent=2))
     if ns.update_readme:
@@ -307,9 +338,14 @@ def main(argv: list[str] | None = None) -> int:
 def update_readme(result: dict[str, Any], measured: Measurement) -> int:
     """The Benchmarks block (all phases) and the lean client's block, from one run."""
     figures = readme_table(result) + "\n\n" + readme_ratios(result)
-    return update_from_cli("throughput", measured, figures) or update_from_cli(
+    code = update_from_cli("throughput", measured, figures) or update_from_cli(
         "throughput-lean", measured, readme_lean(result)
     )
+    if code or "process" not in result:
+        return code
+    c = result["config"]
+    text = readme_process(result["process"], c["judgments"], c["repeat"])
+    return update_from_cli("throughput-process", measured, text)
 
 
 if __name__ == "__main__":
