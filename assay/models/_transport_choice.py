@@ -4,7 +4,8 @@ The lean client (`_openai_http`) is ~5x the litellm path for OpenAI-compatible e
 but it only speaks the plain chat-completions wire format. Auto takes it wherever the
 request it sends is the request litellm would send (so records and cache entries are the
 same either way), and litellm wherever litellm does something the lean client does not:
-other providers, instructor, parameters litellm rewrites or reads itself, proxies. The
+other providers, instructor, parameters litellm rewrites or reads itself, environment
+variables its OpenAI client reads (OPENAI_BASE_URL, proxies). The
 choice is a pure function of the config and the environment, made without importing
 litellm or aiohttp, and recorded with its reason in the manifest's client description.
 """
@@ -37,8 +38,9 @@ LEAN_EXTRA_BODY_KEYS = frozenset(
         # what the lean client treats as litellm does: headers, a merged body, callbacks' data
         *("headers", "extra_headers", "extra_body", "metadata"),
         # OpenAI chat parameters litellm sends unchanged for a non-reasoning model
-        *("frequency_penalty", "presence_penalty", "logit_bias", "user", "service_tier"),
-        *("store", "prompt_cache_key", "safety_identifier"),
+        # (not `user`: litellm drops it for a model its map does not know)
+        *("frequency_penalty", "presence_penalty", "logit_bias", "service_tier", "store"),
+        *("prompt_cache_key", "safety_identifier"),
         # OpenAI-compatible servers' own sampling keys, which litellm passes into the body
         *("top_k", "min_p", "repetition_penalty", "min_tokens", "chat_template_kwargs"),
         *("guided_json", "guided_choice", "guided_regex", "guided_grammar"),
@@ -48,6 +50,9 @@ LEAN_EXTRA_BODY_KEYS = frozenset(
 """`extra_body` keys both clients put in the same place (tests send each through both and
 compare what the server received). Any other key may be one litellm reads itself
 (`api_version`, `drop_params`, `num_retries`, ...): auto leaves such a config to litellm."""
+
+_BASE_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's api_base fallbacks
+_ACCOUNT_VARIABLES = ("OPENAI_ORGANIZATION", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
 
 # litellm's GPT reasoning series (`is_gpt_reasoning_series_name`): markers anywhere in the
 # model name, except the chat variants
@@ -87,6 +92,9 @@ def _needs_litellm(config: ModelConfig) -> str | None:
     unknown = sorted(set(config.extra_body) - LEAN_EXTRA_BODY_KEYS)
     if unknown:
         return f"extra_body key {unknown[0]!r} may be one litellm reads itself: litellm"
+    read = _openai_variable(config)
+    if read is not None:
+        return f"{read} is set: litellm reads it"
     proxy = _proxy_for(config.api_base or OPENAI_API_BASE)
     if proxy is not None:
         return f"{proxy} is set: litellm honours proxies"
@@ -102,6 +110,13 @@ def litellm_rewrites_parameters(name: str) -> bool:
     if o_series and openai_model_info(last) is not None:
         return True
     return any(m in name for m in _REASONING_MARKERS) and "gpt-5-chat" not in last
+
+
+def _openai_variable(config: ModelConfig) -> str | None:
+    """An environment variable the litellm path's OpenAI client reads and the lean client
+    does not: where requests go without an api_base, the organisation or project billed."""
+    names = [*(() if config.api_base else _BASE_VARIABLES), *_ACCOUNT_VARIABLES]
+    return next((name for name in names if os.environ.get(name)), None)
 
 
 def _proxy_for(url: str) -> str | None:
