@@ -30,7 +30,7 @@ def _answer(body: dict[str, Any]) -> Behavior:
     return reply(content, logprobs={label: math.log(0.52 + 0.47 * ((i * 7) % 13) / 12)})
 
 
-def _run(base: Path, logprobs: bool) -> Path:
+def _run(base: Path, logprobs: bool, bins: int | None = None) -> Path:
     rows = [
         {"id": f"c{i:02d}", "claim": f"claim {i}", "evidence": "a passage"}
         | {"gold_label": GOLD[i % 2]}
@@ -50,7 +50,8 @@ prompts = ["generic-support@1"]
 api_base = "{server.base_url}"
 transport = "openai"
 logprobs = {"true" if logprobs else "false"}
-""",
+"""
+            + ("" if bins is None else f"[calibration]\nbins = {bins}\n"),
             encoding="utf-8",
         )
         options = RunOptions(output_dir=str(base / "run"), progress=False)
@@ -107,3 +108,24 @@ def test_no_probabilities_no_bins(runs: Callable[[bool], Path]) -> None:
         code, out, err = invoke(["compare", str(runs(False)), "-f", fmt, "--n-boot", "20"])
         assert code == 0, err
         assert "reliability diagram" not in out.lower() and 'class="reliability"' not in out
+
+
+def test_compare_bins_as_the_run_declares_them(
+    runs: Callable[[bool], Path], tmp_path: Path
+) -> None:
+    """`[calibration] bins = 5`: ECE and the diagram's bins are the run's five; runs that
+    bin differently are compared with the default ten, and a note says so."""
+    five = _run(tmp_path, True, bins=5)
+    metrics = json.loads((five / "metrics.json").read_text(encoding="utf-8"))["items"]
+    own = {(r["judge_id"], r["dataset"]): r for r in metrics["calibration"]}
+    report = compare_runs([five], n_boot=20)
+    for t in report.reliability:
+        row = own[(t.judge, t.dataset)]
+        assert t.bins == row["bins"] == 5 and len(t.reliability) == 5
+        assert t.ece == pytest.approx(row["ece"])
+        assert [b.model_dump() for b in t.reliability] == row["reliability"]
+    (ece,) = [c for c in report.comparisons if c.metric == "ece"]
+    assert ece.value_a == pytest.approx(own[(ece.judge_a, "claims")]["ece"])
+    mixed = compare_runs([five, runs(True)], n_boot=20)
+    assert {t.bins for t in mixed.reliability} == {10}
+    assert any("bin ECE differently" in n and "5, 10" in n for n in mixed.notes)

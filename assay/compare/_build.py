@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assay._limits import MAX_BOOTSTRAP
 from assay.adjudication import GoldOverlay, check_gold_source, gold_overlay
-from assay.compare._calibration import calibration_outcomes, reliability_tables
+from assay.compare._calibration import calibration_outcomes, ece_bins, reliability_tables
 from assay.compare._item_outcomes import (
     LabelTable,
     categorical_outcomes,
@@ -30,6 +30,7 @@ from assay.compare._parts import (
     kappa_table,
 )
 from assay.errors import AssayError
+from assay.metrics._calibration_stats import DEFAULT_BINS
 from assay.metrics._paired_metrics import JudgeEstimate, MetricOutcomes, compare_statistics
 from assay.metrics._record_fields import ProducerMeta
 
@@ -93,7 +94,8 @@ def _outcomes(
     table = label_table(runs, names, strict=strict, notes=notes)
     if table is not None:
         metrics += categorical_outcomes(table) + numeric_outcomes(table)
-        metrics += calibration_outcomes(table.judges, table.probabilities, table.gold)
+        bins = ece_bins(runs, notes) if table.probabilities else DEFAULT_BINS
+        metrics += calibration_outcomes(table.judges, table.probabilities, table.gold, bins=bins)
     metrics += pairwise_outcomes(runs, names, strict=strict, notes=notes)
     metrics += factuality_outcomes(runs, names, strict=strict, notes=notes)
     metrics.sort(key=lambda m: METRIC_ORDER.index(m.name))
@@ -256,7 +258,9 @@ def compare_runs(
         else panel_table(table, n_boot=n_boot, seed=seed, confidence=confidence),
         reliability=[]
         if table is None
-        else reliability_tables(table, {j: run for j, run, _ in producers}),
+        else reliability_tables(
+            table, {j: run for j, run, _ in producers}, bins=ece_bins(runs, [])
+        ),
         notes=notes + result.notes,
         holm_families=result.families,
         n_boot=n_boot,

@@ -4,7 +4,8 @@ A judge's forecast on an item is its `label_probability` (the probability of the
 gave, `assay.metrics._calibration`), the outcome whether that label equals gold. A judge
 is defined on the items with a gold label, an ok verdict and a probability; two judges
 are compared on the items both have (paired bootstrap: lower is better for both, so a
-negative difference favours the first judge). ECE uses 10 equal-width bins.
+negative difference favours the first judge). ECE uses the runs' `[calibration] bins`
+equal-width bins (10 by default; runs that differ: 10, with a note).
 
 `reliability_tables` gives each judge's reliability-diagram bins per dataset over the same
 items, with the function the run's own calibration metrics use, so one run compared alone
@@ -19,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.compare._item_outcomes import LabelTable
-from assay.compare._load import Gold
+from assay.compare._load import Gold, LoadedRun
 from assay.compare._model import ReliabilityTable
 from assay.metrics._calibration import ReliabilityBin
 from assay.metrics._calibration_stats import DEFAULT_BINS, brier, brier_of, ece, ece_of, reliability
@@ -27,6 +28,19 @@ from assay.metrics._paired_metrics import MetricOutcomes
 from assay.metrics._paired_stats import PairedStatistic
 
 CALIBRATION = ("brier", "ece")
+
+
+def ece_bins(runs: Sequence[LoadedRun], notes: list[str]) -> int:
+    """The runs' one `[calibration] bins`; where they differ, the default (a note says
+    so: ECE compared between judges needs the same bins)."""
+    declared = sorted({run.ece_bins for run in runs})
+    if len(declared) == 1:
+        return declared[0]
+    notes.append(
+        f"the runs bin ECE differently ([calibration] bins = {', '.join(map(str, declared))}): "
+        f"compared with {DEFAULT_BINS} bins"
+    )
+    return DEFAULT_BINS
 
 
 def _usable(

@@ -45,6 +45,8 @@ from assay.core.rundir import (
     read_columns,
 )
 from assay.errors import RunError
+from assay.metrics._calibration import options_from_manifest
+from assay.metrics._calibration_stats import DEFAULT_BINS
 from assay.metrics._claim_universe import ClaimUniverse, claim_universe
 from assay.metrics._force_pairs import judged_pairs, pair_frame
 from assay.metrics._majority import Vote, majority_id, majority_of, majority_records, sample_base
@@ -93,6 +95,8 @@ class LoadedRun:
     items: ItemData | None = None
     facts: ClaimUniverse | None = None
     majority: list[str] = field(default_factory=list)
+    ece_bins: int = DEFAULT_BINS
+    """The run's `[calibration] bins` (ECE and reliability bins)."""
 
     def producers(self) -> list[str]:
         """Judge and verifier ids in display order (runs list them sorted)."""
@@ -112,6 +116,7 @@ def load_run(run_dir: str | Path, overlay: GoldOverlay | None = None) -> LoadedR
     path = Path(run_dir)
     manifest = read_run_manifest(path)
     run = LoadedRun(run_dir=path, name=str(manifest.get("name") or path.name))
+    run.ece_bins = options_from_manifest(manifest).bins
     try:
         with _collector_paused():
             run.force = _force(path, run.majority)
