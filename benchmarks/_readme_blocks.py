@@ -40,7 +40,11 @@ def block_names(text: str) -> list[str]:
 
 
 def script_for(name: str) -> str:
-    """The script that writes block `name`: `nli-int8` is written by bench_nli.py."""
+    """The script that writes block `name`: `rate-limits` is written by
+    bench_rate_limits.py, and `nli-int8` (no bench_nli_int8.py) by bench_nli.py."""
+    whole = f"benchmarks/bench_{name.replace('-', '_')}.py"
+    if (ROOT / whole).is_file():
+        return whole
     return f"benchmarks/bench_{name.split('-')[0]}.py"
 
 
