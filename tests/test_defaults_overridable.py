@@ -35,11 +35,16 @@ OTHER: dict[str, Any] = {
     "rpm": 600,
     "tpm": 90_000,
     "adaptive_concurrency": False,
+    "input_cost_per_token": 2e-06,
+    "output_cost_per_token": 8e-06,
+    "max_cost_usd": 1.5,
 }
 NEEDS = {"instructor_mode": {"structured_output": "instructor"}, "max_reasks": {}}
 NEEDS["top_logprobs"] = {"logprobs": True}
 NEEDS["max_reasks"] = NEEDS["instructor_mode"]
 NEEDS["structured_output"] = {"transport": "litellm"}
+NEEDS["input_cost_per_token"] = {"output_cost_per_token": 8e-06}  # prices come in pairs
+NEEDS["output_cost_per_token"] = {"input_cost_per_token": 2e-06}
 
 
 def test_every_defaults_key_has_a_block_override() -> None:

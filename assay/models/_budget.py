@@ -140,14 +140,14 @@ class Budget:
         self.components: dict[str, Spend] = {}
         self.caps: dict[str, float] = {}
         self.stopped: str | None = None
-        self._prices: dict[tuple[str, bool], Prices | None] = {}
+        self._prices: dict[tuple[str, float | None, float | None, bool], Prices | None] = {}
         if earlier is not None:
             self.run.spent_usd, self.run.requests = earlier.spent_usd, earlier.requests
             for name, info in earlier.components.items():
                 self.components[name] = Spend(spent_usd=info.spent_usd, requests=info.requests)
 
     def prices(self, config: ModelConfig, *, batch: bool = False) -> Prices | None:
-        key = (config.model_dump_json(), batch)
+        key = (config.model, config.input_cost_per_token, config.output_cost_per_token, batch)
         if key not in self._prices:
             self._prices[key] = prices_of(config, batch=batch)
         return self._prices[key]

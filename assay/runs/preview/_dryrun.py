@@ -16,14 +16,13 @@ from assay.core.decomposition import Sentence
 from assay.core.outcomes import Status
 from assay.core.pairs import ForcePair
 from assay.core.records import ClaimRecord, SentenceRecord
-from assay.core.rundir import JUDGMENTS_FILE, MANIFEST_FILE, latest_records, read_json
+from assay.core.rundir import JUDGMENTS_FILE, latest_records
 from assay.core.verification import ClaimToVerify
 from assay.errors import AssayError
 from assay.models import ChatRequest
 from assay.models._batch import BatchPricing
 from assay.models._budget import Budget
 from assay.runs.assemble._given import given_records
-from assay.runs.execute._spending import attach_budget, run_budget
 from assay.runs.plan._plan import ItemWork, JudgeWork, redo_statuses
 from assay.runs.preview._budget_fit import BudgetFit, budget_fit, worst_case
 from assay.runs.preview._estimate import OUTPUT_HOW, TOKENS_HOW, Estimator
@@ -32,7 +31,6 @@ from assay.runs.spec._spec import LoadedSpec
 from assay.runs.stages._batch import is_batch_judge
 from assay.runs.stages._factuality import FactualityStage
 from assay.runs.stages._judge import item_of
-from assay.runs.store._manifest import load_manifest
 
 AFTER = "after decomposition"
 
@@ -86,14 +84,10 @@ class _Ctx:
 def plan_run(loaded: LoadedSpec, options: RunOptions | None = None) -> DryRunPlan:
     """The dry-run plan of a spec: per component, what is recorded, cached and to send."""
     runner = Runner(loaded, options)
-    manifest = runner.run_dir / MANIFEST_FILE
-    existing = None
-    if manifest.exists():
-        existing = load_manifest(read_json(manifest), runner.run_dir)
-        runner._check_same_run(existing)  # the real run would stop here too
-    ctx = _Ctx(runner, run_budget(loaded.spec, runner.options, existing))
+    existing = runner._existing()  # checked: the real run would stop on another spec too
+    ctx = _Ctx(runner, runner.new_budget(existing))
     try:
-        attach_budget(ctx.budget, runner._model_clients(), loaded.path, runner.options)
+        runner.attach_budget(ctx.budget)
     except AssayError as exc:
         ctx.notes.append(f"the real run will stop: {exc.render()}")
     rows = _judge_rows(runner, ctx)

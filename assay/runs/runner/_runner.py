@@ -166,8 +166,8 @@ class Runner:
         """What earlier sessions recorded, what is left, and the preflight of what this
         session will call; reads only."""
         existing = self._existing()
-        self.budget = run_budget(self.loaded.spec, self.options, existing)
-        attach_budget(self.budget, self._model_clients(), self.loaded.path, self.options)
+        self.budget = self.new_budget(existing)
+        self.attach_budget(self.budget)
         redo = redo_statuses(self.options.retry_errors)
         for stage in self.stages:
             stage.load(self.run_dir, redo)
@@ -256,6 +256,14 @@ class Runner:
         preflight_clients(clients, self.loaded.path)
         if self.loaded.spec.records_parquet:
             require_pyarrow(self.loaded.path)
+
+    def new_budget(self, existing: Manifest | None) -> Budget:
+        """The spending caps in force, from the spend earlier sessions recorded."""
+        return run_budget(self.loaded.spec, self.options, existing)
+
+    def attach_budget(self, budget: Budget) -> None:
+        """Give every hosted client the budget (a capped model without a price: SpecError)."""
+        attach_budget(budget, self._model_clients(), self.loaded.path, self.options)
 
     def _model_clients(self) -> list[Any]:
         """The run's hosted model clients: the pool's and the given judges' own."""
