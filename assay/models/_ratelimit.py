@@ -26,7 +26,7 @@ from aiolimiter import AsyncLimiter
 
 from assay.core.manifest import RateLimitInfo
 from assay.models._aimd import AdaptiveLimit
-from assay.models._ratelimit_headers import Window, read_window, retry_after, watching
+from assay.models._ratelimit_headers import Window, read_window, retry_after, unwatch, watch
 from assay.models._tokens import request_token_bound
 from assay.models._transport import TransportError
 from assay.models._types import ChatRequest
@@ -176,12 +176,14 @@ class RateLayer:
         await endpoint.admit(held)
         async with self.limit:
             started = await endpoint.paused()
-            with watching() as sink:
-                try:
-                    raw = await send(request)
-                except TransportError as exc:
-                    self._refused(exc, sink.headers, started, held)
-                    raise
+            sink, token = watch()
+            try:
+                raw = await send(request)
+            except TransportError as exc:
+                self._refused(exc, sink.headers, started, held)
+                raise
+            finally:
+                unwatch(token)
             self._answered(raw, sink.headers, started, held)
         return raw
 
@@ -209,7 +211,7 @@ class RateLayer:
         used = getattr(usage, "total_tokens", 0) or 0
         if held and used:
             self.endpoint.correct_tokens(int(used) - held)
-        windows = self._unset_windows(headers, held)
+        windows = self._unset_windows(headers, held) if headers else []
         in_flight = self.limit.in_flight
         if not any(left < in_flight * need for _, left, need in windows):
             self.limit.succeeded()

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
 from assay.models._retry import retry_after_from_headers
 
-__all__ = ["HeaderSink", "Window", "note_headers", "read_window", "watching"]
+__all__ = ["HeaderSink", "Window", "note_headers", "read_window", "unwatch", "watch", "watching"]
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -100,15 +100,24 @@ class HeaderSink:
 _SINK: ContextVar[HeaderSink | None] = ContextVar("assay_rate_headers", default=None)
 
 
+def watch() -> tuple[HeaderSink, Token[HeaderSink | None]]:
+    """A fresh sink for the next send (one per attempt); `_SINK.reset(token)` after."""
+    sink = HeaderSink()
+    return sink, _SINK.set(sink)
+
+
+def unwatch(token: Token[HeaderSink | None]) -> None:
+    _SINK.reset(token)
+
+
 @contextmanager
 def watching() -> Iterator[HeaderSink]:
-    """A fresh sink for the send made inside the block (one per attempt)."""
-    sink = HeaderSink()
-    token = _SINK.set(sink)
+    """`watch` as a block (tests, one-off sends)."""
+    sink, token = watch()
     try:
         yield sink
     finally:
-        _SINK.reset(token)
+        unwatch(token)
 
 
 def note_headers(headers: Any) -> None:
@@ -118,11 +127,16 @@ def note_headers(headers: Any) -> None:
     if sink is None or headers is None:
         return
     try:
-        items = dict(headers.items())
+        items = list(headers.items())
     except (AttributeError, TypeError):
         return
-    kept = {k: v for k, v in lowered(items).items() if "ratelimit" in k or "retry-after" in k}
-    sink.headers.update(kept)
+    kept = {}
+    for name, value in items:  # on every answer: only the few names that matter
+        key = str(name).lower()
+        if "ratelimit" in key or "retry-after" in key:
+            kept[key] = str(value)
+    if kept:
+        sink.headers.update(lowered(kept))
 
 
 def litellm_headers(obj: Any) -> Any:
