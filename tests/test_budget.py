@@ -14,7 +14,7 @@ import pytest
 from _cli import invoke
 from test_openai_transport import write_mini_pairs
 
-from assay.models._tokens import request_token_bound
+from assay.models._budget import request_bound
 from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
 from assay.testing import FakeOpenAIServer
 
@@ -32,6 +32,7 @@ def write_spec(
     prices: bool = True,
     model: str = "openai/fake-judge",
     concurrency: int = 4,
+    transport: str = "openai",
 ) -> Path:
     """Two judges (one per prompt) on the mini pairs; `top` adds top-level keys."""
     write_mini_pairs(tmp)
@@ -49,7 +50,7 @@ max_tokens = {MAX_TOKENS}
 max_concurrency = {concurrency}
 max_attempts = 2
 timeout_s = 5
-transport = "openai"
+transport = "{transport}"
 {priced}
 [[judges]]
 models = ["{model}"]
@@ -91,14 +92,17 @@ def worst_cases(spec: Path, tmp: Path) -> list[float]:
         judge: Any = stage.by_id[work.judge_id]
         from assay.runs.stages._judge import item_of
 
-        prompt, cap = request_token_bound(judge.request_for(item_of(pair, work)))
+        prompt, cap = request_bound(judge.request_for(item_of(pair, work)))
         out.append((prompt + cap) * PRICE)
     return out
 
 
-def test_a_cost_cap_stops_the_run_and_a_resume_with_more_finishes_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["openai", "litellm"])
+def test_a_cost_cap_stops_the_run_and_a_resume_with_more_finishes_it(
+    tmp_path: Path, transport: str
+) -> None:
     with FakeOpenAIServer() as server:
-        spec = write_spec(tmp_path, server.base_url)
+        spec = write_spec(tmp_path, server.base_url, transport=transport)
         worst = worst_cases(spec, tmp_path)
         cap = sum(sorted(worst)[:6])  # room for about six requests' worst case
         first = run(spec, tmp_path, max_cost_usd=cap)

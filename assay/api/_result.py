@@ -93,7 +93,7 @@ class RunResult:
 
     @property
     def status(self) -> str:
-        """complete, running, interrupted or failed."""
+        """complete, running, interrupted, budget_exhausted or failed."""
         return str(self.manifest.get("status"))
 
     @property

@@ -55,11 +55,15 @@ def run(
     cache_dir: str | Path | None = None,
     retry_errors: bool = False,
     progress: bool = False,
+    max_cost_usd: float | None = None,
+    max_requests: int | None = None,
 ) -> RunResult:
     """Execute `spec` (a TOML path, a `RunSpec` or a dict) plus any judges/verifiers given.
 
     Re-running with the same arguments resumes. A run that ends `failed` or `interrupted`
-    is returned, not raised: check `result.status` and `result.message`.
+    is returned, not raised: check `result.status` and `result.message`. `max_cost_usd`
+    and `max_requests` are the run's spending caps (over the spec's); a run they stop
+    ends `budget_exhausted`, and resumes with higher ones.
     """
     try:
         asyncio.get_running_loop()
@@ -74,6 +78,8 @@ def run(
         cache_dir=None if cache_dir is None else str(cache_dir),
         retry_errors=retry_errors,
         progress=progress,
+        max_cost_usd=max_cost_usd,
+        max_requests=max_requests,
     )
     judge_objects = [as_judge(j) for j in judges]
     verifier_objects = [as_verifier(v) for v in verifiers]

@@ -1,13 +1,15 @@
 """Spending caps: a run's (and each component's) cost and request budget, checked before
 every request against the request's worst-case cost.
 
-The worst case is the estimated prompt tokens (`assay.models._tokens`, an over-count)
-plus the request's whole `max_tokens`, at the model's prices: what the provider could
-bill at most. Requests in flight hold their worst case until their answer's real usage
-replaces it, so a run never sends a request that could take it over its cap, however
-many are in flight. One refusal stops the run's sending for good (a component's cap
-stops only that component): what was not sent stays unrecorded, and a resumed run with
-a higher cap sends it, counting the spend earlier sessions recorded in the manifest.
+The worst case is the most prompt tokens the request can be billed for
+(`assay.models._tokens.prompt_token_bound`) plus its whole `max_tokens`, at the model's
+prices: what the provider could bill at most (for natural text and code; random strings
+can tokenise denser, see `prompt_token_bound`). Requests in flight hold their worst case
+until their answer's real usage replaces it, so a run never sends a request that could
+take it over its cap, however many are in flight. One refusal stops the run's sending
+for good (a component's cap stops only that component): what was not sent stays
+unrecorded, and a resumed run with a higher cap sends it, counting the spend earlier
+sessions recorded in the manifest.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from assay.errors import AssayError
 from assay.models._config import ModelConfig
 from assay.models._cost_map import openai_model_info, uses_local_map
 from assay.models._layers import usage_of
-from assay.models._tokens import request_token_bound
+from assay.models._tokens import prompt_token_bound
 from assay.models._types import ChatRequest
 
 SPENDER: ContextVar[str | None] = ContextVar("assay_spender", default=None)
@@ -120,6 +122,11 @@ class Ticket:
     prices: Prices | None
 
 
+def request_bound(request: ChatRequest) -> tuple[int, int]:
+    """The most prompt and output tokens a request can be billed for (its worst case)."""
+    return prompt_token_bound(request.messages), request.decoding.max_tokens
+
+
 def _usd(value: float) -> str:
     return f"${value:.4f}"
 
@@ -164,7 +171,7 @@ class Budget:
         prices = self.prices(config, batch=batch) if self._priced(config) else None
         bound = 0.0
         if prices is not None and self.capped(config) and isinstance(request, ChatRequest):
-            bound = prices.cost(*request_token_bound(request))
+            bound = prices.cost(*request_bound(request))
         self._check_run(bound)
         mine = self.components.setdefault(spender, Spend())
         cap = config.max_cost_usd
@@ -289,6 +296,7 @@ __all__ = [
     "Ticket",
     "hold",
     "prices_of",
+    "request_bound",
     "settle",
     "spending_as",
 ]

@@ -1,5 +1,5 @@
 """Whether a dry run's plan fits the run's spending caps: the worst-case cost of the
-requests it would send, counted exactly as the run admits them (estimated prompt
+requests it would send, counted exactly as the run admits them (the most prompt
 tokens + max_tokens at the prices the caps use, batch prices for batch judges), plus
 what earlier sessions spent, against `max_cost_usd`; the requests against
 `max_requests`. Fits means the caps will not stop the run; retries, which the plan
@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from assay.models._budget import Budget
-from assay.models._tokens import request_token_bound
+from assay.models._budget import Budget, request_bound
 from assay.models._types import ChatRequest
 
 
@@ -51,7 +50,7 @@ def worst_case(
     prices = budget.prices(client.config, batch=batch)
     if prices is None:
         return None
-    return sum(prices.cost(*request_token_bound(r)) for r in requests)
+    return sum(prices.cost(*request_bound(r)) for r in requests)
 
 
 def _within(spent: float, worst: float | None, cap: float | None) -> bool | None:
