@@ -50,7 +50,7 @@ class RunSummary(BaseModel):
     kinds: list[str] = Field(default_factory=list, description="What the run holds.")
     status: str = Field(
         description="running (a writer holds the lock now) | complete | interrupted | "
-        "failed | unreadable"
+        "budget_exhausted | failed | unreadable"
     )
     reason: str | None = Field(default=None, description="Why an unreadable run is unreadable.")
     planned: int | None = None
