@@ -99,3 +99,25 @@ def test_providers_read_from_source_are_litellms_own_list() -> None:
     from_import = {str(getattr(p, "value", p)) for p in litellm.provider_list}
     assert _from_source() == from_import
     assert {"openai", "anthropic", "ollama"} <= litellm_providers()
+
+
+def test_is_prompted_agrees_with_the_protocol_and_remembers_only_whole_classes() -> None:
+    from assay.core.judging import PromptedJudge, is_prompted
+    from assay.judges import LLMJudge, baseline
+
+    class Partial:
+        id = "partial"
+
+        def describe(self) -> dict[str, str]:
+            return {}
+
+        async def __call__(self, item: object, *, where: str | None = None) -> None: ...
+
+    whole = Partial()
+    whole.request_for = lambda item, where=None: None  # type: ignore[attr-defined]
+    whole.judge_variables = lambda variables, where=None: None  # type: ignore[attr-defined]
+    judges = [baseline("token-overlap"), Partial(), whole]
+    for judge in judges * 2:
+        assert is_prompted(judge) == isinstance(judge, PromptedJudge)
+    assert is_prompted(whole) and not is_prompted(Partial())  # the class is not remembered
+    assert all(hasattr(LLMJudge, name) for name in ("request_for", "judge_variables"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -105,18 +105,36 @@ class PromptedJudge(Protocol):
     ) -> Judgment: ...
 
 
+_PROMPTED_MEMBERS = ("id", "describe", "__call__", "request_for", "judge_variables")
+_PROMPTED_CLASSES: set[type] = set()
+
+
+def is_prompted(judge: object) -> bool:
+    """`isinstance(judge, PromptedJudge)`, remembered for a class that has every member
+    itself: a runtime-checkable Protocol check is a `hasattr` per member (~0.1 ms), which
+    a run paid again for every judgment."""
+    kind = type(judge)
+    if kind in _PROMPTED_CLASSES:
+        return True
+    if not isinstance(judge, PromptedJudge):
+        return False  # not remembered: an instance attribute may supply a member
+    if all(hasattr(kind, name) for name in _PROMPTED_MEMBERS):
+        _PROMPTED_CLASSES.add(kind)
+    return True
+
+
 async def judge_at(judge: Judge, item: JudgeItem, *, where: str) -> Judgment:
     """`judge(item)`, naming the data row in the errors of a judge that renders prompts."""
-    if isinstance(judge, PromptedJudge):
-        return await judge(item, where=where)
+    if is_prompted(judge):
+        return await cast(PromptedJudge, judge)(item, where=where)
     return await judge(item)
 
 
 async def judge_variables(judge: Judge, variables: dict[str, Any], *, where: str) -> Judgment:
     """An items row judged: a prompted judge sees exactly the row's variables; any other
     judge gets them as a `JudgeItem` (`claim`, `evidence`, `question`, the rest `extra`)."""
-    if isinstance(judge, PromptedJudge):
-        return await judge.judge_variables(variables, where=where)
+    if is_prompted(judge):
+        return await cast(PromptedJudge, judge).judge_variables(variables, where=where)
     return await judge(item_of_variables(variables))
 
 
