@@ -6,6 +6,7 @@ any request; the CLI's closing line resumes the run."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -207,3 +208,28 @@ def test_dry_run_says_whether_the_plan_fits(tmp_path: Path) -> None:
     assert fits["fits"] is True and short["fits"] is False
     assert "budget: does not fit" in table and table_code == 0
     assert outcome.status == "complete"  # what fits is not stopped
+
+
+def test_max_requests_caps_the_decomposer_and_verifiers_too(tmp_path: Path) -> None:
+    from test_factuality_run import responder
+    from test_factuality_run import write_spec as factuality_spec
+
+    out = tmp_path / "fact"
+    with FakeOpenAIServer(responder=responder) as server:
+        spec = factuality_spec(tmp_path, server.base_url)
+        first = Runner(
+            load_spec(spec), RunOptions(output_dir=str(out), progress=False, max_requests=8)
+        ).run()
+        sent = server.stats.total
+        kept = [json.loads(x) for x in (out / "verifications.jsonl").read_text().splitlines()]
+        second = Runner(
+            load_spec(spec), RunOptions(output_dir=str(out), progress=False, max_requests=20)
+        ).run()
+        total = server.stats.total
+    assert first.status == "budget_exhausted" and sent == 8  # 6 decompositions, 2 verifications
+    assert first.verifications_recorded is not None and first.verifications_recorded < 10
+    assert not [v for v in kept if v["status"] == "api_error"]
+    assert second.status == "complete" and total == 6 + 5  # nothing sent twice
+    assert second.verifications_recorded == second.verifications_planned == 10
+    components = read_json(out / "manifest.json")["budget"]["components"]
+    assert sum(c["requests"] for c in components.values()) == 11 and len(components) == 2
