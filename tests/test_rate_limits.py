@@ -10,6 +10,7 @@ the tests check how many 429s it took to get there, and that every answer arrive
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,8 @@ from assay.models._aimd import AdaptiveLimit
 from assay.models._config import Decoding, RetryPolicy
 from assay.models._hosted import litellm_module
 from assay.models._ratelimit import Window60, endpoint_for, rate_limits_of
-from assay.models._ratelimit_headers import lowered, parse_duration, read_window
+from assay.models._ratelimit_headers import lowered, parse_duration, read_window, watching
+from assay.models._transport import TransportError
 from assay.models._types import ChatRequest, ModelResult
 from assay.prompts._prompt import Message
 from assay.testing import FakeOpenAIServer, RateWindows
@@ -212,3 +214,37 @@ def test_headers_are_read_as_openai_writes_them() -> None:
     assert window is not None and (window.limit, window.remaining) == (60.0, 0.0)
     assert window.refill_s(1) == pytest.approx(0.5)  # 30 s for 60: one every 0.5 s
     assert read_window(headers, "tokens") is None
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_each_transport_hands_the_answer_headers_to_the_rate_layer(transport: str) -> None:
+    """Successes and 429s alike: the sink of the send sees x-ratelimit-* (and, on a
+    429, Retry-After); a spent window pauses the endpoint before any 429."""
+    with FakeOpenAIServer(rate_limits=RateWindows(rpm=2, period_s=2.0)) as server:
+        model = _model(server, transport, retry=RetryPolicy(max_attempts=1))
+
+        async def sends() -> list[dict[str, str]]:
+            seen = []
+            for request in _requests(3):
+                with watching() as sink, contextlib.suppress(TransportError):
+                    await model.transport.send(request)
+                seen.append(dict(sink.headers))
+            return seen
+
+        first, second, third = asyncio.run(sends())
+        [answer] = asyncio.run(model.complete_many(_requests(1, "late"), use_cache=False))
+    assert first["x-ratelimit-remaining-requests"] == "1" and "retry-after" not in first
+    assert second["x-ratelimit-remaining-requests"] == "0"
+    assert "retry-after" in third and parse_duration(third["x-ratelimit-reset-requests"])
+    assert answer.error is not None and model.accounting.rate_limited == 1
+    assert model.limit.limit == 8 and model.rate.endpoint.paused_until > 0
+
+
+def test_a_spent_window_pauses_the_endpoint_before_any_429() -> None:
+    with FakeOpenAIServer(rate_limits=RateWindows(rpm=2, period_s=1.0)) as server:
+        model = _model(server, "openai", max_concurrency=2)
+        wall, results = _timed([(model, _requests(3))])
+        refused = server.stats.by_status.get(429, 0)
+    assert [r.error for r in results] == [None] * 3
+    assert refused == 0 and model.limit.lowest == 1  # fewer left than in flight: cut
+    assert wall >= 0.4  # the third waited for the window (one request per 0.5 s)
