@@ -16,11 +16,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.redaction import scrub_text
+
+T = TypeVar("T")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -118,6 +121,29 @@ def cancellable(event: threading.Event) -> Iterator[None]:
         _cancel_events.pop(ident, None)
 
 
+@contextmanager
+def beside(work: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """Run `work` in a thread while the block runs, for a second core: numpy and scipy
+    release the GIL in their loops, so two bootstraps run at once. The block gets a
+    function that waits for the result (and raises what `work` raised). When the block is
+    interrupted or fails, the thread stops at its next chunk (`check_cancelled`)."""
+    stop = threading.Event()
+
+    def run() -> T:
+        with cancellable(stop):
+            return work()
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-beside")
+    future = pool.submit(run)
+    try:
+        yield future.result
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def check_cancelled() -> None:
     """Called between chunks of long work: raise if this thread's work was cancelled, or,
     in the main thread, if a signal arrived whose exception was swallowed (`_raise`)."""
@@ -153,6 +179,7 @@ def interruptible() -> Iterator[None]:
 __all__ = [
     "SIGNALS",
     "Interrupted",
+    "beside",
     "cancellable",
     "check_cancelled",
     "forget_unhandled_interrupt",

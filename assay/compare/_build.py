@@ -6,7 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
+from assay._interrupts import beside
 from assay._limits import MAX_BOOTSTRAP
 from assay.adjudication import GoldOverlay, check_gold_source, gold_overlay
 from assay.compare._calibration import calibration_outcomes, ece_bins, reliability_tables
@@ -239,31 +241,47 @@ def compare_runs(
     if reference is not None:
         _check_reference(reference, [j for j, _, _ in producers], outcomes)
     notes += [f"{names(r, j)}: {MAJORITY_RULE}" for r in runs for j in r.majority]
-    result = compare_statistics(
-        outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
-    )
-    notes += _coverage_notes(result.estimates)
-    return ComparisonReport(
-        runs=[_compared(r, names) for r in runs],
-        reference=reference,
-        metrics=list(dict.fromkeys(m.name for m in outcomes)),
-        comparisons=result.comparisons,
-        ablation=ablation_rows(producers, result.estimates, result.comparisons, reference),
-        kappa=kappa_table(table) if table is not None else None,
-        confusions=(confusion_tables(table) if table is not None else [])
-        + [c for r in runs if r.facts for c in claim_confusions(r.facts, partial(names, r))],
-        force=force_points(result.estimates),
-        panels=[]
+    panels_of = (
+        list
         if table is None
-        else panel_table(table, n_boot=n_boot, seed=seed, confidence=confidence),
-        reliability=[]
-        if table is None
-        else reliability_tables(
-            table, {j: run for j, run, _ in producers}, bins=ece_bins(runs, [])
-        ),
-        notes=notes + result.notes,
-        holm_families=result.families,
-        n_boot=n_boot,
-        seed=seed,
-        confidence=confidence,
+        else partial(panel_table, table, n_boot=n_boot, seed=seed, confidence=confidence)
     )
+    with beside(panels_of) as panels:  # the panels' bootstrap on the second core
+        result = compare_statistics(
+            outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
+        )
+        notes += _coverage_notes(result.estimates) + result.notes
+        return ComparisonReport(
+            runs=[_compared(r, names) for r in runs],
+            reference=reference,
+            metrics=list(dict.fromkeys(m.name for m in outcomes)),
+            comparisons=result.comparisons,
+            ablation=ablation_rows(producers, result.estimates, result.comparisons, reference),
+            force=force_points(result.estimates),
+            notes=notes,
+            holm_families=result.families,
+            **_label_parts(table, runs, names, producers),
+            panels=panels(),
+            n_boot=n_boot,
+            seed=seed,
+            confidence=confidence,
+        )
+
+
+def _label_parts(
+    table: LabelTable | None,
+    runs: Sequence[LoadedRun],
+    names: _Names,
+    producers: Sequence[tuple[str, str, ProducerMeta]],
+) -> dict[str, Any]:
+    """The report's parts read off the label table: kappa, confusions (a factuality
+    run's verifiers' too), reliability bins."""
+    facts = [c for r in runs if r.facts for c in claim_confusions(r.facts, partial(names, r))]
+    if table is None:
+        return {"kappa": None, "confusions": facts, "reliability": []}
+    owners = {j: run for j, run, _ in producers}
+    return {
+        "kappa": kappa_table(table),
+        "confusions": confusion_tables(table) + facts,
+        "reliability": reliability_tables(table, owners, bins=ece_bins(runs, [])),
+    }
