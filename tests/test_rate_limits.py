@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
@@ -248,3 +251,23 @@ def test_a_spent_window_pauses_the_endpoint_before_any_429() -> None:
     assert [r.error for r in results] == [None] * 3
     assert refused == 0 and model.limit.lowest == 1  # fewer left than in flight: cut
     assert wall >= 0.4  # the third waited for the window (one request per 0.5 s)
+
+
+def test_the_server_process_enforces_a_window_from_its_command_line() -> None:
+    """`python -m assay.testing --rpm 1`: the second request in a minute is a 429."""
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    answers = []
+    with FakeOpenAIServer.spawned(extra_args=["--rpm", "1"]) as client:
+        for _ in range(2):
+            request = urllib.request.Request(
+                client.url + "/v1/chat/completions",
+                data=body,
+                headers={"Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request) as response:
+                    answers.append((response.status, response.headers.get("retry-after")))
+            except urllib.error.HTTPError as exc:
+                answers.append((exc.code, exc.headers.get("retry-after")))
+    assert answers[0] == (200, None)
+    assert answers[1][0] == 429 and 59 < float(answers[1][1]) <= 60
