@@ -233,3 +233,15 @@ def test_max_requests_caps_the_decomposer_and_verifiers_too(tmp_path: Path) -> N
     assert second.verifications_recorded == second.verifications_planned == 10
     components = read_json(out / "manifest.json")["budget"]["components"]
     assert sum(c["requests"] for c in components.values()) == 11 and len(components) == 2
+
+
+def test_dry_run_fit_is_unknown_until_the_claims_are_known(tmp_path: Path) -> None:
+    from test_factuality_run import write_spec as factuality_spec
+
+    spec = factuality_spec(tmp_path, "http://127.0.0.1:9/v1")
+    code, out, err = invoke(["run", str(spec), "--dry-run", "-f", "json", "--max-requests", "100"])
+    assert code == 0, err
+    fit = json.loads(out)["budget"]
+    assert fit["after_decomposition"] and fit["fits"] is None and fit["to_send"] == 6
+    code, out, _ = invoke(["run", str(spec), "--dry-run", "-f", "json", "--max-requests", "5"])
+    assert json.loads(out)["budget"]["fits"] is False  # the decompositions alone exceed it

@@ -38,6 +38,11 @@ class BudgetFit(BaseModel):
         description="Worst-case cost of those requests; None: a model has no price."
     )
     fits: bool | None = Field(description="Whether no cap will stop the run; None: unknown.")
+    after_decomposition: bool = Field(
+        default=False,
+        description="Some requests (verifications) are known only after decomposition: "
+        "not counted, so the plan cannot be said to fit.",
+    )
     components: list[ComponentFit] = Field(default_factory=list)
 
 
@@ -85,6 +90,9 @@ def budget_fit(budget: Budget, rows: Sequence[Any]) -> BudgetFit | None:
     checks += [c.fits for c in components]
     if budget.max_requests is not None:
         checks.append(run.requests + to_send <= budget.max_requests)
+    later = any(r.to_send is None and r.model is not None for r in rows)
+    if later:
+        checks.append(None)
     fits = False if False in checks else (None if None in checks else True)
     return BudgetFit(
         max_cost_usd=budget.max_cost_usd,
@@ -94,6 +102,7 @@ def budget_fit(budget: Budget, rows: Sequence[Any]) -> BudgetFit | None:
         to_send=to_send,
         worst_case_usd=worst,
         fits=fits,
+        after_decomposition=later,
         components=components,
     )
 
@@ -107,7 +116,12 @@ def fit_lines(fit: BudgetFit) -> list[str]:
     verdict = {
         True: "fits",
         False: "does not fit: the run would stop budget_exhausted",
-        None: "unknown: a capped model has no price",
+        None: "unknown: "
+        + (
+            "the verifications are known only after decomposition"
+            if fit.after_decomposition
+            else "a capped model has no price"
+        ),
     }[fit.fits]
     parts = []
     if fit.max_cost_usd is not None:
