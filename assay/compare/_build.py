@@ -241,12 +241,15 @@ def compare_runs(
     if reference is not None:
         _check_reference(reference, [j for j, _, _ in producers], outcomes)
     notes += [f"{names(r, j)}: {MAJORITY_RULE}" for r in runs for j in r.majority]
-    panels_of = (
-        list
-        if table is None
-        else partial(panel_table, table, n_boot=n_boot, seed=seed, confidence=confidence)
-    )
-    with beside(panels_of) as panels:  # the panels' bootstrap on the second core
+
+    def beside_work() -> dict[str, Any]:
+        """The parts that do not need the comparisons, on the second core."""
+        parts = _label_parts(table, runs, names, producers)
+        if table is not None:
+            parts["panels"] = panel_table(table, n_boot=n_boot, seed=seed, confidence=confidence)
+        return parts
+
+    with beside(beside_work) as label_parts:
         result = compare_statistics(
             outcomes, reference=reference, n_boot=n_boot, seed=seed, confidence=confidence
         )
@@ -260,11 +263,10 @@ def compare_runs(
             force=force_points(result.estimates),
             notes=notes,
             holm_families=result.families,
-            **_label_parts(table, runs, names, producers),
-            panels=panels(),
             n_boot=n_boot,
             seed=seed,
             confidence=confidence,
+            **label_parts(),
         )
 
 
@@ -275,7 +277,7 @@ def _label_parts(
     producers: Sequence[tuple[str, str, ProducerMeta]],
 ) -> dict[str, Any]:
     """The report's parts read off the label table: kappa, confusions (a factuality
-    run's verifiers' too), reliability bins."""
+    run's verifiers' too), reliability bins (panels: `panel_table`)."""
     facts = [c for r in runs if r.facts for c in claim_confusions(r.facts, partial(names, r))]
     if table is None:
         return {"kappa": None, "confusions": facts, "reliability": []}
