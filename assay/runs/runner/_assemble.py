@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
@@ -28,9 +28,11 @@ from assay.runs.spec._gate import gate_retrieval
 from assay.runs.spec._options import RunOptions
 from assay.runs.spec._spec import LoadedSpec
 from assay.runs.spec._targets import check_targets, stop_when_unreachable
-from assay.runs.stages._factuality import FactualityStage
-from assay.runs.stages._gate import GateStage
 from assay.runs.stages._items import ItemsStage
+
+if TYPE_CHECKING:  # built (and imported) only for a spec with [factuality] or [gate]
+    from assay.runs.stages._factuality import FactualityStage
+    from assay.runs.stages._gate import GateStage
 
 
 @dataclass
@@ -122,6 +124,8 @@ def _factuality(
                 file=loaded.path,
             )
         return None
+    from assay.runs.stages._factuality import FactualityStage
+
     return FactualityStage(
         loaded,
         spec,
@@ -138,6 +142,7 @@ def _gate(
 ) -> GateStage | None:
     """The `[gate]` stage over the factuality answers (the corpus is read here, so a bad
     file fails before the run directory exists)."""
+    from assay.runs.stages._gate import GateStage
     from assay.runs.stages._gate_scorer import GateScorer
 
     spec, retrieval = loaded.spec.gate, gate_retrieval(loaded.spec, loaded.path)

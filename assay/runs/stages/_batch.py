@@ -23,7 +23,6 @@ from assay.core.judging import Judge, JudgeItem, Judgment
 from assay.core.outcomes import Status
 from assay.core.records import JudgmentRecord
 from assay.errors import AssayError, RunError
-from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine, result_lines
 from assay.models._budget import BudgetExhausted, Ticket, hold, settle
 from assay.models._model import failed_result
 from assay.models._transport import TransportError
@@ -35,8 +34,9 @@ from assay.runs.stages._batch_state import STATE_FILE, BatchJob, load_state, qui
 from assay.runs.store._manifest import set_judge_batches
 from assay.runs.store._store import write_json_atomic
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # assay.models._batch (aiohttp): imported when a batch is planned
     from assay.judges import LLMJudge
+    from assay.models._batch import BatchInfo, OpenAIBatchAPI, ResultLine
 
 BATCH_DIR = "batches"
 MAX_POLL_FACTOR = 20  # polls back off to at most this many times `batch_poll_s`
@@ -157,6 +157,8 @@ class BatchRunner:
             request = judge.request_for(self.stage.item(work), where=self.stage.where(work))
             key = judge.client.cache_key(request)
             reads = judge.use_cache and not judge.refresh_cache
+            from assay.models._batch import OpenAIBatchAPI  # aiohttp: only with batch judges
+
             group = groups.setdefault(id(judge.client), Group(OpenAIBatchAPI(judge.client.config)))
             if reads and judge.client.cached.read(key) is not None:
                 online.append(work)  # answered from the cache by the online path
@@ -320,6 +322,8 @@ class BatchRunner:
         self, info: BatchInfo, group: Group, ids: set[str], latency_s: float
     ) -> set[str]:
         """Turn the output and error files' lines for `ids` into records."""
+        from assay.models._batch import result_lines
+
         answered: set[str] = set()
         job = next(j for j in self.state.jobs if j.batch_id == info.id)
         for file_id in (info.output_file_id, info.error_file_id):
