@@ -78,6 +78,16 @@ def test_a_lean_run_loads_no_heavy_module(tmp_path: Path) -> None:
     assert _tops(modules, HEAVY + NOT_FOR_A_RUN) == []
 
 
+def test_a_baselines_only_run_loads_no_client_and_no_stage_it_does_not_run(
+    tmp_path: Path,
+) -> None:
+    _spec(tmp_path, '[[baselines]]\nname = "token-overlap"\n')
+    proc, modules = _imported(["run", "spec.toml", "--no-progress"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stages = ("assay.runs.stages._gate", "assay.runs.stages._factuality", "aiohttp")
+    assert _tops(modules, HEAVY + NOT_FOR_A_RUN + stages) == []
+
+
 def test_a_spec_error_loads_neither_litellm_nor_the_runner(tmp_path: Path) -> None:
     _spec(tmp_path, '[[judges]]\nmodels = ["nosuchprovider/x"]\nprompts = ["generic-support@1"]\n')
     proc, modules = _imported(["run", "spec.toml"], tmp_path)

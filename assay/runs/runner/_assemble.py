@@ -142,12 +142,12 @@ def _gate(
 ) -> GateStage | None:
     """The `[gate]` stage over the factuality answers (the corpus is read here, so a bad
     file fails before the run directory exists)."""
-    from assay.runs.stages._gate import GateStage
-    from assay.runs.stages._gate_scorer import GateScorer
-
     spec, retrieval = loaded.spec.gate, gate_retrieval(loaded.spec, loaded.path)
     if spec is None or retrieval is None or fact is None:
         return None
+    from assay.runs.stages._gate import GateStage
+    from assay.runs.stages._gate_scorer import GateScorer
+
     with at_spec_field(loaded.path, retrieval.corpus_field):
         scorer = GateScorer(
             spec,
