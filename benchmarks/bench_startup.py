@@ -185,6 +185,14 @@ def table(res: dict[str, Any], repeat: int, latency_ms: float) -> str:
             f"{s['cpu_median_s']:.2f} | {s['best_s'] / raw:.1f}× |"
         )
     lines.append("")
+    cpu = {c: res[c]["cpu_median_s"] for c in CASES}
+    lines.append(
+        f"CPU seconds (median; steadier than wall on a loaded machine): lean "
+        f"{cpu['lean']:.2f}, baselines {cpu['baselines']:.2f}, spec error {cpu['error']:.2f}, "
+        f"litellm - lean {cpu['litellm'] - cpu['lean']:.2f} vs import litellm "
+        f"{cpu['import_litellm']:.2f}, raw aiohttp {cpu['raw']:.2f}."
+    )
+    lines.append("")
     for what, value, target, ok in verdicts(res):
         lines.append(f"- {what}: {value:.2f} s (target {target}: {'met' if ok else '**not met**'})")
     return "\n".join(lines)
