@@ -271,3 +271,19 @@ def test_the_server_process_enforces_a_window_from_its_command_line() -> None:
                 answers.append((exc.code, exc.headers.get("retry-after")))
     assert answers[0] == (200, None)
     assert answers[1][0] == 429 and 59 < float(answers[1][1]) <= 60
+
+
+def test_a_window_outlives_the_event_loop_that_filled_it() -> None:
+    """A run's next `asyncio.run` (or the next run in the process) to the same endpoint
+    starts from what the window had counted, not from a full window."""
+    model = make_client(ModelConfig(model="openai/m", api_base="http://h:2/v1", rpm=60))
+    endpoint = model.rate.endpoint
+    asyncio.run(endpoint.admit(0))
+    for _ in range(59):
+        asyncio.run(endpoint.admit(0))  # each on a new loop: 60 taken in all
+
+    async def full() -> bool:
+        requests, _ = endpoint._windows()
+        return requests is not None and not requests.has_capacity(1)
+
+    assert asyncio.run(full())

@@ -51,6 +51,19 @@ class Window60(AsyncLimiter):
         empty one rather than forever)."""
         await self.acquire(min(float(amount), self.max_rate))
 
+    @classmethod
+    def after(cls, old: Window60 | None, per_minute: int | None) -> Window60 | None:
+        """A bucket for a new event loop that remembers what `old` had counted (the
+        provider does: a run's next loop must not start with a full window)."""
+        if not per_minute:
+            return None
+        new = cls(per_minute)
+        if old is not None:  # leaked here: old's own _leak would touch its closed loop
+            now = time.monotonic()  # what asyncio's loop.time() reads
+            new._level = max(0.0, old._level - (now - old._last_check) * old._rate_per_sec)
+            new._last_check = now
+        return new
+
     def correct(self, delta: float) -> None:
         """Count `delta` more (or, negative, fewer) units as used."""
         self._leak()
@@ -92,8 +105,8 @@ class Endpoint:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._requests = Window60(self.rpm) if self.rpm else None
-            self._tokens = Window60(self.tpm) if self.tpm else None
+            self._requests = Window60.after(self._requests, self.rpm)
+            self._tokens = Window60.after(self._tokens, self.tpm)
         return self._requests, self._tokens
 
     async def admit(self, tokens: int) -> None:
