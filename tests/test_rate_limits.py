@@ -90,10 +90,17 @@ def test_rpm_shared_by_two_models_paces_the_run_with_few_429s(transport: str) ->
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_without_limits_adaptive_concurrency_still_finishes(transport: str) -> None:
-    """No rpm given: 429s and the x-ratelimit headers cut concurrency and pause the
-    endpoint; every request is answered, none fails on exhausted retries."""
-    window = RateWindows(rpm=10, period_s=1.0)  # 10 a second: faster than any client
+@pytest.mark.parametrize("kind", ["requests", "tokens"])
+def test_without_limits_adaptive_concurrency_still_finishes(transport: str, kind: str) -> None:
+    """No rpm or tpm given: 429s and the x-ratelimit headers cut concurrency and pause
+    the endpoint; every request is answered, none fails on exhausted retries. Both
+    windows allow 10 requests a second (each answer reports 10 tokens): faster than any
+    client's own pace on a loaded machine."""
+    window = (
+        RateWindows(rpm=10, period_s=1.0)
+        if kind == "requests"
+        else RateWindows(tpm=100, period_s=1.0)
+    )
     with FakeOpenAIServer(rate_limits=window) as server:
         model = _model(server, transport)
         wall, results = _timed([(model, _requests(40))])

@@ -224,7 +224,8 @@ class RateLayer:
         used = getattr(usage, "total_tokens", 0) or 0
         if held and used:
             self.endpoint.correct_tokens(int(used) - held)
-        windows = self._unset_windows(headers, held) if headers else []
+        # this answer's tokens: what the next request will likely need of a tokens window
+        windows = self._unset_windows(headers, int(used)) if headers else []
         in_flight = self.limit.in_flight
         if not any(left < in_flight * need for _, left, need in windows):
             self.limit.succeeded()
@@ -235,7 +236,7 @@ class RateLayer:
             self.endpoint.pause(min(max(waits), self.max_wait_s))
 
     def _unset_windows(
-        self, headers: Mapping[str, str], held: int
+        self, headers: Mapping[str, str], tokens: int
     ) -> list[tuple[Window, float, float]]:
         """The reported windows the user set no limit for, each with what one request
         needs of it (the windows the user set are paced by their own bucket)."""
@@ -244,7 +245,7 @@ class RateLayer:
         if self.endpoint.rpm is None:
             checks.append((read_window(headers, "requests"), 1.0))
         if self.endpoint.tpm is None:
-            checks.append((read_window(headers, "tokens"), float(max(held, 1))))
+            checks.append((read_window(headers, "tokens"), float(max(tokens, 1))))
         return [
             (w, w.remaining, need)
             for w, need in checks
