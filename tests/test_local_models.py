@@ -371,7 +371,8 @@ def test_make_client_dispatches_by_provider(lm_dir: Path) -> None:
         make_client(ModelConfig(model=f"hf/{lm_dir}", extra_body={"top_k": 5}))
     with pytest.raises(ModelConfigError, match="api_base"):
         make_client(ModelConfig(model=f"hf/{lm_dir}", api_base="http://localhost:1/v1"))
-    assert isinstance(make_client(ModelConfig(model="openai/x")).transport, LiteLLMTransport)
+    litellm = ModelConfig(model="openai/x", transport="litellm")  # "auto": the lean client
+    assert isinstance(make_client(litellm).transport, LiteLLMTransport)
 
 
 async def test_chat_template_is_applied(lm: Model[ChatRequest, Any], chat_tok: Any) -> None:

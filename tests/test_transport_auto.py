@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 
 from assay.models import (
     ChatRequest,
@@ -309,3 +310,6 @@ def test_auto_and_litellm_write_the_same_records_and_cache_entries(tmp_path: Pat
     assert all(r["cache_hit"] for r in again) and len(again) == 16
     assert [c["transport"] for c in _clients(tmp_path / "auto")] == ["openai"] * 2
     assert [c["transport"] for c in _clients(tmp_path / "litellm")] == ["litellm"] * 2
+    for run in ("auto", "litellm"):  # request keys reproduced from either client description
+        code, out, err = invoke(["verify", str(tmp_path / run)])
+        assert code == 0 and "requests     pass" in out, out + err
