@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -77,6 +76,8 @@ class Registered(BaseModel):
 def _distributions() -> Mapping[str, list[str]]:
     """Top-level module -> distributions, read once and only for `Registered.package`:
     scanning every installed package takes 0.4-0.8 s."""
+    import importlib.metadata  # here: ~30 ms that a lookup never needs
+
     return importlib.metadata.packages_distributions()
 
 
@@ -236,6 +237,8 @@ def load_plugins(*, reload: bool = False) -> list[str]:
             return []
         _plugins_loaded = True
         loaded: list[str] = []
+        import importlib.metadata
+
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             package = ep.dist.name if ep.dist is not None else ep.value
             try:
@@ -257,7 +260,9 @@ VERIFIERS: Registry[Callable[..., Any]] = Registry("verifier", builtins="assay.v
 SCHEMAS: Registry[type[BaseModel]] = Registry("schema", builtins="assay.prompts")
 IMPORTERS: Registry[Callable[..., Any]] = Registry("importer", builtins="assay.datasets")
 TRANSPORTS: Registry[Callable[..., Any]] = Registry("transport", builtins="assay.models")
-REPORT_FORMATS: Registry[Callable[..., Any]] = Registry("report format", builtins="assay.report._formats")
+REPORT_FORMATS: Registry[Callable[..., Any]] = Registry(
+    "report format", builtins="assay.report._formats"
+)
 POLICIES: Registry[Callable[..., Any]] = Registry(
     "policy", builtins="assay.policies", plural="policies"
 )

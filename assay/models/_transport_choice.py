@@ -16,7 +16,6 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
-from urllib.request import getproxies_environment, proxy_bypass
 
 from assay.models._config import ModelConfig
 from assay.models._cost_map import openai_model_info
@@ -122,6 +121,8 @@ def _openai_variable(config: ModelConfig) -> str | None:
 def _proxy_for(url: str) -> str | None:
     """The proxy variable (HTTPS_PROXY, ...) that applies to `url`, None when none does.
     litellm's HTTP client honours them; the lean client's session does not."""
+    from urllib.request import getproxies_environment, proxy_bypass  # http.client: ~30 ms
+
     parts = urlsplit(url)
     proxies = getproxies_environment()
     scheme = parts.scheme or "https"
