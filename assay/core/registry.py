@@ -258,7 +258,9 @@ JUDGES: Registry[Callable[..., Any]] = Registry("judge", builtins="assay.judges"
 DECOMPOSERS: Registry[Callable[..., Any]] = Registry("decomposer", builtins="assay.decomposers")
 VERIFIERS: Registry[Callable[..., Any]] = Registry("verifier", builtins="assay.verifiers")
 SCHEMAS: Registry[type[BaseModel]] = Registry("schema", builtins="assay.prompts")
-IMPORTERS: Registry[Callable[..., Any]] = Registry("importer", builtins="assay.datasets")
+IMPORTERS: Registry[Callable[..., Any]] = Registry(
+    "importer", builtins="assay.datasets._builtin_importers"
+)
 TRANSPORTS: Registry[Callable[..., Any]] = Registry("transport", builtins="assay.models")
 REPORT_FORMATS: Registry[Callable[..., Any]] = Registry(
     "report format", builtins="assay.report._formats"
