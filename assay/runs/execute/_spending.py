@@ -5,6 +5,7 @@ stopped (`budget_exhausted`, resumable like `interrupted`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from assay.core.manifest import Manifest
@@ -13,18 +14,21 @@ from assay.models import is_local
 from assay.models._budget import Budget
 from assay.runs.spec._options import RunOptions
 from assay.runs.spec._spec import RunSpec
+from assay.runs.store._spend import spend_so_far
 
 BUDGET_EXHAUSTED = "budget_exhausted"
 
 
-def run_budget(spec: RunSpec, options: RunOptions, existing: Manifest | None) -> Budget:
+def run_budget(
+    spec: RunSpec, options: RunOptions, existing: Manifest | None, run_dir: Path
+) -> Budget:
     """The caps in force (a flag over the spec's key), starting from the spend earlier
-    sessions recorded."""
+    sessions recorded (a killed session's: what its records show, `spend_so_far`)."""
     cost, requests = options.max_cost_usd, options.max_requests
     return Budget(
         max_cost_usd=spec.max_cost_usd if cost is None else cost,
         max_requests=spec.max_requests if requests is None else requests,
-        earlier=existing.budget if existing is not None else None,
+        earlier=spend_so_far(existing, run_dir),
     )
 
 

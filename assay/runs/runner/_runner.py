@@ -259,7 +259,7 @@ class Runner:
 
     def new_budget(self, existing: Manifest | None) -> Budget:
         """The spending caps in force, from the spend earlier sessions recorded."""
-        return run_budget(self.loaded.spec, self.options, existing)
+        return run_budget(self.loaded.spec, self.options, existing, self.run_dir)
 
     def attach_budget(self, budget: Budget) -> None:
         """Give every hosted client the budget (a capped model without a price: SpecError)."""
