@@ -19,7 +19,7 @@ from assay.compare._item_outcomes import (
     numeric_outcomes,
     pairwise_outcomes,
 )
-from assay.compare._load import LoadedRun, load_run
+from assay.compare._load import LoadedRun, collector_paused, load_run
 from assay.compare._model import ComparedRun, ComparisonReport
 from assay.compare._outcomes import factuality_outcomes, force_outcomes
 from assay.compare._overlap import check_overlap
@@ -229,6 +229,24 @@ def compare_runs(
     _check_settings(n_boot, seed, confidence)
     if not run_dirs:
         raise AssayError("give at least one run directory")
+    with collector_paused():  # millions of long-lived objects, no cycles among them
+        return _compare(
+            run_dirs, reference=reference, strict=strict, metrics=metrics,
+            n_boot=n_boot, seed=seed, confidence=confidence, gold=gold,
+        )  # fmt: skip
+
+
+def _compare(
+    run_dirs: Sequence[str | Path],
+    *,
+    reference: str | None,
+    strict: bool,
+    metrics: Sequence[str] | None,
+    n_boot: int,
+    seed: int,
+    confidence: float,
+    gold: str,
+) -> ComparisonReport:
     overlay = _overlay(run_dirs, gold)
     runs = [load_run(d, overlay) for d in run_dirs]
     _unique_run_names(runs)
