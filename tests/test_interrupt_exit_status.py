@@ -65,8 +65,7 @@ def test_an_interrupted_command_exits_130_with_one_line(tmp_path: Path, how: str
     done = _run_module(tmp_path, _PROBE, how)
     assert done.returncode == INTERRUPTED, done.stderr
     assert done.stderr.splitlines() == [
-        f"interrupted; no output was left half-written; to finish, run it again: "
-        f"assay probe {how}"
+        f"interrupted; no output was left half-written; to finish, run it again: assay probe {how}"
     ]
 
 

@@ -51,7 +51,7 @@ class ItemJudgeRow(BaseModel):
     def flat(self) -> dict[str, Any]:
         """One flat dict (tables, JSON): statistics as `name`, `name_lo`, `name_hi`; a
         count (`n_gold`, ...) as `name` alone, since a count has no CI; the confusion
-        matrix as `labels` and `confusion` ([gold][pred]) when the judge has one."""
+        matrix as `labels` and `confusion` (`[gold][pred]`) when the judge has one."""
         out = self.model_dump(exclude={"stats", "ci", "labels", "confusion"})
         for name, value in self.stats.items():
             out[name] = value

@@ -76,7 +76,7 @@ def metrics_parts() -> list[FileFormat]:
             (
                 "Its rows are flattened: each statistic is a key, its CI `<name>_lo` and "
                 "`<name>_hi` (a count such as `n_gold` has none); `labels` and `confusion` "
-                "([gold][predicted] counts) only when the judge has a confusion matrix."
+                "(`[gold][predicted]` counts) only when the judge has a confusion matrix."
             ),
         ),
     ]
