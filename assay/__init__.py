@@ -20,9 +20,9 @@ pandas load only when a model is called or a table is built.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from assay._lazy import LazyNames
 from assay.errors import AssayError
 
 if TYPE_CHECKING:  # the lazily imported names, for type checkers (`as`: re-exported)
@@ -75,20 +75,15 @@ _SOURCES = {  # where each lazily imported public name lives
     "assay.verifiers": ("OverlapVerifier",),
     "assay._version": ("__version__",),  # importlib.metadata: ~30 ms of every start
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_lazy = LazyNames(__name__, _SOURCES, globals())
 
-__all__ = ["AssayError", *_LAZY]
+__all__ = ["AssayError", *_lazy.modules]
 
 
 def __getattr__(name: str) -> Any:
     """Import a public name on first use (PEP 562), so `import assay` stays cheap."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy.names(__all__)

@@ -9,8 +9,9 @@ imported on first use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from assay._lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (PEP 562)
     from assay.core.answers import AnswerItem, GoldClaim, Passage
@@ -104,7 +105,7 @@ _SOURCES = {  # where each lazily imported name lives
     "assay.datasets._wice": ("read_wice",),
     "assay.datasets._wice_verdicts": ("load_wice_reference_verdicts",),
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_lazy = LazyNames(__name__, _SOURCES, globals())
 
 __all__ = [
     "AnswerItem",
@@ -162,13 +163,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a name's module on first use: a spec that names a delimiter or items
     options does not load every importer."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.datasets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy.names(__all__)

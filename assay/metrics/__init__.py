@@ -22,8 +22,9 @@ reliability, recalibration on a split; `_calibration_stats` the statistics),
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from assay._lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (PEP 562): a run's final metrics need a few
     # modules, not scipy, scikit-learn and pandas that the others load
@@ -111,7 +112,7 @@ _SOURCES = {  # where each lazily imported name lives
     "_score_agreement": ("ScoreAgreement", "agreement_with_gold_scores"),
     "_self_consistency": ("SelfConsistency", "self_consistency"),
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_lazy = LazyNames(__name__, _SOURCES, globals())
 
 __all__ = [
     "AgreementReport",
@@ -181,13 +182,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a metric's module on first use, so `assay run` loads what its final metrics
     use and `import assay.metrics._x` does not load every module."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.metrics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"assay.metrics.{module}"), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy.names(__all__)

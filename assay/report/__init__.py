@@ -7,8 +7,9 @@ on its first read. Names are imported on first use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from assay._lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (PEP 562)
     from assay._table import Grid, print_grid, render_markdown, render_plain
@@ -46,7 +47,7 @@ _SOURCES = {  # where each lazily imported name lives
     "assay.report._output": ("emit_report", "print_tables", "write_report_file"),
     "assay.report._views": ("report_grids",),
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_lazy = LazyNames(__name__, _SOURCES, globals())
 
 __all__ = [
     "Grid",
@@ -79,13 +80,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a name's module on first use: the end of `assay run` prints its tables
     without loading the comparison, HTML and policies modules (pandas, scipy)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy.names(__all__)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from assay._lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (PEP 562)
     from assay.core.records import JudgmentRecord
@@ -51,7 +52,7 @@ _SOURCES = {  # where each lazily imported name lives
         "load_spec",
     ),
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_lazy = LazyNames(__name__, _SOURCES, globals())
 
 __all__ = [
     "JUDGMENTS_FILE",
@@ -79,13 +80,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a name's module on first use: `load_spec` and `RunOptions` alone (a spec
     error) do not load the runner, every stage and the model clients."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.runs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy.names(__all__)
