@@ -2,7 +2,7 @@
 `python -m assay run SPEC` and the raw aiohttp loop (benchmarks/_raw_client.py), each a
 fresh process timed from spawn to exit, start-up, records, manifest and metrics included.
 
-Targets (issue 24): the lean run >= 0.6x the raw aiohttp loop's throughput; a fully cached
+Targets: the lean run >= 0.6x the raw aiohttp loop's throughput; a fully cached
 re-run >= 30x faster than the cold litellm run.
 """
 

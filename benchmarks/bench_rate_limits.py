@@ -6,7 +6,7 @@ answer). N > R requests are sent through one `Model` (`complete_many`, concurren
 `--concurrency`), each mode against a fresh server (its window full), so no client can
 finish before (N - R) / (R / 60) seconds:
 
-* naive     -- `adaptive_concurrency = false`, no rpm: what assay did before issue 24
+* naive     -- `adaptive_concurrency = false`, no rpm: what assay did before rate limits
                (retries honouring Retry-After, `max_attempts` of them, then an error)
 * limited   -- `rpm = R`: the shared leaky bucket paces requests to the window
 * adaptive  -- no rpm, `adaptive_concurrency = true` (the default): 429s and the headers

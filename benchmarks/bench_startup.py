@@ -14,7 +14,7 @@ two requests:
 * python           -- `python -c pass`: the interpreter alone
 
 Each run writes a full run directory (records, manifest, metrics with 1000 bootstrap
-resamples, the closing tables). Targets (issue 24): lean and baselines <= 1.0 s, spec error
+resamples, the closing tables). Targets: lean and baselines <= 1.0 s, spec error
 <= 0.5 s, and the litellm path no slower to start than importing litellm: what the litellm
 run takes beyond the lean run <= `import litellm`'s process. Children get bytecode caching
 (PYTHONPYCACHEPREFIX in the temp dir; PYTHONDONTWRITEBYTECODE unset), as an installed

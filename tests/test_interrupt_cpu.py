@@ -76,8 +76,9 @@ def _lines(path: Path) -> int:
 def test_a_signal_during_the_final_metrics_interrupts_the_run_at_once(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
-    spec, out = heavy_spec(tmp_path), tmp_path / "run"
-    planned = 2 * _lines(DEMO) * COPIES * len(BASELINES)  # each pair judged twice
+    copies = 4 * COPIES  # the final metrics take seconds, however fast they have become
+    spec, out = heavy_spec(tmp_path, copies=copies), tmp_path / "run"
+    planned = 2 * _lines(DEMO) * copies * len(BASELINES)  # each pair judged twice
     cmd = _cmd("run", str(spec), "--output-dir", str(out), "--no-progress", "--no-cache")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

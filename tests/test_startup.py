@@ -1,4 +1,4 @@
-"""`assay run` loads only what the command needs (issue 24 §3): a lean or baselines-only
+"""`assay run` loads only what the command needs: a lean or baselines-only
 run, a spec error and `--help` import no pandas, scipy, scikit-learn or litellm, nor the
 policies, comparison and HTML report modules; a spec error does not load the runner.
 
