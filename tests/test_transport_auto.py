@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from test_openai_transport import write_mini_pairs
 
 from assay.models import (
     ChatRequest,
@@ -37,7 +38,6 @@ from assay.models._types import Message
 from assay.runs import Runner, RunOptions, iter_records, load_spec, read_json
 from assay.testing import FakeOpenAIServer
 
-DEMO = Path(__file__).resolve().parents[1] / "assay" / "data" / "forcebench_demo.jsonl"
 TIMING_FIELDS = ("latency_s", "recorded_at")
 INSTRUCTOR_REASON = "structured_output = instructor needs litellm"
 
@@ -53,8 +53,7 @@ print(json.dumps({"status": outcome.status, "litellm": "litellm" in sys.modules}
 def _spec(tmp: Path, name: str, base_url: str, judge_keys: str = "", extra: str = "") -> Path:
     """Four demo pairs, two prompts of one priced openai/ model; no `transport` key
     unless `judge_keys` gives one."""
-    pairs = DEMO.read_text(encoding="utf-8").splitlines(True)[:4]
-    (tmp / "pairs.jsonl").write_text("".join(pairs), encoding="utf-8")
+    write_mini_pairs(tmp)
     spec = tmp / f"{name}.toml"
     spec.write_text(
         f"""
