@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+from assay._collector import command_line, paused
 from assay._interrupts import (
     check_cancelled,
     forget_unhandled_interrupt,
@@ -21,8 +22,10 @@ INTERRUPTED = 130
 def main() -> None:
     """Load the CLI, then run it."""
     start_command()  # SIGTERM too raises, as Ctrl-C does
+    command_line()
     try:
-        from assay.cli import main as run_cli
+        with paused(freeze=True):  # loading makes no garbage worth a collector pass
+            from assay.cli import main as run_cli
 
         check_cancelled()  # a signal whose exception an import swallowed
     except KeyboardInterrupt:

@@ -1,5 +1,7 @@
-"""The heap is frozen only while hosted requests are in flight, and never against someone
-else's `gc.freeze()`; a litellm request through assay holds it (real loopback server)."""
+"""The cyclic collector (assay/_collector.py): paused while a command loads, what the
+command line loaded frozen; the heap frozen only while hosted requests are in flight,
+never against someone else's `gc.freeze()`; a request through either transport holds it
+(real loopback server)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,93 @@ from collections.abc import Iterator
 
 import pytest
 
+from assay import _collector
+from assay._collector import HOSTED_REQUESTS, FrozenHeap, paused
 from assay.models import ChatRequest, ModelConfig
-from assay.models._heap import HOSTED_REQUESTS, FrozenHeap
 from assay.models._hosted import LiteLLMTransport
+from assay.models._openai_http import OpenAIHTTPTransport
 from assay.prompts import Message
 from assay.testing import FakeOpenAIServer, reply
 
 
 @pytest.fixture(autouse=True)
-def _unfrozen() -> Iterator[None]:
+def _unfrozen(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(_collector._Loaded, "frozen", 0)
     gc.unfreeze()
     yield
     gc.unfreeze()
+
+
+@pytest.fixture
+def command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test process plays the `assay` command's (undone after the test)."""
+    monkeypatch.setattr(_collector._Loaded, "command_line", True)
+
+
+def test_paused_turns_collection_off_and_back_on() -> None:
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        with paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner one leaves the outer pause alone
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_paused_leaves_a_collector_someone_disabled_disabled(command_line: None) -> None:
+    gc.disable()
+    try:
+        with paused(freeze=True):
+            pass
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
+def test_paused_freezes_nothing_outside_the_command_line() -> None:
+    with paused(freeze=True):
+        loaded = [object() for _ in range(10)]
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    del loaded
+
+
+def test_the_command_line_freezes_what_it_loaded(command_line: None) -> None:
+    with paused(freeze=True):
+        loaded = [[i] for i in range(1000)]
+    frozen = gc.get_freeze_count()
+    assert frozen >= 1000 and gc.isenabled()
+    with paused(freeze=True):  # a second load adds to assay's own freeze
+        more = [[i] for i in range(1000)]
+    assert gc.get_freeze_count() >= frozen + 1000
+    del loaded, more
+
+
+def test_requests_after_the_command_lines_freeze_still_freeze_and_unfreeze_all(
+    command_line: None,
+) -> None:
+    with paused(freeze=True):
+        pass
+    assert gc.get_freeze_count() > 0
+    heap = FrozenHeap()
+    with heap.held():
+        assert heap.frozen_by_us
+    assert gc.get_freeze_count() == 0  # loaded objects too: collected as usual from now
+
+
+def test_a_freeze_added_after_the_command_lines_is_left_alone(command_line: None) -> None:
+    with paused(freeze=True):
+        pass
+    theirs_too = [[i] for i in range(1000)]
+    gc.freeze()  # someone else's, on top of ours: theirs to undo
+    theirs = gc.get_freeze_count()
+    with paused(freeze=True):
+        extra = [[i] for i in range(100)]
+    assert gc.get_freeze_count() == theirs
+    heap = FrozenHeap()
+    with heap.held():
+        assert not heap.frozen_by_us
+    assert gc.get_freeze_count() == theirs
+    del extra, theirs_too
 
 
 def test_first_request_freezes_and_last_unfreezes() -> None:
@@ -82,10 +159,11 @@ def test_an_exception_still_unfreezes() -> None:
     assert gc.get_freeze_count() == 0
 
 
-def test_litellm_request_holds_the_heap_while_in_flight() -> None:
+@pytest.mark.parametrize("transport_kind", [LiteLLMTransport, OpenAIHTTPTransport])
+def test_a_request_holds_the_heap_while_in_flight(transport_kind: type) -> None:
     seen: list[int] = []
     with FakeOpenAIServer(default=reply('{"label": "supported"}'), latency_s=0.05) as server:
-        transport = LiteLLMTransport(ModelConfig(model="openai/x", api_base=server.base_url))
+        transport = transport_kind(ModelConfig(model="openai/x", api_base=server.base_url))
         request = ChatRequest(messages=[Message(role="user", content="hi")])
 
         async def main() -> None:

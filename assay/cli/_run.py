@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
+from assay._collector import paused
 from assay._interrupts import mark_reported
 from assay.cli._outcome import console, print_outcome
 from assay.errors import AssayError
@@ -83,12 +84,13 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     from assay.runs.store._resume import RunInterrupted, resume_command
     from assay.runs.store._rundir import refuse_if_written
 
-    loaded = load_spec(spec)
-    check_targets(loaded)  # an endpoint that can never work: refused before the runner loads
-    refuse_if_written(loaded, options)  # before datasets and models are loaded
-    from assay.runs import Runner  # the runner, its stages and model clients: ~0.3 s
+    with paused(freeze=True):  # the spec, the runner modules, datasets, clients: no garbage
+        loaded = load_spec(spec)
+        check_targets(loaded)  # an endpoint that can never work: refused before the runner
+        refuse_if_written(loaded, options)  # before datasets and models are loaded
+        from assay.runs import Runner  # the runner, its stages and model clients: ~0.3 s
 
-    runner = Runner(loaded, options)
+        runner = Runner(loaded, options)
     err = console(stderr=True)
     for warning in runner.warnings:
         err.print(f"[yellow]warning:[/] {escape(scrub_text(warning))}", soft_wrap=True)

@@ -10,10 +10,10 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from assay._collector import HOSTED_REQUESTS
 from assay.core.outcomes import Usage
 from assay.models._cache import ChatKeys
 from assay.models._config import ModelConfig
-from assay.models._heap import HOSTED_REQUESTS
 from assay.models._logprobs import token_logprobs
 from assay.models._openai_errors import bad_body_error, litellm_not_json
 from assay.models._ratelimit_headers import litellm_headers, note_headers
@@ -222,7 +222,7 @@ class LiteLLMTransport(HostedEndpoint):
     async def acompletion(self, kwargs: dict[str, Any]) -> Any:
         """One HTTP completion with these litellm arguments: litellm's response, or a
         classified `TransportError` (`TargetUnreachable` when the server never answers).
-        The heap stays frozen while any is in flight (models/_heap.py)."""
+        The heap stays frozen while any is in flight (assay/_collector.py)."""
         try:
             with HOSTED_REQUESTS.held():
                 response = await litellm_module().acompletion(**kwargs)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from assay._collector import HOSTED_REQUESTS
 from assay.core.outcomes import Usage
 from assay.errors import ModelConfigError
 from assay.models._config import ModelConfig
@@ -208,9 +209,10 @@ class OpenAIHTTPTransport(HostedEndpoint):
         session = await self.session()
         started = time.monotonic()
         try:
-            async with session.post(self.url, data=data) as response:
-                payload = await response.read()
-                status, headers = response.status, response.headers
+            with HOSTED_REQUESTS.held():  # the heap frozen while requests are in flight
+                async with session.post(self.url, data=data) as response:
+                    payload = await response.read()
+                    status, headers = response.status, response.headers
         except TimeoutError:
             self._reached = True
             raise timeout_error(self.config.timeout_s, time.monotonic() - started) from None
