@@ -685,3 +685,35 @@ def test_demo_judgments_identical_to_pre_split_implementation() -> None:
                 row = json.dumps([j.score, j.label, j.parsed], sort_keys=True)
                 h.update(row.encode() + b"\n")
         assert h.hexdigest()[:16] == DEMO_JUDGMENTS[name], name
+
+
+def test_baselines_registered_by_name_are_the_classes_and_their_first_doc_lines() -> None:
+    """`_baseline_names` registers the built-ins without importing them: each entry must
+    load the class of that name, described by its docstring's first line, in order."""
+    from assay.core.registry import JUDGES
+    from assay.judges._baseline_names import BUILTIN_BASELINES
+
+    assert list(BUILTIN_BASELINES) == list(BASELINES)
+    for name, cls in BASELINES.items():
+        assert JUDGES.get(f"baseline:{name}") is cls
+        info = JUDGES.info(f"baseline:{name}")
+        assert info.description == str(cls.__doc__).split("\n")[0]
+        assert info.target == f"{cls.__module__}:{cls.__qualname__}"
+
+
+def test_a_run_of_llm_judges_does_not_import_the_baselines(tmp_path: Path) -> None:
+    """Their word lists are compiled only when a baseline is built."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from assay.core.registry import JUDGES\n"
+        "from assay.runs.spec._blocks import BaselineSpec\n"
+        "assert BaselineSpec(name='token-overlap') and 'llm' in JUDGES\n"
+        "print('assay.judges._baselines' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert out.stdout.strip() == "False"

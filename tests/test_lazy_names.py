@@ -7,7 +7,15 @@ import importlib
 
 import pytest
 
-PACKAGES = ["assay", "assay.runs", "assay.report", "assay.datasets", "assay.metrics"]
+PACKAGES = [
+    "assay",
+    "assay.runs",
+    "assay.runs.rebuild",
+    "assay.report",
+    "assay.datasets",
+    "assay.metrics",
+    "assay.judges",
+]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

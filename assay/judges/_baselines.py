@@ -25,7 +25,6 @@ from typing import Any
 from assay.core.building import check_keywords
 from assay.core.judging import Judge
 from assay.core.registry import JUDGES, UnknownName
-from assay.errors import SpecError
 from assay.judges._baseline_axis import ForceCheckAxisJudge
 from assay.judges._baseline_base import (
     BaselineJudge,
@@ -34,6 +33,7 @@ from assay.judges._baseline_base import (
     TokenOverlapJudge,
 )
 from assay.judges._baseline_cues import QUANTIFIER_RANK
+from assay.judges._baseline_names import PREFIX, baseline_key, unknown_baseline
 from assay.judges._baseline_rule import ForceCheckRuleJudge
 from assay.judges._baseline_text import STOPWORDS, content_tokens
 
@@ -53,8 +53,6 @@ __all__ = [
     "unknown_baseline",
 ]
 
-PREFIX = "baseline:"
-
 BASELINES: dict[str, type[BaselineJudge]] = {
     cls.name: cls
     for cls in (
@@ -65,21 +63,8 @@ BASELINES: dict[str, type[BaselineJudge]] = {
         ForceCheckAxisJudge,
     )
 }
-"""The built-in baselines in reading order; each is registered in JUDGES as 'baseline:NAME'."""
-
-for _cls in BASELINES.values():
-    JUDGES.add(f"{PREFIX}{_cls.name}", _cls, description=str(_cls.__doc__).split("\n")[0])
-
-
-def baseline_key(name: str) -> str:
-    """The JUDGES name of a baseline given by short name or id: 'baseline:NAME'."""
-    return PREFIX + name.removeprefix(PREFIX)
-
-
-def unknown_baseline(name: str) -> SpecError:
-    """The error for a baseline no registry entry has, listing those that exist."""
-    known = [n.removeprefix(PREFIX) for n in JUDGES if n.startswith(PREFIX)]
-    return SpecError(f"unknown baseline {name!r}; known: {', '.join(known)}")
+"""The built-in baselines in reading order; each is in JUDGES as 'baseline:NAME'
+(registered by name in `_baseline_names`, without importing this module)."""
 
 
 def baseline(name: str, **params: Any) -> Judge:

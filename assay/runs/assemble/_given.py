@@ -17,7 +17,7 @@ from assay.core.answers import AnswerItem
 from assay.core.decomposition import Claim, Sentence
 from assay.core.outcomes import Status
 from assay.core.records import SentenceRecord
-from assay.judges._baselines import content_tokens
+from assay.judges._baseline_text import content_tokens
 
 GIVEN_ID = "given"
 MIN_SHARE = 0.8

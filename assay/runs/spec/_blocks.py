@@ -15,7 +15,7 @@ from assay.core.building import check_params, params_model
 from assay.core.registry import DECOMPOSERS, JUDGES, VERIFIERS, Registry
 from assay.core.settings import EndpointOverrides
 from assay.errors import AssayError, SpecError
-from assay.judges._baselines import baseline_key, unknown_baseline
+from assay.judges._baseline_names import baseline_key, unknown_baseline
 
 
 class Strict(BaseModel):
