@@ -67,6 +67,11 @@ class JudgmentRecord(PromptProvenance, CallAccounting):
         return (self.dataset, self.pair_id, self.member.value, self.judge_id)
 
 
+# `defer_build=True`: a model's validator is built when first used, not on import, so a
+# command that never uses these models (a ForceBench run uses none of factuality's, items'
+# or the gate's) does not pay for building them (~30 ms of start-up over core's models).
+
+
 class SentenceRecord(PromptProvenance, CallAccounting):
     """How one sentence of an answer was decomposed (`sentences.jsonl`).
 
@@ -74,7 +79,7 @@ class SentenceRecord(PromptProvenance, CallAccounting):
     sentence with zero claims is `ok` with `n_claims == 0`.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     answer_id: str = Field(description="The answer's id.")
@@ -104,7 +109,7 @@ class ClaimRecord(PromptProvenance, ClaimFields):
     """One claim (`claims.jsonl`) and what produced it, with the dataset's claim fields
     when it gives them."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     answer_id: str = Field(description="The answer's id.")
@@ -130,7 +135,7 @@ class ClaimRecord(PromptProvenance, ClaimFields):
 class VerificationRecord(PromptProvenance, CallAccounting):
     """One verifier's verdict on one claim (`verifications.jsonl`)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     answer_id: str = Field(description="The answer's id.")
@@ -188,6 +193,8 @@ class AnswerRecord(ResponseFields):
     (and policies, from the dataset fields) rebuild from the run directory (an answer with
     no claim exists only here)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     dataset: str = Field(description="The dataset's name.")
     answer_id: str = Field(description="The answer's id.")
     question: str | None = Field(default=None, description="The question answered.")
@@ -219,7 +226,7 @@ class ItemRecord(BaseModel):
     """One line of items.jsonl: an item of an items dataset and its gold, so agreement
     metrics rebuild from the run directory (gold lives here, not in each judgment)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     item_id: str = Field(description="The item's id.")
@@ -250,7 +257,7 @@ class JuryProvenance(BaseModel):
     """How a jury's judgment was computed from its members' judgments (`[[juries]]`,
     Verga et al. 2024): no request, no model."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     members: list[str] = Field(description="The member judges, in the spec's order.")
     vote: str = Field(description="majority, mean or weighted.")
@@ -276,7 +283,7 @@ class ItemJudgmentRecord(PromptProvenance, CallAccounting):
     The key `(dataset, item_id, order, judge_id)` is unique; a later line wins.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     item_id: str = Field(description="The item's id.")
@@ -338,7 +345,7 @@ class GateReranker(BaseModel):
     """The cross-encoder that scored a gate record's pairs and how a raw output became a
     score: raw logits (identity activation), then `normalization` (sigmoid or identity)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     model: str = Field(description="The reranker (hf-ce/... or baseline:overlap).")
     model_sha256: str | None = Field(default=None, description="Hash of the model's files.")
@@ -354,7 +361,7 @@ class GateReranker(BaseModel):
 class GateRetriever(BaseModel):
     """The retriever that proposed a gate record's candidates (its settings' hash)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     kind: str = Field(description="bm25, dense or hybrid.")
     config_sha256: str | None = Field(default=None, description="Hash of the retriever's settings.")
@@ -366,7 +373,7 @@ class GateRetriever(BaseModel):
 class GateCandidate(BaseModel):
     """One retrieved passage of a question, with its retrieval rank and reranker score."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     passage_id: str = Field(description="The passage's id in the corpus.")
     doc_id: str | None = Field(default=None, description="The passage's document.")
@@ -387,7 +394,7 @@ class GateRecord(BaseModel):
     candidates). A non-ok `status` means the scores are unusable (the gate refuses).
     The key `(dataset, question_id, gate_id)` is unique; a later line wins."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     dataset: str = Field(description="The dataset's name.")
     question_id: str = Field(description="The question's id.")

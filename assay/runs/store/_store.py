@@ -272,7 +272,10 @@ class TallyLog(KeyedLog[R, Status]):
         self._stale = True
 
     def _add(self, record: Any) -> None:
-        self._counters.setdefault(sys.intern(record.judge_id), JudgeCounters()).add(record)
+        counters = self._counters.get(record.judge_id)
+        if counters is None:  # a judge's first record (not a new JudgeCounters per record)
+            counters = self._counters[sys.intern(record.judge_id)] = JudgeCounters()
+        counters.add(record)
 
     def counters(self) -> dict[str, JudgeCounters]:
         """Per judge id, the counters of the latest record of every key not forgotten."""
