@@ -10,13 +10,19 @@ two requests:
 * assay baselines  -- the same spec with one deterministic baseline instead (no requests)
 * spec error       -- a judge on an unknown provider: refused with one line, exit 2
 * assay litellm    -- `transport = "litellm"`, --no-cache
-* import litellm   -- `python -c "import litellm"`: what the litellm path cannot avoid
+* import litellm   -- `python -c "import litellm"`
+* litellm loop     -- benchmarks/_litellm_client.py: Python, litellm, the same two requests
+                      with `litellm.acompletion` (its first calls import more of litellm
+                      and the OpenAI SDK's types: what any program using litellm pays)
 * python           -- `python -c pass`: the interpreter alone
 
 Each run writes a full run directory (records, manifest, metrics with 1000 bootstrap
 resamples, the closing tables). Targets: lean and baselines <= 1.0 s, spec error
 <= 0.5 s, and the litellm path no slower to start than importing litellm: what the litellm
-run takes beyond the lean run <= `import litellm`'s process. Children get bytecode caching
+run takes beyond the lean run <= `import litellm`'s process. Beside it, the same question
+asked of litellm itself: what the litellm run takes beyond the lean run <= what the plain
+litellm loop takes beyond the raw aiohttp loop (both make the same two requests, so the
+difference is litellm's import and first calls against aiohttp's). Children get bytecode caching
 (PYTHONPYCACHEPREFIX in the temp dir; PYTHONDONTWRITEBYTECODE unset), as an installed
 package has it, and one untimed warm-up each; cases alternate across `--repeat` rounds, and
 best and median are reported (wall times move with other load on the machine).
@@ -40,11 +46,20 @@ from typing import Any
 
 from _readme_blocks import Measurement, update_from_cli
 from _throughput_data import CONTENT, make_pairs, render_messages, write_dataset, write_spec
-from _throughput_process import child_env, raw_command, run_command, timed, write_raw_job
+from _throughput_process import HERE, child_env, raw_command, run_command, timed, write_raw_job
 
 TARGET_RUN_S = 1.0
 TARGET_ERROR_S = 0.5
-CASES = ("raw", "lean", "baselines", "error", "litellm", "import_litellm", "python")
+CASES = (
+    "raw",
+    "lean",
+    "baselines",
+    "error",
+    "litellm",
+    "import_litellm",
+    "litellm_loop",
+    "python",
+)
 LABELS = {
     "raw": "raw aiohttp loop (ceiling)",
     "lean": 'assay run, lean (`transport = "openai"`)',
@@ -52,9 +67,10 @@ LABELS = {
     "error": "assay run, spec error (unknown provider)",
     "litellm": 'assay run, litellm (`transport = "litellm"`)',
     "import_litellm": '`python -c "import litellm"`',
+    "litellm_loop": "plain litellm loop (`_litellm_client.py`)",
     "python": '`python -c "pass"`',
 }
-REQUESTS = {"raw": 2, "lean": 2, "litellm": 2}
+REQUESTS = {"raw": 2, "lean": 2, "litellm": 2, "litellm_loop": 2}
 EXIT = {"error": 2}
 
 
@@ -87,6 +103,8 @@ def _write_inputs(workdir: Path, api_base: str) -> dict[str, Path]:
 def _command(case: str, inputs: dict[str, Path], out: Path) -> list[str]:
     if case == "raw":
         return raw_command(inputs["raw"])
+    if case == "litellm_loop":
+        return [sys.executable, str(HERE / "_litellm_client.py"), str(inputs["raw"])]
     if case in ("import_litellm", "python"):
         return [sys.executable, "-c", "import litellm" if case == "import_litellm" else "pass"]
     return run_command(inputs[case], out, None)
@@ -151,6 +169,7 @@ def verdicts(res: dict[str, Any]) -> list[tuple[str, float, str, bool]]:
     """(what, measured, target text, met) on the best wall times."""
     best = {c: res[c]["best_s"] for c in CASES}
     added = best["litellm"] - best["lean"]
+    litellm_own = best["litellm_loop"] - best["raw"]
     return [
         ("assay run, lean", best["lean"], f"<= {TARGET_RUN_S:g} s", best["lean"] <= TARGET_RUN_S),
         (
@@ -165,6 +184,12 @@ def verdicts(res: dict[str, Any]) -> list[tuple[str, float, str, bool]]:
             added,
             f"<= import litellm ({best['import_litellm']:.2f} s)",
             added <= best["import_litellm"],
+        ),
+        (
+            "litellm run beyond the lean run",
+            added,
+            f"<= litellm loop beyond raw aiohttp loop ({litellm_own:.2f} s)",
+            added <= litellm_own,
         ),
     ]
 
