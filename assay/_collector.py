@@ -1,21 +1,21 @@
-"""The cyclic garbage collector around a command's start-up and around hosted requests.
+"""The cyclic garbage collector around what a command loads and around hosted requests.
 
-Start-up: loading assay's modules, a spec and its datasets makes objects that live as long
-as the process and hold no garbage, yet the collector ran ~150 passes over them while
-they loaded, full ones included (0.04-0.09 s of a run's start-up, measured on the
-throughput benchmark). `paused()` turns collection off while a command loads, and the
-command line then freezes what was loaded (`gc.freeze`), so no later pass scans it;
-reference counting frees everything else as always.
+Loading: assay's modules, a spec, its datasets and litellm (imported at the first request)
+make objects that live as long as the process and hold no garbage, yet the collector made
+~150 passes over assay's as they loaded and ~0.9 s of full passes over litellm's (a plain
+litellm loop pays the same at its `import litellm`). `paused()` turns collection off while
+something loads; in the `assay` command's own process what was loaded is then frozen
+(`gc.freeze`) for good, so no later pass scans it. Reference counting frees everything
+else as always.
 
-Requests: litellm allocates thousands of container objects per request, so CPython's collector runs
-often, and every full collection rescans the whole long-lived heap: litellm's model map,
-pandas, scipy, assay itself (~450,000 objects in a run). Measured on the throughput
-benchmark (2,000 requests, 2 cores), the three full collections of a plain litellm loop
-took 1.4 s of its 8 s of CPU. While at least one request is in flight, the objects that
-existed before the first one are frozen (`gc.freeze`), so full collections scan only
+Requests: litellm allocates thousands of container objects per request, so CPython's
+collector runs often, and every full collection rescans the whole long-lived heap. Where
+nothing is frozen (assay used as a library), the objects that existed before the first
+request in flight are frozen while any is (`FrozenHeap`), so full collections scan only
 what the requests made; when the last one finishes they are unfrozen and collected as
 usual (a cycle among them that became garbage during the burst waits for the first full
-collection after it). Reference counting frees everything else as always.
+collection after it). Measured on the throughput benchmark (2,000 requests, 2 cores), the
+three full collections of a plain litellm loop took 1.4 s of its 8 s of CPU.
 """
 
 from __future__ import annotations
@@ -70,8 +70,10 @@ def paused(*, freeze: bool = False) -> Iterator[None]:
 class FrozenHeap:
     """Counts requests in flight (any thread, any event loop); the first freezes the
     heap, the last unfreezes it. It does nothing when the collector is disabled or when
-    someone else has already frozen objects (a pre-fork server's `gc.freeze()` stays
-    theirs: assay never unfreezes what it did not freeze)."""
+    objects are frozen already: by someone else (a pre-fork server's `gc.freeze()` stays
+    theirs: assay never unfreezes what it did not freeze), or by the `assay` command,
+    whose loaded heap (litellm's included) stays frozen for good, so the end of a burst
+    brings no full pass over it."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()  # a finalizer run by gc.collect may re-enter
@@ -85,7 +87,7 @@ class FrozenHeap:
     def enter(self) -> None:
         with self._lock:
             self._in_flight += 1
-            if self._in_flight == 1 and gc.isenabled() and _may_freeze():
+            if self._in_flight == 1 and gc.isenabled() and gc.get_freeze_count() == 0:
                 # the young generations first: their garbage is collected now and their
                 # survivors promoted (and counted) as usual, not frozen along with the rest
                 gc.collect(1)
@@ -96,9 +98,8 @@ class FrozenHeap:
         with self._lock:
             self._in_flight -= 1
             if self._in_flight == 0 and self._froze:
-                gc.unfreeze()  # what commands loaded too: collected as usual from now
+                gc.unfreeze()
                 self._froze = False
-                _Loaded.frozen = 0
 
     @contextmanager
     def held(self) -> Iterator[None]:
