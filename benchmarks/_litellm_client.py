@@ -5,18 +5,18 @@ makes bench_startup.py's requests, start-up and its first calls included.
 
 JOB.json is `_raw_client.py`'s job. `litellm.acompletion` of each message list to the
 job's endpoint (`openai/<model>`, `api_base` from the job's url), bounded by a
-semaphore, every reply's content checked; it imports nothing else (no assay). Exits 1
-unless every reply was the expected content.
+semaphore, every reply's content checked (`_raw_client.run_job`); it imports nothing
+else (no assay). Exits 1 unless every reply was the expected content.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import Any
 
 import litellm
+from _raw_client import run_job
 
 
 async def _loop(job: dict[str, Any]) -> int:
@@ -38,13 +38,5 @@ async def _loop(job: dict[str, Any]) -> int:
     return sum(results)
 
 
-def main(path: str) -> int:
-    with open(path, encoding="utf-8") as fh:
-        job = json.load(fh)
-    ok = asyncio.run(_loop(job))
-    print(f"{ok}/{len(job['messages'])} ok")
-    return 0 if ok == len(job["messages"]) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(run_job(sys.argv[1], _loop))

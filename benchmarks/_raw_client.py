@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -36,13 +37,15 @@ async def _loop(job: dict[str, Any]) -> int:
     return sum(results)
 
 
-def main(path: str) -> int:
+def run_job(path: str, loop: Callable[[dict[str, Any]], Awaitable[int]]) -> int:
+    """Run `loop` on the job file at `path`: exit status 0 when every reply was right
+    (shared with `_litellm_client.py`)."""
     with open(path, encoding="utf-8") as fh:
         job = json.load(fh)
-    ok = asyncio.run(_loop(job))
+    ok = asyncio.run(loop(job))
     print(f"{ok}/{len(job['messages'])} ok")
     return 0 if ok == len(job["messages"]) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(run_job(sys.argv[1], _loop))
