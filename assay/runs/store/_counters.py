@@ -9,6 +9,7 @@ the floats (cost, latency) are kept as 8-byte arrays and summed with `math.fsum`
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -79,11 +80,20 @@ class JudgeCounters:
         }
 
 
+def count_into(counters: dict[str, JudgeCounters], record: Any) -> None:
+    """Count `record` under its judge id; a judge's first record makes its counters (a
+    judge id kept as a shared string), later ones make nothing."""
+    judge_counters = counters.get(record.judge_id)
+    if judge_counters is None:
+        judge_counters = counters[sys.intern(record.judge_id)] = JudgeCounters()
+    judge_counters.add(record)
+
+
 def counters_of(records: Iterable[Any]) -> dict[str, JudgeCounters]:
     """Counters per judge id of `records` (the latest record per key, already chosen)."""
     out: dict[str, JudgeCounters] = {}
     for record in records:
-        out.setdefault(record.judge_id, JudgeCounters()).add(record)
+        count_into(out, record)
     return out
 
 

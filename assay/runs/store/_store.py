@@ -24,7 +24,7 @@ from assay.core.rundir import (
     iter_jsonl,
 )
 from assay.redaction import redact_with_paths
-from assay.runs.store._counters import JudgeCounters, counters_of
+from assay.runs.store._counters import JudgeCounters, count_into, counters_of
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -272,10 +272,7 @@ class TallyLog(KeyedLog[R, Status]):
         self._stale = True
 
     def _add(self, record: Any) -> None:
-        counters = self._counters.get(record.judge_id)
-        if counters is None:  # a judge's first record (not a new JudgeCounters per record)
-            counters = self._counters[sys.intern(record.judge_id)] = JudgeCounters()
-        counters.add(record)
+        count_into(self._counters, record)
 
     def counters(self) -> dict[str, JudgeCounters]:
         """Per judge id, the counters of the latest record of every key not forgotten."""
