@@ -37,6 +37,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 _pending: list[int] = []  # a signal whose Interrupted may have been swallowed
+_received: list[int] = []  # the last signal this command raised for (`start_command` clears)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -44,7 +45,27 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     a callback Python ignores exceptions from (an import lock's weakref callback, a
     `__del__`) loses the exception, and `check_cancelled` raises it again later."""
     _pending[:] = [signum]
+    _received[:] = [signum]
     raise Interrupted(signum)
+
+
+def interruption_behind(exc: BaseException) -> Interrupted | None:
+    """The interruption a failure really is, or None.
+
+    Code a signal lands in may turn its `Interrupted` into an error of its own: pydantic
+    builds a deferred validator in Rust and reports what a Python hook raised as a
+    `SchemaError`, so the cause is lost. The exception itself or one in its chain is the
+    interruption; failing that, once a signal was raised for in this command, whatever
+    ends it is taken as that signal's doing (the alternative is an "internal error" for a
+    Ctrl-C, and a run marked failed instead of resumable)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, Interrupted):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return Interrupted(_received[-1]) if _received else None
 
 
 _reported = threading.Event()
@@ -80,6 +101,7 @@ def start_command() -> None:
     in place."""
     _reported.clear()
     _pending.clear()
+    _received.clear()
     if not isinstance(sys.unraisablehook, _QuietUnraisable):
         sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
     if threading.current_thread() is threading.main_thread():
@@ -171,9 +193,17 @@ def interruptible() -> Iterator[None]:
     except Interrupted:
         _pending.clear()  # delivered: nothing left for a later check
         raise
+    except BaseException as exc:
+        behind = interruption_behind(exc)  # a signal another library turned into its error
+        if behind is None:
+            raise
+        _pending.clear()
+        raise behind from exc
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        if previous[signal.SIGTERM] is not _raise:  # outermost, outside a command
+            _received.clear()  # a library caller's later failures are its own
 
 
 __all__ = [
@@ -185,6 +215,7 @@ __all__ = [
     "forget_unhandled_interrupt",
     "interruptible",
     "interrupted_line",
+    "interruption_behind",
     "mark_reported",
     "start_command",
     "was_reported",

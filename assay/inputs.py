@@ -8,10 +8,11 @@ byte-order mark; every text file assay reads goes through `decode_text`, which d
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from assay.errors import AssayError
 
@@ -25,8 +26,13 @@ def nonblank_path(value: str) -> str:
     return value
 
 
-PathText = Annotated[str, AfterValidator(nonblank_path)]
-"""A path-valued spec field: never empty or only whitespace."""
+def _path_as_text(value: Any) -> Any:
+    """A `pathlib.Path` (any path-like) as its text, so Python callers need not `str()` it."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+PathText = Annotated[str, BeforeValidator(_path_as_text), AfterValidator(nonblank_path)]
+"""A path-valued spec field or option: a str or a `Path`, never empty or only whitespace."""
 
 
 def decode_text(data: bytes, path: str | Path) -> str:

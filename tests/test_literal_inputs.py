@@ -176,3 +176,16 @@ def test_the_python_api_refuses_a_blank_path_as_an_assay_error(
     with pytest.raises(AssayError, match=f"'{argument}'.*empty or only whitespace"):
         assay.run(DEMO / "demo.toml", **{argument: " "})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_path_fields_take_a_path_object_as_its_text(tmp_path: Path) -> None:
+    """Python callers pass `pathlib.Path`s to options and spec fields without `str()`."""
+    from assay.runs import RunOptions
+    from assay.runs.spec._spec import DatasetSpec
+
+    options = RunOptions(output_dir=tmp_path / "run", cache_dir=tmp_path / "cache")
+    assert options.output_dir == str(tmp_path / "run")
+    assert options.cache_dir == str(tmp_path / "cache")
+    assert DatasetSpec(path=DEMO / "x.csv").path == str(DEMO / "x.csv")
+    with pytest.raises(ValueError, match="empty or only whitespace"):
+        RunOptions(output_dir=" ")

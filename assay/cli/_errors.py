@@ -19,6 +19,7 @@ import typer
 from assay._interrupts import (
     forget_unhandled_interrupt,
     interrupted_line,
+    interruption_behind,
     start_command,
     was_reported,
 )
@@ -110,15 +111,15 @@ def _run_app(app: Callable[..., Any]) -> int:
         return _fail(exc.render(), USER_ERROR)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`start_command`), outside a command
         return _interrupted()
-    except OSError as exc:
-        if debug:
-            raise
-        return _fail(os_error_line(exc), USER_ERROR)
     except Exception as exc:
+        if interruption_behind(exc) is not None:  # a signal a library reported as its error
+            return _interrupted()
         if _is_click_error(exc):
             return _click_error(exc)
         if debug:
             raise
+        if isinstance(exc, OSError):
+            return _fail(os_error_line(exc), USER_ERROR)
         return _fail(internal_error_line(exc), INTERNAL_ERROR)
     if result == INTERRUPTED and not was_reported():
         return _interrupted()  # typer turns a command's KeyboardInterrupt into a bare 130
