@@ -94,18 +94,44 @@ class _QuietUnraisable:
             self.previous(unraisable)
 
 
+class _Command:
+    """Whether a CLI command is running in this process, and the SIGTERM handler it
+    replaced (given back when it ends: a command can be invoked in-process, by tests or
+    by a program driving the CLI)."""
+
+    active = False
+    previous_sigterm: Any = None
+
+
 def start_command() -> None:
-    """For the rest of the process (a CLI command), SIGTERM raises `Interrupted` as
-    Ctrl-C raises KeyboardInterrupt; nothing is reported yet. SIGINT keeps Python's
-    handler, which `asyncio.run` needs in order to put its own (cancel the main task)
-    in place."""
+    """For the rest of the command, SIGTERM raises `Interrupted` as Ctrl-C raises
+    KeyboardInterrupt; nothing is reported yet. SIGINT keeps Python's handler, which
+    `asyncio.run` needs in order to put its own (cancel the main task) in place."""
     _reported.clear()
     _pending.clear()
     _received.clear()
     if not isinstance(sys.unraisablehook, _QuietUnraisable):
         sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise)
+        previous = signal.signal(signal.SIGTERM, _raise)
+        if not _Command.active:  # `python -m assay` starts one before the CLI's own
+            _Command.previous_sigterm = previous
+    _Command.active = True
+
+
+def end_command() -> None:
+    """The command is over: SIGTERM's handler and the unraisable hook are given back, and
+    nothing it received is left for later code to be taken for."""
+    if not _Command.active:
+        return
+    _Command.active = False
+    _received.clear()
+    _pending.clear()
+    if isinstance(sys.unraisablehook, _QuietUnraisable):
+        sys.unraisablehook = sys.unraisablehook.previous
+    previous, _Command.previous_sigterm = _Command.previous_sigterm, None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def interrupted_line(argv: list[str]) -> str:
@@ -202,7 +228,7 @@ def interruptible() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-        if previous[signal.SIGTERM] is not _raise:  # outermost, outside a command
+        if not _Command.active:
             _received.clear()  # a library caller's later failures are its own
 
 
@@ -212,6 +238,7 @@ __all__ = [
     "beside",
     "cancellable",
     "check_cancelled",
+    "end_command",
     "forget_unhandled_interrupt",
     "interruptible",
     "interrupted_line",

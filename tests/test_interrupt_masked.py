@@ -10,7 +10,6 @@ real signal is sent to the process and the code it lands in turns it into a
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -20,20 +19,33 @@ from pathlib import Path
 import pytest
 
 from assay import _interrupts
-from assay._interrupts import Interrupted, interruptible, interruption_behind
+from assay._interrupts import (
+    Interrupted,
+    end_command,
+    interruptible,
+    interruption_behind,
+    start_command,
+)
 from assay.core.rundir import read_json
 from assay.runs import RunOptions, run_spec
-from assay.runs.runner._runner import Runner
+from assay.runs.rebuild import _metrics
 from assay.runs.store._resume import RunInterrupted
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _masked_signal(sig: signal.Signals) -> None:
-    """Send `sig` to this process and report its exception as a library error would."""
+    """Raise `sig` in this thread and report its exception as a library error would.
+
+    `signal.raise_signal` delivers it to the calling thread at once (`os.kill` may hand it
+    to another thread of a test worker, and the handler would then run only when the
+    main thread next checks, possibly after the block that installed it has ended)."""
+    assert signal.getsignal(sig) is _interrupts._raise
     try:
-        os.kill(os.getpid(), sig)
-        time.sleep(5)  # the handler raises at the next bytecode, long before this ends
+        signal.raise_signal(sig)
+        deadline = time.monotonic() + 5  # the handler raises at the next bytecode
+        while time.monotonic() < deadline:
+            pass
     except Interrupted:
         raise RuntimeError("Error building validator: Interrupted") from None
     raise AssertionError("the signal never arrived")
@@ -73,7 +85,7 @@ def test_an_interruption_in_the_chain_is_found() -> None:
 
 
 _COMMAND = """
-import os, signal, sys, time
+import signal, sys, time
 import typer
 from assay._interrupts import Interrupted
 from assay.cli._errors import run_guarded
@@ -83,7 +95,7 @@ app = typer.Typer()
 @app.command()
 def tune(n: int = 1) -> None:
     try:
-        os.kill(os.getpid(), signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)
         time.sleep(5)
     except Interrupted:
         raise RuntimeError("Error building validator: Interrupted") from None
@@ -106,20 +118,50 @@ def test_a_command_ends_interrupted_not_with_an_internal_error(tmp_path: Path) -
 def test_a_run_whose_metrics_a_library_failed_on_a_signal_is_resumable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The run's manifest says `interrupted` (run it again to resume), not `failed`."""
-    previous = signal.getsignal(signal.SIGTERM)
+    """The run's final metrics are computed where both signals raise (`interruptible`):
+    its manifest says `interrupted` (run it again to resume), not `failed`."""
 
-    def metrics_hit_by_a_signal(self: Runner) -> None:
-        _interrupts.start_command()  # SIGTERM raises where the main thread is, as in `assay`
+    def metrics_hit_by_a_signal(*args: object, **kwargs: object) -> None:
         _masked_signal(signal.SIGTERM)
 
-    monkeypatch.setattr(Runner, "_write_metrics", metrics_hit_by_a_signal)
+    monkeypatch.setattr(_metrics, "compute_metrics", metrics_hit_by_a_signal)
     out = tmp_path / "run"
+    start_command()  # SIGTERM raises where the main thread is, as in `assay`
     try:
         with pytest.raises(RunInterrupted) as stopped:
             run_spec(EXAMPLES / "demo.toml", RunOptions(output_dir=out, use_cache=False))
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        end_command()
     assert stopped.value.saved == stopped.value.planned > 0  # every judgment kept
     manifest = read_json(out / "manifest.json")
     assert manifest["status"] == "interrupted", manifest.get("message")
+
+
+def test_a_command_run_in_process_leaves_no_trace(tmp_path: Path) -> None:
+    """After an in-process command that a signal ended, SIGTERM's handler is the one
+    before it and a later failure is not taken for that signal."""
+    import typer
+
+    from assay.cli._errors import INTERRUPTED, run_guarded
+
+    before = signal.getsignal(signal.SIGTERM)
+    app = typer.Typer()
+
+    @app.command()
+    def tune(n: int = 1) -> None:
+        _masked_signal(signal.SIGTERM)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["assay", "tune"]
+    try:
+        assert run_guarded(app) == INTERRUPTED
+    finally:
+        sys.argv = argv
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert interruption_behind(RuntimeError("a later bug")) is None

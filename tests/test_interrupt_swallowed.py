@@ -13,7 +13,13 @@ import sys
 import pytest
 
 from assay import _interrupts
-from assay._interrupts import Interrupted, check_cancelled, interruptible, start_command
+from assay._interrupts import (
+    Interrupted,
+    check_cancelled,
+    end_command,
+    interruptible,
+    start_command,
+)
 
 _PREVIOUS = signal.getsignal(signal.SIGTERM)
 
@@ -35,7 +41,8 @@ def test_a_signal_swallowed_in_a_finaliser_is_raised_at_the_next_check() -> None
         assert caught.value.signum == signal.SIGTERM
         check_cancelled()  # raised once, then gone
     finally:
-        signal.signal(signal.SIGTERM, _PREVIOUS)
+        end_command()
+    assert signal.getsignal(signal.SIGTERM) is _PREVIOUS  # given back
 
 
 def test_a_delivered_signal_leaves_nothing_pending() -> None:
@@ -51,7 +58,7 @@ def test_a_new_command_starts_with_nothing_pending() -> None:
     try:
         check_cancelled()
     finally:
-        signal.signal(signal.SIGTERM, _PREVIOUS)
+        end_command()
 
 
 def test_a_swallowed_interruption_prints_no_traceback() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from assay._interrupts import (
+    end_command,
     forget_unhandled_interrupt,
     interrupted_line,
     interruption_behind,
@@ -94,7 +95,10 @@ def _interrupted() -> int:
 
 def run_guarded(app: Callable[..., Any]) -> int:
     """Run the typer app and return the process exit status."""
-    code = _run_app(app)
+    try:
+        code = _run_app(app)
+    finally:
+        end_command()  # run in-process (tests, a program driving the CLI): leave no trace
     if code == INTERRUPTED:
         forget_unhandled_interrupt()  # or `python -m assay` may still die of SIGINT (-2)
     return code

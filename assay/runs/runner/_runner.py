@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assay._interrupts import interruptible, interruption_behind
+from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
 from assay.core.manifest import Manifest
@@ -62,8 +62,6 @@ from assay.runs.store._snapshot import RunSnapshot, check_same_prompts
 from assay.runs.store._store import write_json_atomic, write_manifest
 
 __all__ = ["RunOptions", "RunOutcome", "Runner", "run_spec"]
-
-_RESUMABLE = "interrupted; run the same command again to resume"
 
 
 class Runner:
@@ -200,18 +198,14 @@ class Runner:
             self._close_stages()  # their last batch on disk before the metrics read it
             self._write_metrics()
         except (asyncio.CancelledError, KeyboardInterrupt):
-            status, message = "interrupted", _RESUMABLE
+            status, message = "interrupted", "interrupted; run the same command again to resume"
             raise
         except AssayError as exc:
             status, message = "failed", exc.render()
             raise
         except BaseException as exc:
-            behind = interruption_behind(exc)  # a signal a library reported as its error
-            if behind is None:
-                status, message = "failed", f"{type(exc).__name__}: {exc}"
-                raise
-            status, message = "interrupted", _RESUMABLE
-            raise behind from exc
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             self._close_stages()
             if self.cache is not None:
