@@ -220,6 +220,40 @@ def test_complete_many_without_batching_is_concurrent_completes(tmp_path: Path) 
     assert transport.peak_in_flight == 2
 
 
+def test_lookup_many_answers_hits_and_hands_misses_to_complete_keyed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage's cache-first pass: hits are results at once (counted once), a miss is
+    sent by `complete` with the lookup's key (not computed again) and then cached."""
+    transport = MockTransport(_config(), script=[_raw("a"), _raw("b")])
+    keyed: list[ChatRequest] = []
+    real_key = transport.cache_key
+    monkeypatch.setattr(transport, "cache_key", lambda r: keyed.append(r) or real_key(r))
+    model = Model(transport, ResponseCache(tmp_path / "c"))
+    asyncio.run(model.complete(_request("a")))
+    keyed.clear()
+    hit, miss = model.lookup_many([_request("a"), _request("b")])
+    assert hit.result is not None and hit.result.cache_hit and hit.result.request_key == hit.key
+    assert hit.result.response is not None and hit.result.response.content == "a"
+    assert miss.result is None and len(keyed) == 2
+    sent = asyncio.run(model.complete(_request("b"), lookup=miss))
+    assert len(keyed) == 2 and transport.calls == 2  # sent once, keyed once
+    assert sent.request_key == miss.key and not sent.cache_hit
+    assert model.accounting.cache_hits == 1 and model.accounting.results == 3
+    again = model.lookup(_request("b"))
+    assert again.result is not None and again.result.response == sent.response
+
+
+def test_lookup_reads_nothing_when_told_not_to(tmp_path: Path) -> None:
+    transport = MockTransport(_config(), script=[_raw("a")])
+    model = Model(transport, ResponseCache(tmp_path / "c"))
+    asyncio.run(model.complete(_request("a")))
+    assert model.lookup(_request("a"), use_cache=False).result is None
+    assert model.lookup(_request("a"), refresh_cache=True).result is None
+    assert Model(transport).lookup(_request("a")).result is None  # no cache at all
+    assert model.lookup(_request("a")).key == Model(transport).lookup(_request("a")).key
+
+
 # ---- registry and make_client ------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, Unpack
 
 from pydantic import BaseModel, Field, model_validator
@@ -12,8 +13,14 @@ from assay.core.outcomes import TokenLogprob
 from assay.core.registry import JUDGES
 from assay.core.settings import EndpointOverrides
 from assay.errors import ModelConfigError
-from assay.models import ChatRequest, ModelClient
-from assay.models._prompted import PromptedModel, PromptedOptions
+from assay.models import CallResult, ChatRequest, ModelClient, RawResponse
+from assay.models._model import Lookup
+from assay.models._prompted import (
+    PreparedCall,
+    PromptedModel,
+    PromptedOptions,
+    accounting_fields,
+)
 from assay.parsing import PARSER_VERSION, ParsedVerdict, parse_verdict
 from assay.parsing._confidence import confidence_range, label_probability
 from assay.prompts import Prompt
@@ -96,15 +103,36 @@ class LLMJudge(PromptedModel):
     async def __call__(self, item: JudgeItem, *, where: str | None = None) -> Judgment:
         return await self.judge_request(self.request_for(item, where=where))
 
+    def prepare(self, items: Sequence[tuple[JudgeItem, str | None]]) -> list[PreparedCall]:
+        """Each (item, where)'s request, rendered and looked up in the response cache
+        (see `judgment_of_hit` and `judge_prepared`)."""
+        requests = [self.request_for(item, where=where) for item, where in items]
+        return self.prepare_calls(requests)
+
+    def judgment_of_hit(self, hit: CallResult) -> Judgment:
+        """A prepared request's cached result as its judgment: no request, no await."""
+        return self.judgment_of(hit, accounting_fields(hit))
+
+    async def judge_prepared(self, prepared: PreparedCall) -> Judgment:
+        """Judge a prepared request (its cache lookup is not made again)."""
+        return await self.judge_request(prepared.request, prepared.lookup)
+
     async def judge_variables(
         self, variables: dict[str, Any], *, where: str | None = None
     ) -> Judgment:
         """Judge an item given as template variables (see `request_for_variables`)."""
         return await self.judge_request(self.request_for_variables(variables, where=where))
 
-    async def judge_request(self, request: ChatRequest) -> Judgment:
-        """Send one rendered request and parse the answer into a judgment."""
-        result, base = await self.call(request)
+    async def judge_request(
+        self, request: ChatRequest, lookup: Lookup[RawResponse] | None = None
+    ) -> Judgment:
+        """Send one rendered request (`lookup`: its cache lookup, already made) and
+        parse the answer into a judgment."""
+        result, base = await self.call(request, lookup)
+        return self.judgment_of(result, base)
+
+    def judgment_of(self, result: CallResult, base: dict[str, Any]) -> Judgment:
+        """A call's result as a judgment (`base`: its accounting fields)."""
         raw = result.response
         if raw is None:
             return Judgment(status=Status.API_ERROR, error=result.error, **base)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel
 
 from assay.errors import PathError
+from assay.models._cache_reads import ReadSnapshot
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
 from assay.prompts._prompt import Message
@@ -207,6 +208,7 @@ class ResponseCache:
 
         self.directory = check_cache_dir(directory)
         self._cache = _open_cache(self.directory, diskcache)
+        self._reads = ReadSnapshot(self._cache)
         self._pending: dict[str, str] = {}
         self._first_pending = 0.0
         self.batch_size = batch_size
@@ -222,7 +224,8 @@ class ResponseCache:
         """The stored response as `kind` (a chat `RawResponse` unless told otherwise)."""
         value = self._pending.get(key)
         if value is None:
-            value = self._cache.get(key)
+            with self._reads:
+                value = self._cache.get(key)
         if value is None:
             return None
         try:
@@ -248,6 +251,7 @@ class ResponseCache:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
+        self._reads.end()  # a write sees, and is seen by, every read after it
         with self._cache.transact():
             for key, value in pending.items():
                 self._cache.set(key, value)
@@ -262,8 +266,10 @@ class ResponseCache:
 
     def clear(self) -> int:
         self._pending.clear()
+        self._reads.end()
         return int(self._cache.clear())
 
     def close(self) -> None:
         self.flush()
+        self._reads.end()
         self._cache.close()

@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
@@ -41,6 +41,15 @@ def failed_result(exc: TransportError, started: float) -> ModelResult[Any]:
         attempts=exc.attempts,
         latency_s=time.perf_counter() - started,
     )
+
+
+class Lookup(NamedTuple, Generic[ResponseT]):
+    """A request's response-cache lookup (`Model.lookup`): its key, when it started (a
+    result's latency counts from there), and the cached result, or None for a miss."""
+
+    key: str
+    started: float
+    result: ModelResult[ResponseT] | None
 
 
 class Model(Generic[RequestT, ResponseT]):
@@ -96,19 +105,50 @@ class Model(Generic[RequestT, ResponseT]):
         self.accounting.add(result)
         return result
 
-    async def complete(
+    def lookup(
         self, request: RequestT, *, use_cache: bool = True, refresh_cache: bool = False
-    ) -> ModelResult[ResponseT]:
-        """One request's response or recorded error; fatal errors propagate."""
+    ) -> Lookup[ResponseT]:
+        """The request's key and, when the cache holds its response, the finished result
+        (counted like any other): no coroutine, so a caller answers a cache hit without
+        a turn of the event loop, and hands the lookup to `complete` on a miss."""
+        return self.lookup_many([request], use_cache=use_cache, refresh_cache=refresh_cache)[0]
+
+    def lookup_many(
+        self, requests: Sequence[RequestT], *, use_cache: bool = True, refresh_cache: bool = False
+    ) -> list[Lookup[ResponseT]]:
+        """`lookup` for each request: every key first, then every cache read (one
+        SQLite snapshot, `_cache_reads`), which keeps each step's code warm."""
         started = time.perf_counter()
-        key = self.cached.key_of(request)  # computed once: the cache's and the record's
-        if use_cache and not refresh_cache:
-            hit = self.cached.read(key)
-            if hit is not None:
-                elapsed = time.perf_counter() - started
-                return self._finish(
-                    ModelResult(response=hit, cache_hit=True, latency_s=elapsed, request_key=key)
-                )
+        keys = [self.cached.key_of(r) for r in requests]  # once: the cache's and the record's
+        if not (use_cache and not refresh_cache) or self.cache is None:
+            return [Lookup(key, started, None) for key in keys]
+        hits = [self.cached.read(key) for key in keys]
+        elapsed = time.perf_counter() - started
+        return [
+            Lookup(key, started, None if hit is None else self._hit(hit, key, elapsed))
+            for key, hit in zip(keys, hits, strict=True)
+        ]
+
+    def _hit(self, response: ResponseT, key: str, elapsed: float) -> ModelResult[ResponseT]:
+        result: ModelResult[ResponseT] = ModelResult(
+            response=response, cache_hit=True, latency_s=elapsed, request_key=key
+        )
+        return self._finish(result)
+
+    async def complete(
+        self,
+        request: RequestT,
+        *,
+        use_cache: bool = True,
+        refresh_cache: bool = False,
+        lookup: Lookup[ResponseT] | None = None,
+    ) -> ModelResult[ResponseT]:
+        """One request's response or recorded error; fatal errors propagate. `lookup`:
+        the request's own `lookup`, already made (its key is not computed again)."""
+        looked = lookup or self.lookup(request, use_cache=use_cache, refresh_cache=refresh_cache)
+        if looked.result is not None:
+            return looked.result
+        key, started = looked.key, looked.started
         # over a cap: raises BudgetExhausted, nothing sent, nothing recorded
         ticket = None if self.budget is None else self.budget.admit(self.config, request)
         try:

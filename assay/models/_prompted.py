@@ -3,11 +3,13 @@ prompt, decoding settings, a stable id, and one way to call and account for a re
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Sequence
+from typing import Any, NamedTuple, TypedDict
 
 from assay.models._budget import spending_as
 from assay.models._config import Decoding
-from assay.models._types import CallResult, ChatRequest
+from assay.models._model import Lookup, Model
+from assay.models._types import CallResult, ChatRequest, RawResponse
 from assay.prompts._prompt import Prompt
 
 
@@ -18,6 +20,20 @@ class PromptedOptions(TypedDict, total=False):
     name: str | None
     use_cache: bool
     refresh_cache: bool
+
+
+class PreparedCall(NamedTuple):
+    """A rendered request and its cache lookup, made before it is sent: a caller that
+    prepares many at once (`assay.runs.stages._cache_first`) answers the cache hits
+    without sending, and sends the rest with their keys already computed."""
+
+    request: ChatRequest
+    lookup: Lookup[RawResponse] | None
+
+    @property
+    def hit(self) -> CallResult | None:
+        """The cached result, or None when the request must be sent."""
+        return None if self.lookup is None else self.lookup.result
 
 
 class PromptedModel:
@@ -94,15 +110,43 @@ class PromptedModel:
             sample_index=sample_index,
         )
 
-    async def call(self, request: ChatRequest) -> tuple[CallResult, dict[str, Any]]:
-        """Send a request; returns the result and the accounting fields every record has."""
+    def prepare_calls(self, requests: Sequence[ChatRequest]) -> list[PreparedCall]:
+        """The requests with their response-cache lookups (`Model.lookup_many`; none for
+        a client that is not a `Model`, which `call` then asks as it is)."""
+        if not isinstance(self.client, Model):
+            return [PreparedCall(request, None) for request in requests]
+        lookups = self.client.lookup_many(
+            requests, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+        )
+        return [PreparedCall(r, lookup) for r, lookup in zip(requests, lookups, strict=True)]
+
+    async def call(
+        self, request: ChatRequest, lookup: Lookup[RawResponse] | None = None
+    ) -> tuple[CallResult, dict[str, Any]]:
+        """Send a request (`lookup`: its `look_up`, already made); returns the result
+        and the accounting fields every record has."""
+        if lookup is not None and lookup.result is not None:
+            return lookup.result, accounting_fields(lookup.result)
         with spending_as(self.id):  # its spend and its own cap (max_cost_usd)
-            result = await self.client.complete(
-                request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-            )
-        return result, {
-            "attempts": result.attempts,
-            "cache_hit": result.cache_hit,
-            "latency_s": result.latency_s,
-            "request_key": result.request_key,
-        }
+            if lookup is None:
+                result = await self.client.complete(
+                    request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
+                )
+            else:
+                result = await self.client.complete(
+                    request,
+                    use_cache=self.use_cache,
+                    refresh_cache=self.refresh_cache,
+                    lookup=lookup,
+                )
+        return result, accounting_fields(result)
+
+
+def accounting_fields(result: CallResult) -> dict[str, Any]:
+    """What every record says of how its call went."""
+    return {
+        "attempts": result.attempts,
+        "cache_hit": result.cache_hit,
+        "latency_s": result.latency_s,
+        "request_key": result.request_key,
+    }

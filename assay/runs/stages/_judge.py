@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from assay.core.judging import SINGLE, Judge, JudgeItem, Judgment, judge_at, judge_task
 from assay.core.manifest import Manifest
@@ -16,9 +16,11 @@ from assay.core.pairs import ForcePair, Member
 from assay.core.records import JudgmentRecord
 from assay.core.rundir import JUDGMENTS_FILE
 from assay.models._budget import BudgetExhausted
+from assay.models._prompted import PreparedCall
 from assay.runs.execute._executor import StageContext
 from assay.runs.execute._failure_policy import FailureBudget, StageTally, counter_tally
 from assay.runs.plan._plan import JudgeWork
+from assay.runs.stages._cache_first import CacheFirst, PreparableJudge
 from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.store._manifest import identity_fields
 from assay.runs.store._resume import check_same_data
@@ -157,11 +159,15 @@ class JudgeStage:
         """The data row, as template errors name it."""
         return f"{self._paths[work.dataset]} pair {work.pair_id!r} ({work.member.value})"
 
-    async def judge(self, work: JudgeWork) -> JudgmentRecord:
-        """Ask the item's judge, and turn its judgment into the record to append."""
+    async def judge(self, work: JudgeWork, prepared: PreparedCall | None = None) -> JudgmentRecord:
+        """Ask the item's judge (`prepared`: its request, already made and looked up in
+        the cache, `_cache_first`), and turn its judgment into the record to append."""
         judge = self.by_id[work.judge_id]
         try:
-            judgment = await judge_at(judge, self.item(work), where=self.where(work))
+            if prepared is not None:
+                judgment = await cast(PreparableJudge, judge).judge_prepared(prepared)
+            else:
+                judgment = await judge_at(judge, self.item(work), where=self.where(work))
         except BudgetExhausted:  # not sent: the work stays pending, its pair is let go
             self._let_go(work)
             raise
@@ -214,11 +220,13 @@ class JudgeStage:
             ctx.progress.advance(record.status, cache_hit=record.cache_hit)
             on_record(record.status)
 
+        cache_first = CacheFirst(self, emit, ctx.abort)
+
         async def handle(work: JudgeWork) -> None:
-            emit(await self.judge(work))
+            emit(await self.judge(work, cache_first.take(work)))
 
         todo = await self.execution.execute(self, todo, log.path.parent, ctx, emit, handle)
-        await ctx.run(todo, handle)
+        await ctx.run(cache_first.misses(todo), handle)
 
     def worker_budget(self) -> int:
         return worker_budget(self.judges)

@@ -1,0 +1,119 @@
+"""Response-cache reads share one SQLite read transaction (`assay.models._cache_reads`).
+
+What must hold: a read still finds what any writer stored once its snapshot ends (after
+`MAX_READS` reads, `MAX_AGE_S` seconds, this cache's own write, or its close); another
+process can write while a snapshot is open; each thread reads in its own; and the reads
+of a fully cached run open one transaction per `MAX_READS`, not one each.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.models import RawResponse, ResponseCache, _cache_reads
+from assay.models._cache_reads import MAX_READS
+
+
+def _response(text: str) -> RawResponse:
+    return RawResponse(content=text, finish_reason="stop")
+
+
+def _fill(cache: ResponseCache, n: int) -> list[str]:
+    keys = [f"k{i:05d}" for i in range(n)]
+    for key in keys:
+        cache.set(key, _response(key))
+    cache.flush()
+    return keys
+
+
+def _statements(cache: ResponseCache) -> list[str]:
+    """Every SQL statement the cache's connection (this thread's) runs from now on."""
+    seen: list[str] = []
+    cache._cache._con.set_trace_callback(seen.append)
+    return seen
+
+
+def test_reads_open_one_transaction_per_max_reads(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c")
+    keys = _fill(cache, 1000)
+    seen = _statements(cache)
+    for key in keys:
+        hit = cache.get(key)
+        assert hit is not None and hit.content == key
+    begins = sum(1 for s in seen if s.strip().upper() == "BEGIN")
+    assert begins == -(-len(keys) // MAX_READS)  # ceil: 4 for 1,000 reads
+    cache.close()
+
+
+def test_a_write_ends_the_snapshot_so_the_next_read_sees_it(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c", batch_size=1)
+    assert cache.get("a") is None  # a snapshot is open now
+    cache.set("a", _response("A"))  # flushed at once (batch_size=1)
+    hit = cache.get("a")
+    assert hit is not None and hit.content == "A"
+    cache.close()
+
+
+def test_another_process_writes_while_a_snapshot_is_open_and_is_seen_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cache_reads, "MAX_AGE_S", 3600.0)  # only the read count ends it
+    reader = ResponseCache(tmp_path / "c")
+    writer = ResponseCache(tmp_path / "c", batch_size=1)  # its own SQLite connection
+    assert reader.get("late") is None  # snapshot open
+    writer.set("late", _response("L"))  # not blocked by the open read transaction
+    assert reader.get("late") is None  # the snapshot predates the write
+    for _ in range(MAX_READS):
+        reader.get("other")
+    hit = reader.get("late")  # a new snapshot
+    assert hit is not None and hit.content == "L"
+    reader.close()
+    writer.close()
+
+
+def test_a_snapshot_ends_after_max_age(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cache_reads, "MAX_AGE_S", 0.05)
+    reader = ResponseCache(tmp_path / "c")
+    writer = ResponseCache(tmp_path / "c", batch_size=1)
+    assert reader.get("x") is None
+    writer.set("x", _response("X"))
+    time.sleep(0.1)
+    reader.get("y")  # the read past the age ends the snapshot
+    hit = reader.get("x")
+    assert hit is not None and hit.content == "X"
+    reader.close()
+    writer.close()
+
+
+def test_close_ends_the_snapshot_first(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c")
+    _fill(cache, 3)
+    con = cache._cache._con
+    cache.get("k00000")
+    assert con.in_transaction
+    seen = _statements(cache)
+    cache.close()
+    assert [s.strip().upper() for s in seen][:1] == ["COMMIT"]
+
+
+def test_threads_read_in_their_own_snapshots(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c")
+    keys = _fill(cache, 50)
+    found: list[int] = []
+
+    def read_all() -> None:
+        found.append(sum(cache.get(k) is not None for k in keys))
+        cache._reads.end()
+
+    threads = [threading.Thread(target=read_all) for _ in range(4)]
+    cache.get(keys[0])  # the main thread's snapshot stays open meanwhile
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == [50, 50, 50, 50]
+    cache.close()
