@@ -117,3 +117,13 @@ def test_threads_read_in_their_own_snapshots(tmp_path: Path) -> None:
         t.join()
     assert found == [50, 50, 50, 50]
     cache.close()
+
+
+def test_the_cache_page_states_the_numbers_the_code_uses() -> None:
+    from assay.runs.stages._cache_first import CHUNK
+
+    page = (Path(__file__).parent.parent / "docs" / "how-to" / "cache.md").read_text("utf-8")
+    section = page.split("## How a run reads it", 1)[1].split("\n## ", 1)[0]
+    assert f"chunks of {CHUNK}" in section
+    assert f"at most {MAX_READS}\nreads" in section or f"at most {MAX_READS} reads" in section
+    assert _cache_reads.MAX_AGE_S == 0.5 and "half a second" in section

@@ -103,6 +103,31 @@ def test_a_signal_during_the_final_metrics_interrupts_the_run_at_once(
         _recompute_is_interrupted_without_loss(out)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_judgments_never_wait_interrupts_the_run_at_once(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Deterministic baselines (like a fully cached re-run) answer without waiting, so the
+    event loop, through which both signals cancel a run, never ran until every judgment
+    was made (48,000 here: seconds). Workers now give it a turn every 20 ms."""
+    copies = 20 * COPIES
+    spec, out = heavy_spec(tmp_path, bootstrap=0, copies=copies), tmp_path / "run"
+    planned = 2 * _lines(DEMO) * copies * len(BASELINES)
+    cmd = _cmd("run", str(spec), "--output-dir", str(out), "--no-progress", "--no-cache")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: _lines(out / "judgments.jsonl") >= 100, timeout=120)
+        took, stderr = signal_and_time(proc, sig, lambda: _lines(out / "judgments.jsonl") < planned)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert took < 2.0, f"{took:.2f}s after {sig.name}"
+    saved = _lines(out / "judgments.jsonl")
+    assert saved < planned // 2, saved
+    assert f"interrupted: {saved}/{planned} judgments saved in {out}; resume with:" in stderr
+    assert read_json(out / "manifest.json")["status"] == "interrupted"
+
+
 def _recompute_is_interrupted_without_loss(run: Path) -> None:
     """`assay recompute` redraws the same bootstrap: SIGTERM stops it at once with the
     line that says to run it again, and the metrics.json it was replacing is intact."""

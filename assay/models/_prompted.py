@@ -123,22 +123,15 @@ class PromptedModel:
     async def call(
         self, request: ChatRequest, lookup: Lookup[RawResponse] | None = None
     ) -> tuple[CallResult, dict[str, Any]]:
-        """Send a request (`lookup`: its `look_up`, already made); returns the result
-        and the accounting fields every record has."""
+        """Send a request (`lookup`: its cache lookup from `prepare_calls`, a `Model`'s,
+        already made); returns the result and the accounting fields every record has."""
         if lookup is not None and lookup.result is not None:
             return lookup.result, accounting_fields(lookup.result)
+        made = {} if lookup is None else {"lookup": lookup}  # any client takes the first form
         with spending_as(self.id):  # its spend and its own cap (max_cost_usd)
-            if lookup is None:
-                result = await self.client.complete(
-                    request, use_cache=self.use_cache, refresh_cache=self.refresh_cache
-                )
-            else:
-                result = await self.client.complete(
-                    request,
-                    use_cache=self.use_cache,
-                    refresh_cache=self.refresh_cache,
-                    lookup=lookup,
-                )
+            result = await self.client.complete(
+                request, use_cache=self.use_cache, refresh_cache=self.refresh_cache, **made
+            )
         return result, accounting_fields(result)
 
 
