@@ -108,11 +108,11 @@ def _one(ctx: dict[str, Any], cmd: list[str], requests: int, what: str) -> tuple
 def process_phases(
     ctx: dict[str, Any], specs: dict[str, Path], n: int, repeat: int
 ) -> dict[str, Any]:
-    """raw, lean and cold alternate `repeat` times (each cold run a fresh cache), then the
-    cached re-runs of the last cold run's cache. `ctx`: client, workdir, env, raw_job."""
+    """raw, lean, cold (a fresh cache) and cached (the same spec again on that cache)
+    alternate `repeat` times, so each ratio's two sides are measured side by side in time
+    on a machine whose speed drifts. `ctx`: client, workdir, env, raw_job."""
     workdir = ctx["workdir"]
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in LABELS}
-    cache = workdir / "pcache-cold-0"
     for r in range(repeat):
         runs["raw"].append(_one(ctx, raw_command(ctx["raw_job"]), n, "raw"))
         lean = run_command(specs["lean"], workdir / f"pout-lean-{r}", workdir / f"pcache-lean-{r}")
@@ -120,7 +120,6 @@ def process_phases(
         cache = workdir / f"pcache-cold-{r}"
         cold = run_command(specs["cold"], workdir / f"pout-cold-{r}", cache)
         runs["cold"].append(_one(ctx, cold, n, "cold"))
-    for r in range(repeat):
         cached = run_command(specs["cold"], workdir / f"pout-cached-{r}", cache)
         runs["cached"].append(_one(ctx, cached, 0, "cached"))
     return {k: summary(v, n) for k, v in runs.items()}

@@ -236,7 +236,9 @@ def test_lookup_many_answers_hits_and_hands_misses_to_complete_keyed_once(
     assert hit.result is not None and hit.result.cache_hit and hit.result.request_key == hit.key
     assert hit.result.response is not None and hit.result.response.content == "a"
     assert miss.result is None and len(keyed) == 2
+    time.sleep(0.3)  # prepared well before a worker takes it: not part of its latency
     sent = asyncio.run(model.complete(_request("b"), lookup=miss))
+    assert sent.latency_s < 0.3
     assert len(keyed) == 2 and transport.calls == 2  # sent once, keyed once
     assert sent.request_key == miss.key and not sent.cache_hit
     assert model.accounting.cache_hits == 1 and model.accounting.results == 3

@@ -44,11 +44,10 @@ def failed_result(exc: TransportError, started: float) -> ModelResult[Any]:
 
 
 class Lookup(NamedTuple, Generic[ResponseT]):
-    """A request's response-cache lookup (`Model.lookup`): its key, when it started (a
-    result's latency counts from there), and the cached result, or None for a miss."""
+    """A request's response-cache lookup (`Model.lookup`): its key, and the cached
+    result, or None for a miss."""
 
     key: str
-    started: float
     result: ModelResult[ResponseT] | None
 
 
@@ -121,11 +120,11 @@ class Model(Generic[RequestT, ResponseT]):
         started = time.perf_counter()
         keys = [self.cached.key_of(r) for r in requests]  # once: the cache's and the record's
         if not (use_cache and not refresh_cache) or self.cache is None:
-            return [Lookup(key, started, None) for key in keys]
+            return [Lookup(key, None) for key in keys]
         hits = [self.cached.read(key) for key in keys]
         elapsed = time.perf_counter() - started
         return [
-            Lookup(key, started, None if hit is None else self._hit(hit, key, elapsed))
+            Lookup(key, None if hit is None else self._hit(hit, key, elapsed))
             for key, hit in zip(keys, hits, strict=True)
         ]
 
@@ -144,11 +143,14 @@ class Model(Generic[RequestT, ResponseT]):
         lookup: Lookup[ResponseT] | None = None,
     ) -> ModelResult[ResponseT]:
         """One request's response or recorded error; fatal errors propagate. `lookup`:
-        the request's own `lookup`, already made (its key is not computed again)."""
+        the request's own `lookup`, already made (its key is not computed again; the
+        result's latency counts from this call, not from the lookup, which a caller may
+        have made well before a worker took the request)."""
+        started = time.perf_counter()
         looked = lookup or self.lookup(request, use_cache=use_cache, refresh_cache=refresh_cache)
         if looked.result is not None:
             return looked.result
-        key, started = looked.key, looked.started
+        key = looked.key
         # over a cap: raises BudgetExhausted, nothing sent, nothing recorded
         ticket = None if self.budget is None else self.budget.admit(self.config, request)
         try:
