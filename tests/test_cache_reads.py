@@ -3,7 +3,8 @@
 What must hold: a read still finds what any writer stored once its snapshot ends (after
 `MAX_READS` reads, `MAX_AGE_S` seconds, this cache's own write, or its close); another
 process can write while a snapshot is open; each thread reads in its own; and the reads
-of a fully cached run open one transaction per `MAX_READS`, not one each.
+of a fully cached run open one transaction per `MAX_READS`, not one each. `get_many`
+answers exactly what `get` answers, key by key, in one query.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from assay.models import RawResponse, ResponseCache, _cache_reads
-from assay.models._cache_reads import MAX_READS
+from assay.models._cache_reads import KEYS_PER_QUERY, MAX_READS
 
 
 def _response(text: str) -> RawResponse:
@@ -127,3 +128,40 @@ def test_the_cache_page_states_the_numbers_the_code_uses() -> None:
     assert f"chunks of {CHUNK}" in section
     assert f"at most {MAX_READS}\nreads" in section or f"at most {MAX_READS} reads" in section
     assert _cache_reads.MAX_AGE_S == 0.5 and "half a second" in section
+
+
+def test_get_many_answers_what_get_answers(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c", batch_size=10_000)
+    keys = _fill(cache, KEYS_PER_QUERY + 20)  # more keys than one query takes
+    big = "x" * 100_000  # diskcache keeps a value this size in a file of its own
+    cache.set("big", _response(big))
+    cache.flush()
+    cache.set("pending", _response("P"))  # not written yet: read from the buffer
+    cache._cache.set("expired", _response("E").model_dump_json(), expire=0.001)
+    cache._cache.set("other-schema", '{"not": "a response"}')
+    time.sleep(0.01)
+    asked = [*keys, "big", "pending", "expired", "other-schema", "absent", keys[3], "big"]
+    got = cache.get_many(asked)
+    want = [cache.get(key) for key in asked]
+    assert got == want
+    assert [None if r is None else r.content for r in got[-7:]] == [
+        big,
+        "P",
+        None,
+        None,
+        None,
+        keys[3],
+        big,
+    ]
+    cache.close()
+
+
+def test_get_many_is_one_query_in_the_open_snapshot(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c")
+    keys = _fill(cache, 200)
+    seen = _statements(cache)
+    assert all(hit is not None for hit in cache.get_many(keys))
+    selects = [s for s in seen if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 1 and sum(s.strip().upper() == "BEGIN" for s in seen) == 1
+    assert cache._cache._con.in_transaction  # the snapshot stays open for the next reads
+    cache.close()

@@ -376,3 +376,14 @@ def test_prompt_without_system_section(tmp_path: Path) -> None:
     p = load_prompt_file(_write(tmp_path, "nosys.prompt", text))
     msgs = p.render({"evidence": "E", "claim": "C"})
     assert [m.role for m in msgs] == ["user"]
+
+
+@pytest.mark.parametrize("path", sorted(BUILTIN_DIR.glob("*.prompt")), ids=lambda p: p.name)
+def test_every_builtin_passes_the_checks_a_user_prompt_gets(path: Path) -> None:
+    """The registry builds a built-in's schema and templates when first used (a run uses
+    one or two): the checks a user's prompt gets at load are made here instead."""
+    prompt = load_prompt_file(path, builtin=True)  # check=True: schema, templates, variables
+    lazy = PromptRegistry(include_env=False).get(prompt.ref)
+    assert lazy.sha256 == prompt.sha256
+    assert lazy.output_model.model_json_schema() == prompt.output_model.model_json_schema()
+    assert lazy.identity() == prompt.identity()

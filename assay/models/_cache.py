@@ -12,13 +12,14 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
 from assay.errors import PathError
-from assay.models._cache_reads import ReadSnapshot
+from assay.models._cache_reads import ReadSnapshot, stored_values
 from assay.models._config import ModelConfig
 from assay.models._types import ChatRequest, RawResponse
 from assay.prompts._prompt import Message
@@ -188,6 +189,16 @@ def _open_cache(directory: Path, diskcache: Any) -> Any:
         raise PathError(msg, file=directory) from None
 
 
+def _stored_as(value: str | None, kind: type[BaseModel]) -> BaseModel | None:
+    """A stored entry as `kind`; one written under an incompatible schema is a miss."""
+    if value is None:
+        return None
+    try:
+        return kind.model_validate_json(value)
+    except ValueError:
+        return None
+
+
 class ResponseCache:
     """A thin typed wrapper over `diskcache.Cache` that batches writes.
 
@@ -226,12 +237,23 @@ class ResponseCache:
         if value is None:
             with self._reads:
                 value = self._cache.get(key)
-        if value is None:
-            return None
-        try:
-            return kind.model_validate_json(value)
-        except ValueError:
-            return None  # an entry from an incompatible schema: treat as a miss
+        return _stored_as(value, kind)
+
+    @overload
+    def get_many(self, keys: Sequence[str]) -> list[RawResponse | None]: ...
+
+    @overload
+    def get_many(self, keys: Sequence[str], kind: type[StoredT]) -> list[StoredT | None]: ...
+
+    def get_many(self, keys: Sequence[str], kind: type[BaseModel] = RawResponse) -> list[Any]:
+        """`get` for each key, in order: unwritten entries first, the rest read in one
+        query (`stored_values`), one read of the snapshot."""
+        values = {key: value for key in keys if (value := self._pending.get(key)) is not None}
+        unread = [key for key in dict.fromkeys(keys) if key not in values]
+        if unread:
+            with self._reads:
+                values.update(stored_values(self._cache, unread))
+        return [_stored_as(values.get(key), kind) for key in keys]
 
     def set(self, key: str, response: BaseModel) -> None:
         """Store a response, unless it says it is not `cacheable` (refusal, truncation)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, TypeVar
 
@@ -44,6 +44,12 @@ class CachedResponses(Generic[RequestT, StoredT]):
         if key is None or self.cache is None:
             return None
         return self.cache.get(key, self.kind)
+
+    def read_many(self, keys: Sequence[str]) -> list[StoredT | None]:
+        """`read` for each key, in one cache query."""
+        if self.cache is None:
+            return [None] * len(keys)
+        return self.cache.get_many(keys, self.kind)
 
     def write(self, key: str | None, response: StoredT) -> None:
         """Store a response (the cache itself skips uncacheable ones)."""

@@ -367,8 +367,10 @@ def _parse_meta(front_matter: str, path: Path) -> PromptMeta:
         raise
 
 
-def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
-    """Parse one ``.prompt`` file; errors name the file and the offending field."""
+def load_prompt_file(path: Path, *, builtin: bool = False, check: bool = True) -> Prompt:
+    """Parse one ``.prompt`` file; errors name the file and the offending field.
+    `check=False` leaves the output schema and the templates to be built when first used
+    (the registry's built-ins, checked by the test suite: a run uses one or two of them)."""
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     try:
@@ -391,8 +393,16 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
         sha256=sha,
         builtin=builtin,
     )
+    if check:
+        _check_loaded(prompt, sections, path)
+    return prompt
+
+
+def _check_loaded(prompt: Prompt, sections: dict[str, str], path: Path) -> None:
+    """Build the output schema and compile each section now, so errors surface at load."""
+    meta = prompt.meta
     try:
-        prompt.output_model  # noqa: B018  (build the declared schema now: errors surface at load)
+        prompt.output_model  # noqa: B018
     except (ValueError, TypeError) as exc:
         msg = f"cannot build the output schema: {exc}"
         raise PromptError(msg, file=path, field="output") from None
@@ -406,7 +416,6 @@ def load_prompt_file(path: Path, *, builtin: bool = False) -> Prompt:
                 "list them in `variables` or `optional_variables`",
                 file=path,
             )
-    return prompt
 
 
 def _referenced(source: str) -> set[str]:

@@ -33,8 +33,10 @@ class PromptRegistry:
             self._load_dir(d, builtin=False)
 
     def _load_dir(self, directory: Path, *, builtin: bool) -> None:
+        """Every prompt of `directory`; a user's are checked whole now (errors at load),
+        the built-ins' schemas and templates built when first used (tests check them)."""
         for path in sorted(directory.glob("*.prompt")):
-            self._add(load_prompt_file(path, builtin=builtin))
+            self._add(load_prompt_file(path, builtin=builtin, check=not builtin))
 
     def _add(self, prompt: Prompt) -> None:
         key = (prompt.id, prompt.version)
