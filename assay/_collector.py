@@ -67,6 +67,30 @@ def paused(*, freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
+YOUNG_THRESHOLD = 10_000
+"""Allocations between passes over the youngest generation while a command runs
+(`spaced_passes`); CPython's default is 700."""
+
+
+@contextmanager
+def spaced_passes() -> Iterator[None]:
+    """In the command line's process, the youngest generation collected every
+    `YOUNG_THRESHOLD` allocations inside (then as before). A run holds a chunk of
+    requests, responses and records at a time, all freed by reference counting, and the
+    default threshold rescanned the chunk a few hundred times (a fully cached run of 5,000
+    judgments: ~45 ms of passes that found nothing, ~25 ms spaced). A library caller's
+    settings are its own: nothing changes outside the command line."""
+    before = gc.get_threshold()
+    spaced = _Loaded.command_line and before[0] < YOUNG_THRESHOLD
+    if spaced:
+        gc.set_threshold(YOUNG_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        if spaced:
+            gc.set_threshold(*before)
+
+
 class FrozenHeap:
     """Counts requests in flight (any thread, any event loop); the first freezes the
     heap, the last unfreezes it. It does nothing when the collector is disabled or when

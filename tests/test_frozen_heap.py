@@ -1,7 +1,7 @@
 """The cyclic collector (assay/_collector.py): paused while a command loads, what the
-command line loaded frozen; the heap frozen only while hosted requests are in flight,
-never against someone else's `gc.freeze()`; a request through either transport holds it
-(real loopback server)."""
+command line loaded frozen, its young passes spaced while it runs; the heap frozen only
+while hosted requests are in flight, never against someone else's `gc.freeze()`; a
+request through either transport holds it (real loopback server)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from assay import _collector
-from assay._collector import HOSTED_REQUESTS, FrozenHeap, paused
+from assay._collector import HOSTED_REQUESTS, YOUNG_THRESHOLD, FrozenHeap, paused, spaced_passes
 from assay.models import ChatRequest, ModelConfig
 from assay.models._hosted import LiteLLMTransport
 from assay.models._openai_http import OpenAIHTTPTransport
@@ -35,6 +35,29 @@ def _unfrozen(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def command_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """This test process plays the `assay` command's (undone after the test)."""
     monkeypatch.setattr(_collector._Loaded, "command_line", True)
+
+
+def test_spaced_passes_in_the_command_line_and_back(command_line: None) -> None:
+    before = gc.get_threshold()
+    with spaced_passes():
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before
+
+
+def test_spaced_passes_leave_a_library_callers_collector_alone() -> None:
+    before = gc.get_threshold()
+    with spaced_passes():
+        assert gc.get_threshold() == before
+
+
+def test_spaced_passes_keep_a_threshold_set_higher(command_line: None) -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(50_000, *before[1:])
+    try:
+        with spaced_passes():
+            assert gc.get_threshold()[0] == 50_000
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_paused_turns_collection_off_and_back_on() -> None:
