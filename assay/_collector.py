@@ -1,4 +1,4 @@
-"""The cyclic garbage collector around what a command loads and around hosted requests.
+"""The cyclic garbage collector around what a command loads, runs and hosted requests.
 
 Loading: assay's modules, a spec, its datasets and litellm (imported at the first request)
 make objects that live as long as the process and hold no garbage, yet the collector made
@@ -16,6 +16,12 @@ what the requests made; when the last one finishes they are unfrozen and collect
 usual (a cycle among them that became garbage during the burst waits for the first full
 collection after it). Measured on the throughput benchmark (2,000 requests, 2 cores), the
 three full collections of a plain litellm loop took 1.4 s of its 8 s of CPU.
+
+Runs: a run made from Python (`Runner.run`) holds the heap frozen the same way from start
+to end (`RUNS`), so a full collection during it scans only what the run made. After a
+litellm run in the same process, a fully cached re-run of 5,000 judgments (no request
+in flight, so nothing frozen) spent a third of its time in one full collection of
+litellm's heap (~0.33 s of ~0.95 s).
 """
 
 from __future__ import annotations
@@ -136,3 +142,7 @@ class FrozenHeap:
 
 HOSTED_REQUESTS = FrozenHeap()
 """The one counter every hosted transport's requests share."""
+
+RUNS = FrozenHeap()
+"""Held by every run while it goes (any thread); inside one, the requests find the heap
+frozen already and leave it to the run."""

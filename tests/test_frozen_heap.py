@@ -11,6 +11,7 @@ import subprocess
 import sys
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -230,3 +231,22 @@ def test_a_request_holds_the_heap_while_in_flight(transport_kind: type) -> None:
         asyncio.run(main())
     assert max(seen) > 0  # frozen while the request was in flight
     assert gc.get_freeze_count() == 0 and not HOSTED_REQUESTS.frozen_by_us
+
+
+def test_a_run_holds_the_heap_frozen_from_start_to_end(tmp_path: Path) -> None:
+    """Assay as a library: a run's full collections scan only what the run made, even
+    when no request is in flight (cache hits, baselines, Python judges)."""
+    import assay
+    from assay import JudgeItem, Judgment, Status
+
+    seen: list[int] = []
+
+    async def watching(item: JudgeItem) -> Judgment:
+        seen.append(gc.get_freeze_count())
+        return Judgment(status=Status.OK, label="supported", score=1.0)
+
+    spec = {"name": "frozen", "bootstrap": 0, "datasets": [{"path": "builtin:forcebench-demo"}]}
+    assert gc.get_freeze_count() == 0
+    result = assay.run(spec, judges=[watching], output_dir=tmp_path / "run")
+    assert result.status == "complete" and seen and min(seen) > 0
+    assert gc.get_freeze_count() == 0 and not _collector.RUNS.frozen_by_us

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assay._collector import RUNS
 from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
@@ -135,7 +136,8 @@ class Runner:
         # litellm leaves a coroutine un-awaited when a call is cancelled; not the user's concern
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
         try:
-            return asyncio.run(self._run_async())
+            with RUNS.held():  # full collections scan only what the run makes
+                return asyncio.run(self._run_async())
         except (asyncio.CancelledError, KeyboardInterrupt):
             try:
                 raw = read_run_manifest(self.run_dir)
