@@ -246,3 +246,40 @@ def test_dry_run_plans_item_requests_and_sends_nothing(
     assert pairwise.items == pairwise.to_send == 2 * len(rows) and pairwise.input_tokens > 0
     assert by_id[f"{MODEL}::support-check@1"].items == 0
     assert srv.requests == [] and not (tmp_path / "run").exists()
+
+
+def test_a_cached_rerun_answers_every_item_before_the_workers(
+    srv: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The items stage reads the cache first, as the judge stage does (`_cache_first`):
+    a re-run into a new directory sends nothing, hands no judgment to a worker, and
+    writes the same records (order aside; latency and time are the re-run's own)."""
+    from assay.runs.stages import _items
+
+    _single_csv(tmp_path)
+    rows = [(f"p{i}", f"left {i}", f"right {i}", "A" if i % 2 else "B") for i in range(8)]
+    _csv(tmp_path / "duel.csv", ["id", "left", "right", "gold_preference"], rows)
+    spec = _spec(tmp_path, srv.base_url, SINGLE + PAIRWISE)
+    cache = str(tmp_path / "cache")
+    first = run_spec(spec, RunOptions(output_dir=str(tmp_path / "a"), cache_dir=cache))
+    assert first.status == "complete" and len(srv.requests) == len(ROWS) + 2 * len(rows)
+    handled: list[Any] = []
+    real_judge = _items.ItemsStage.judge
+
+    async def counted(self: Any, work: Any, prepared: Any = None) -> Any:
+        handled.append(work)
+        return await real_judge(self, work, prepared)
+
+    monkeypatch.setattr(_items.ItemsStage, "judge", counted)
+    again = run_spec(spec, RunOptions(output_dir=str(tmp_path / "b"), cache_dir=cache))
+    assert again.status == "complete" and handled == []
+    assert len(srv.requests) == len(ROWS) + 2 * len(rows)  # nothing sent
+
+    def records(run: str) -> dict[Any, dict[str, Any]]:
+        path = tmp_path / run / ITEM_JUDGMENTS_FILE
+        drop = {"latency_s", "recorded_at", "cache_hit", "attempts"}
+        return {r.key: r.model_dump(exclude=drop) for r in iter_jsonl(path, ItemJudgmentRecord)}
+
+    assert records("b") == records("a")
+    reread = list(iter_jsonl(tmp_path / "b" / ITEM_JUDGMENTS_FILE, ItemJudgmentRecord))
+    assert all(r.cache_hit and r.attempts == 0 for r in reread)

@@ -109,6 +109,13 @@ class LLMJudge(PromptedModel):
         requests = [self.request_for(item, where=where) for item, where in items]
         return self.prepare_calls(requests)
 
+    def prepare_variables(
+        self, rows: Sequence[tuple[dict[str, Any], str | None]]
+    ) -> list[PreparedCall]:
+        """`prepare` for items given as template variables (an items dataset's rows)."""
+        requests = [self.request_for_variables(values, where=where) for values, where in rows]
+        return self.prepare_calls(requests)
+
     def judgment_of_hit(self, hit: CallResult) -> Judgment:
         """A prepared request's cached result as its judgment: no request, no await."""
         return self.judgment_of(hit, accounting_fields(hit))

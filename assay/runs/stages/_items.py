@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from assay.core.judging import PAIRWISE, SINGLE, Judge, Judgment, judge_task, judge_variables
 from assay.core.manifest import Manifest
@@ -24,6 +24,7 @@ from assay.core.rundir import ITEM_JUDGMENTS_FILE, ITEMS_FILE
 from assay.datasets import ItemsDataset
 from assay.errors import SpecError
 from assay.juries import JurySpec, check_juries, refresh_jury_records
+from assay.models._prompted import PreparedCall
 from assay.runs.assemble._items_gold import (
     check_gold_fits,
     gold_scale_warnings,
@@ -33,6 +34,7 @@ from assay.runs.assemble._items_variables import check_item_variables, needed_va
 from assay.runs.execute._executor import StageContext
 from assay.runs.execute._failure_policy import FailureBudget, StageTally, counter_tally
 from assay.runs.plan._plan import ItemWork
+from assay.runs.stages._cache_first import CacheFirst, PreparableJudge
 from assay.runs.stages._judge import worker_budget
 from assay.runs.stages._protocol import Judged, StageRun, ToCheck
 from assay.runs.store._counters import JudgeCounters
@@ -191,14 +193,20 @@ class ItemsStage:
         order = f", order {work.order}" if work.order else ""
         return f"{dataset.path} line {item.line} (item {item.id!r}{order})"
 
-    async def judge(self, work: ItemWork) -> ItemJudgmentRecord:
-        """Ask the work item's judge: prompted judges see exactly the item's variables."""
-        judge = self.by_id[work.judge_id]
-        values = self.variables(work)
-        judgment = await judge_variables(judge, values, where=self.where(work))
-        return self._record(work, judgment)
+    def prepare(self, judge: PreparableJudge, works: list[ItemWork]) -> list[PreparedCall]:
+        """The works' requests, made and looked up together (`_cache_first`)."""
+        return judge.prepare_variables([(self.variables(w), self.where(w)) for w in works])
 
-    def _record(self, work: ItemWork, judgment: Judgment) -> ItemJudgmentRecord:
+    async def judge(self, work: ItemWork, prepared: PreparedCall | None = None) -> Judgment:
+        """Ask the work item's judge (`prepared`: its request, already made and looked up
+        in the cache): prompted judges see exactly the item's variables."""
+        judge = self.by_id[work.judge_id]
+        if prepared is not None:
+            return await cast(PreparableJudge, judge).judge_prepared(prepared)
+        return await judge_variables(judge, self.variables(work), where=self.where(work))
+
+    def record(self, work: ItemWork, judgment: Judgment) -> ItemJudgmentRecord:
+        """The judgment's own fields, what produced it, and the item it answers."""
         values = {**judgment.model_dump(), **self._fields[work.judge_id]}
         values.update(
             dataset=work.dataset,
@@ -250,14 +258,18 @@ class ItemsStage:
         self._tallies = log
         ctx.progress.start("judging items", total=len(planned), done=len(planned) - len(todo))
 
-        async def handle(work: ItemWork) -> None:
-            record = await self.judge(work)
+        def emit(record: ItemJudgmentRecord) -> None:
             log.append(record)
             ctx.progress.advance(record.status, cache_hit=record.cache_hit)
             on_record(record.status)
 
+        cache_first = CacheFirst(self, emit, ctx.abort)
+
+        async def handle(work: ItemWork) -> None:
+            emit(self.record(work, await self.judge(work, cache_first.take(work))))
+
         try:
-            await ctx.run(todo, handle)
+            await ctx.run(cache_first.misses(todo), handle)
         finally:
             self.written = log.written
             log.close()

@@ -159,6 +159,10 @@ class JudgeStage:
         """The data row, as template errors name it."""
         return f"{self._paths[work.dataset]} pair {work.pair_id!r} ({work.member.value})"
 
+    def prepare(self, judge: PreparableJudge, works: list[JudgeWork]) -> list[PreparedCall]:
+        """The works' requests, made and looked up together (`_cache_first`)."""
+        return judge.prepare([(self.item(w), self.where(w)) for w in works])
+
     async def judge(self, work: JudgeWork, prepared: PreparedCall | None = None) -> JudgmentRecord:
         """Ask the item's judge (`prepared`: its request, already made and looked up in
         the cache, `_cache_first`), and turn its judgment into the record to append."""
