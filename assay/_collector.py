@@ -80,7 +80,8 @@ YOUNG_THRESHOLD = 10_000
 
 @contextmanager
 def spaced_passes() -> Iterator[None]:
-    """In the command line's process, the youngest generation collected every
+    """Around a run (`Runner.run`: `assay run`, `assay rerun`). In the command line's
+    process, the youngest generation collected every
     `YOUNG_THRESHOLD` allocations inside (then as before). A run holds a chunk of
     requests, responses and records at a time, all freed by reference counting, and the
     default threshold rescanned the chunk a few hundred times (a fully cached run of 5,000

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from assay._collector import paused, spaced_passes
+from assay._collector import paused
 from assay._interrupts import mark_reported
 from assay.cli._outcome import console, print_outcome
 from assay.errors import AssayError
@@ -95,8 +95,7 @@ def _execute(spec: Path, options: RunOptions) -> RunOutcome:
     for warning in runner.warnings:
         err.print(f"[yellow]warning:[/] {escape(scrub_text(warning))}", soft_wrap=True)
     try:
-        with spaced_passes():  # a run's garbage goes by reference counting
-            return runner.run()
+        return runner.run()
     except RunInterrupted as stop:
         resume = resume_command(
             str(spec),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assay._collector import RUNS
+from assay._collector import RUNS, spaced_passes
 from assay._interrupts import interruptible
 from assay.core.decomposition import Decomposer
 from assay.core.judging import Judge
@@ -136,7 +136,9 @@ class Runner:
         # litellm leaves a coroutine un-awaited when a call is cancelled; not the user's concern
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
         try:
-            with RUNS.held():  # full collections scan only what the run makes
+            # full collections scan only what the run makes; in the command line, young
+            # passes are spaced (its garbage goes by reference counting)
+            with RUNS.held(), spaced_passes():
                 return asyncio.run(self._run_async())
         except (asyncio.CancelledError, KeyboardInterrupt):
             try:

@@ -197,13 +197,18 @@ class ItemsStage:
         """The works' requests, made and looked up together (`_cache_first`)."""
         return judge.prepare_variables([(self.variables(w), self.where(w)) for w in works])
 
-    async def judge(self, work: ItemWork, prepared: PreparedCall | None = None) -> Judgment:
+    async def judge(
+        self, work: ItemWork, prepared: PreparedCall | None = None
+    ) -> ItemJudgmentRecord:
         """Ask the work item's judge (`prepared`: its request, already made and looked up
         in the cache): prompted judges see exactly the item's variables."""
         judge = self.by_id[work.judge_id]
         if prepared is not None:
-            return await cast(PreparableJudge, judge).judge_prepared(prepared)
-        return await judge_variables(judge, self.variables(work), where=self.where(work))
+            judgment = await cast(PreparableJudge, judge).judge_prepared(prepared)
+        else:
+            values = self.variables(work)
+            judgment = await judge_variables(judge, values, where=self.where(work))
+        return self.record(work, judgment)
 
     def record(self, work: ItemWork, judgment: Judgment) -> ItemJudgmentRecord:
         """The judgment's own fields, what produced it, and the item it answers."""
@@ -266,7 +271,7 @@ class ItemsStage:
         cache_first = CacheFirst(self, emit, ctx.abort)
 
         async def handle(work: ItemWork) -> None:
-            emit(self.record(work, await self.judge(work, cache_first.take(work))))
+            emit(await self.judge(work, cache_first.take(work)))
 
         try:
             await ctx.run(cache_first.misses(todo), handle)
