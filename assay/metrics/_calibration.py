@@ -124,10 +124,12 @@ def _label(value: str | None) -> str | None:
 def _observations(
     items: Sequence[ItemRecord], records: Sequence[ItemJudgmentRecord]
 ) -> tuple[Floats, Floats, list[str | None], set[str]]:
-    """(probabilities, 0/1 correct, each item's split, sources) of the usable items."""
+    """(probabilities, 0/1 correct, each item's split, sources) of the usable items, by
+    item id: the order `assay compare` uses, and none that completion order can change
+    (sums of floats, and so the bins and the resampled intervals, depend on the order)."""
     gold = {it.item_id: (_label(it.gold_label), it.split) for it in items}
     p, y, splits, sources = [], [], [], set()
-    for r in records:
+    for r in sorted(records, key=lambda r: r.item_id):
         label, (wanted, split) = _label(r.label), gold.get(r.item_id, (None, None))
         if r.status is not Status.OK or r.label_probability is None or label is None:
             continue
