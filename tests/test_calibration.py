@@ -166,7 +166,7 @@ def test_calibration_rows_do_not_depend_on_the_order_records_arrived_in() -> Non
     bins, the statistics and their resampled intervals are the same bit for bit."""
     items, records, _ = _run(300, 4)
     shuffled = list(records)
-    np.random.default_rng(7).shuffle(shuffled)  # type: ignore[arg-type]
+    np.random.default_rng(7).shuffle(shuffled)
     first = item_metrics(items, records, n_boot=100, seed=0).calibration
     again = item_metrics(items, shuffled, n_boot=100, seed=0).calibration
     assert [r.model_dump() for r in again] == [r.model_dump() for r in first]
