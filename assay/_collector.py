@@ -33,10 +33,11 @@ from contextlib import contextmanager
 
 
 class _Loaded:
-    """What `paused(freeze=True)` froze: the freeze count it left (0: nothing), and
-    whether this process is the `assay` command line (the only place it freezes)."""
+    """Whether this process is the `assay` command line (the only place
+    `paused(freeze=True)` freezes) and whether it froze there: the command's process is
+    assay's, and what it froze stays frozen until it exits."""
 
-    frozen = 0
+    froze = False
     command_line = False
 
 
@@ -47,12 +48,12 @@ def command_line() -> None:
     _Loaded.command_line = True
 
 
-def _may_freeze() -> bool:
-    """Nothing is frozen, or only what assay froze (fewer now: frozen objects still die
-    by reference counting); someone else's `gc.freeze()` (a pre-fork server's) adds to
-    the count and stays theirs, never unfrozen by assay."""
-    count = gc.get_freeze_count()
-    return count == 0 or count <= _Loaded.frozen
+def _frozen_already() -> bool:
+    """Objects are frozen: by the command (known without asking: `gc.get_freeze_count()`
+    walks every frozen object, ~4-8 ms in a loaded command, and a run asked it five
+    times), or by someone else (asked only where assay froze nothing, so the walk is
+    over their objects alone)."""
+    return _Loaded.froze or gc.get_freeze_count() > 0
 
 
 @contextmanager
@@ -67,9 +68,9 @@ def paused(*, freeze: bool = False) -> Iterator[None]:
         yield
     finally:
         if enabled:
-            if freeze and _Loaded.command_line and _may_freeze():
+            if freeze and _Loaded.command_line:
                 gc.freeze()
-                _Loaded.frozen = gc.get_freeze_count()
+                _Loaded.froze = True
             gc.enable()
 
 
@@ -118,7 +119,7 @@ class FrozenHeap:
     def enter(self) -> None:
         with self._lock:
             self._in_flight += 1
-            if self._in_flight == 1 and gc.isenabled() and gc.get_freeze_count() == 0:
+            if self._in_flight == 1 and gc.isenabled() and not _frozen_already():
                 # the young generations first: their garbage is collected now and their
                 # survivors promoted (and counted) as usual, not frozen along with the rest
                 gc.collect(1)
