@@ -187,6 +187,23 @@ def test_the_cli_says_what_was_spent_and_its_resume_command_finishes(tmp_path: P
     assert len(records(tmp_path)) == PLANNED and "complete" in out2
 
 
+def test_a_cap_of_zero_is_resumed_with_a_cap_that_sends(tmp_path: Path) -> None:
+    """A cap of 0 sends nothing; doubled it would still be 0, so the resume command
+    offers room for the request it refused (twice its worst case)."""
+    with FakeOpenAIServer() as server:
+        spec = write_spec(tmp_path, server.base_url, concurrency=1)
+        argv = ["run", str(spec), "--output-dir", str(tmp_path / "out")]
+        argv += ["--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+        code, out, err = invoke([*argv, "--max-cost-usd", "0"])
+        assert code == 1 and "budget_exhausted" in out and server.stats.total == 0
+        line = next(x for x in err.splitlines() if "to go on with a higher cap" in x)
+        resume = shlex.split(line.split("higher cap: ", 1)[1])
+        offered = float(resume[resume.index("--max-cost-usd") + 1])
+        assert offered == pytest.approx(2 * budget(tmp_path)["next_request_usd"], rel=1e-5)
+        code2, _, _ = invoke(resume[1:])
+        assert code2 in (0, 1) and server.stats.total >= 1  # the resume sends
+
+
 def test_dry_run_says_whether_the_plan_fits(tmp_path: Path) -> None:
     import json
 

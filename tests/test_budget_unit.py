@@ -134,3 +134,46 @@ def test_the_prompt_bound_is_never_below_the_tokenizers_count(model: str) -> Non
                 model=model, messages=[m.model_dump() for m in messages]
             )
             assert counted <= prompt_token_bound(messages) <= 4 * counted, text
+
+
+def test_a_stopped_run_says_how_many_it_sent_in_flight_included() -> None:
+    """`max_requests` counts requests sent, answered or not: the reason names them all
+    (it said "2 sent" when 5 were, 3 of them still in flight)."""
+    request = _request()
+    budget = Budget(max_requests=3)
+    tickets = [budget.admit(PRICED, request) for _ in range(3)]
+    budget.settle(tickets[0], _answer(10, 5), 1)
+    with pytest.raises(BudgetExhausted):
+        budget.admit(PRICED, request)
+    assert budget.section().stopped == "max_requests = 3 reached (3 sent, 2 of them in flight)"
+
+
+def test_a_cost_cap_that_stopped_the_run_records_the_request_it_refused() -> None:
+    request = _request()
+    budget = Budget(max_cost_usd=0.0)
+    with pytest.raises(BudgetExhausted):
+        budget.admit(PRICED, request)
+    section = budget.section()
+    assert section.next_request_usd == pytest.approx(_bound(request))
+    assert Budget(max_cost_usd=1.0).section().next_request_usd is None
+
+
+@pytest.mark.parametrize(
+    ("cap", "spent", "refused", "raised"),
+    [
+        (0.002, 0.0018, 0.0002, 0.004),  # doubled: room for the refused request and more
+        (0.0, 0.0, 0.0002, 0.0004),  # a cap of 0 doubled is 0: twice the refused request
+        (0.001, 0.0009, 0.05, 0.1018),  # doubled would refuse it again
+        (0.5, 0.49, None, 1.0),  # a manifest written before the field: doubled
+    ],
+)
+def test_the_resume_cap_leaves_room_for_the_request_that_was_refused(
+    cap: float, spent: float, refused: float | None, raised: float
+) -> None:
+    from assay.runs.execute._spending import raised_caps
+
+    stopped = f"max_cost_usd = {cap:g}: ..."
+    budget = {"max_cost_usd": cap, "spent_usd": spent, "next_request_usd": refused}
+    cost, requests, note = raised_caps({**budget, "stopped": stopped})
+    assert cost == pytest.approx(raised) and cost > spent + (refused or 0.0)
+    assert requests is None and note == ""

@@ -200,6 +200,11 @@ class BudgetSection(_Open):
     stopped: str | None = Field(
         default=None, description="Why the run's cap stopped sending, if it did."
     )
+    next_request_usd: float | None = Field(
+        default=None,
+        description="The worst case of the request the run's max_cost_usd refused: what a "
+        "raised cap must leave room for beyond what was spent.",
+    )
     components: dict[str, SpendInfo] = Field(
         default_factory=dict, description="Spend per judge, decomposer and verifier id."
     )

@@ -147,6 +147,7 @@ class Budget:
         self.components: dict[str, Spend] = {}
         self.caps: dict[str, float] = {}
         self.stopped: str | None = None
+        self.refused_usd: float | None = None  # the worst case the run's cost cap refused
         self._prices: dict[tuple[str, float | None, float | None, bool], Prices | None] = {}
         if earlier is not None:
             self.run.spent_usd, self.run.requests = earlier.spent_usd, earlier.requests
@@ -190,10 +191,13 @@ class Budget:
 
     def _check_run(self, bound: float) -> None:
         run = self.run
-        if self.max_requests is not None and run.requests + run.held_requests >= self.max_requests:
-            self._stop(f"max_requests = {self.max_requests} reached ({run.requests} sent)")
+        sent = run.requests + run.held_requests
+        if self.max_requests is not None and sent >= self.max_requests:
+            flying = f", {run.held_requests} of them in flight" if run.held_requests else ""
+            self._stop(f"max_requests = {self.max_requests} reached ({sent} sent{flying})")
         cap = self.max_cost_usd
         if cap is not None and run.spent_usd + run.held_usd + bound > cap:
+            self.refused_usd = bound
             self._stop(self._over("the run", cap, run, bound))
 
     def _over(self, who: str, cap: float, spend: Spend, bound: float) -> str:
@@ -257,6 +261,7 @@ class Budget:
             spent_usd=round(self.run.spent_usd, 8),
             requests=self.run.requests,
             stopped=self.stopped,
+            next_request_usd=None if self.refused_usd is None else round(self.refused_usd, 8),
             components={
                 name: SpendInfo(
                     max_cost_usd=self.caps.get(name),

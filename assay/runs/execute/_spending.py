@@ -83,7 +83,7 @@ def raised_caps(budget: dict[str, Any]) -> tuple[float | None, int | None, str]:
     if stopped.startswith("max_requests") and requests is not None:
         requests = int(requests) * 2
     elif stopped.startswith("max_cost_usd") and cost is not None:
-        cost = float(f"{float(cost) * 2:.6g}")
+        cost = _raised_cost(float(cost), budget)
     components = budget.get("components") or {}
     capped = sorted(k for k, v in components.items() if isinstance(v, dict) and v.get("exhausted"))
     note = (
@@ -92,6 +92,15 @@ def raised_caps(budget: dict[str, Any]) -> tuple[float | None, int | None, str]:
         else ""
     )
     return cost, requests, note
+
+
+def _raised_cost(cap: float, budget: dict[str, Any]) -> float:
+    """The cap doubled; where that would refuse the same request again (a cap of 0, or
+    one far below the request's worst case), twice what was spent plus that worst case."""
+    spent = float(budget.get("spent_usd") or 0.0)
+    needed = spent + float(budget.get("next_request_usd") or 0.0)
+    raised = cap * 2 if cap * 2 > needed else needed * 2
+    return float(f"{raised:.6g}")
 
 
 __all__ = [
