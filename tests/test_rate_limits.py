@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from aiolimiter import AsyncLimiter
 
+from assay.core.outcomes import Usage
 from assay.models import ModelConfig, make_client
 from assay.models._aimd import AdaptiveLimit
 from assay.models._config import Decoding, RetryPolicy
@@ -28,7 +29,7 @@ from assay.models._hosted import litellm_module
 from assay.models._ratelimit import Window60, endpoint_for, rate_limits_of
 from assay.models._ratelimit_headers import lowered, parse_duration, read_window, watching
 from assay.models._transport import TransportError
-from assay.models._types import ChatRequest, ModelResult
+from assay.models._types import ChatRequest, ModelResult, RawResponse
 from assay.prompts._prompt import Message
 from assay.testing import FakeOpenAIServer, RateWindows
 
@@ -125,6 +126,29 @@ def test_tpm_holds_estimates_and_is_corrected_by_usage(transport: str) -> None:
     assert all(r.error is None for r in results) and used == 128 * 10
     assert refused <= 3, refused
     assert allowed_s * 0.9 <= wall <= about(allowed_s), (wall, allowed_s)
+
+
+def test_a_request_bigger_than_the_token_window_counts_what_it_used() -> None:
+    """A request whose worst case exceeds `tpm` holds the whole window (all it can) and
+    its usage is corrected against what it held: the window then counts the 257 tokens it
+    used, so the next request waits for them. (Corrected against its worst case, 511,
+    the window was emptied and a small `tpm` paced nothing.)"""
+    model = make_client(ModelConfig(model="openai/m", api_base="http://h:3/v1", tpm=100))
+    request = _requests(1, max_tokens=500)[0]
+    answer = RawResponse(
+        content="{}", usage=Usage(prompt_tokens=250, completion_tokens=7, total_tokens=257)
+    )
+
+    async def send(_: ChatRequest) -> RawResponse:
+        return answer
+
+    async def level_after_one() -> float:
+        await model.rate.send(send, request)
+        _, tokens = model.rate.endpoint._windows()
+        assert tokens is not None and not tokens.has_capacity(1)
+        return float(tokens._level)
+
+    assert asyncio.run(level_after_one()) == pytest.approx(257, abs=1)
 
 
 def test_the_rate_layer_reads_the_headers_of_both_transports() -> None:

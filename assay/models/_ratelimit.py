@@ -46,10 +46,12 @@ class Window60(AsyncLimiter):
     def __init__(self, per_minute: int) -> None:
         super().__init__(per_minute, 60.0)
 
-    async def take(self, amount: float) -> None:
-        """Wait for `amount` (at most the whole window: a bigger request waits for an
-        empty one rather than forever)."""
-        await self.acquire(min(float(amount), self.max_rate))
+    async def take(self, amount: float) -> float:
+        """Wait for `amount` and hold it; what was held (at most the whole window: a
+        bigger request waits for an empty one rather than forever, and holds all of it)."""
+        held = min(float(amount), self.max_rate)
+        await self.acquire(held)
+        return held
 
     @classmethod
     def after(cls, old: Window60 | None, per_minute: int | None) -> Window60 | None:
@@ -109,15 +111,17 @@ class Endpoint:
             self._tokens = Window60.after(self._tokens, self.tpm)
         return self._requests, self._tokens
 
-    async def admit(self, tokens: int) -> None:
-        """Wait for a request and `tokens` in the windows."""
+    async def admit(self, tokens: int) -> int:
+        """Wait for a request and `tokens` in the windows; the tokens the token window
+        holds for it (fewer than asked when the request is bigger than the window)."""
         if not self.limited:
-            return
+            return 0
         requests, token_window = self._windows()
         if requests is not None:
             await requests.take(1)
         if token_window is not None and tokens:
-            await token_window.take(tokens)
+            return int(await token_window.take(tokens))
+        return 0
 
     def correct_tokens(self, delta: int) -> None:
         if self._tokens is not None and self._loop is asyncio.get_running_loop():
@@ -185,8 +189,9 @@ class RateLayer:
         if endpoint is None:
             async with self.limit:
                 return await send(request)
-        held = self._tokens(request)
-        await endpoint.admit(held)
+        # what the window holds, which the answer's usage then corrects (a request bigger
+        # than the window holds all of it, and its usage counts in full after)
+        held = await endpoint.admit(self._tokens(request))
         async with self.limit:
             started = await endpoint.paused()
             sink, token = watch()
