@@ -318,3 +318,29 @@ def test_requests_without_an_output_model_are_sent_plainly(server: FakeOpenAISer
     result = asyncio.run(client.complete(request))
     assert result.response is not None and result.response.content == "plain text"
     assert result.attempts == 1 and "tools" not in server.requests[0]
+
+
+def test_the_command_does_not_print_instructors_log_of_each_failed_call(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """A tools-mode judge answered in plain text: every call is recorded (parsed from the
+    text), and instructor's error log of each ("Max retries exceeded ...") stays off the
+    command's stderr, where logging's last-resort handler printed one line a judgment."""
+    import os
+    import subprocess
+
+    spec = _spec(tmp_path, server.base_url, "max_reasks = 0")
+    server.default = reply(GOOD)  # text, not a tool call
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "assay", "run", str(spec), "--no-progress"]
+    done = subprocess.run(
+        [*argv, "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    records = list(iter_records(tmp_path / "run" / "judgments.jsonl"))
+    assert done.returncode == 0 and len(records) == 6, done.stderr[-500:]
+    assert "Max retries" not in done.stderr and "instructor" not in done.stderr.lower()

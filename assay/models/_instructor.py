@@ -23,6 +23,7 @@ Requests without an output model (verifiers, decomposers) are sent as plain comp
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
@@ -44,6 +45,11 @@ from assay.models._types import ChatRequest, RawResponse
 
 INSTALL_HINT = "pip install 'assay[instructor]'"
 _MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON"}
+# instructor logs an error for every call that ends without a valid answer; assay records
+# each such call (status, raw output, attempts), and where nothing configured logging (the
+# `assay` command) Python's last-resort handler printed the line once per judgment on
+# stderr. A handler of its own keeps that; a configured root logger still gets them.
+_QUIET = logging.NullHandler()
 
 
 def instructor_module(mode: str = "tools") -> Any:
@@ -53,6 +59,8 @@ def instructor_module(mode: str = "tools") -> Any:
     unreachable server)."""
     try:
         import instructor
+
+        logging.getLogger("instructor").addHandler(_QUIET)
     except ImportError:
         raise ModelConfigError(
             f'structured_output = "instructor" needs the instructor package: {INSTALL_HINT}'
