@@ -12,6 +12,7 @@ import pytest
 
 from assay.judges import JudgeItem, LLMJudge, Status
 from assay.models import Model, ModelConfig, ResponseCache, RetryPolicy, make_client
+from assay.models._hosted import litellm_module
 from assay.models._types import ChatRequest, RawResponse
 from assay.prompts import PromptRegistry
 from assay.testing import (
@@ -85,6 +86,26 @@ def test_429_with_retry_after_is_honoured(server: FakeOpenAIServer, tmp_path: Pa
     assert result.attempts == 2
     assert elapsed >= 0.45  # waited what the server asked, not the 10 ms backoff
     assert server.stats.by_status[429] == 1 and server.stats.by_status[200] == 1
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "waits"),
+    [("soon", False), ("1m", False), ("Wed, 21 Oct 2015 07:28:00 GMT", False)],
+)
+def test_an_unreadable_or_past_retry_after_falls_back_to_the_backoff(
+    server: FakeOpenAIServer, retry_after: str, waits: bool
+) -> None:
+    """A Retry-After that is neither seconds nor a future HTTP date asks for no wait: the
+    request is retried after the backoff (it raised ValueError out of both transports)."""
+    asked = http_error(429).model_copy(update={"headers": {"Retry-After": retry_after}})
+    server.script("claim odd", [asked, reply(GOOD)])
+    judge = _judge(server, None)
+    if TRANSPORT == "litellm":
+        litellm_module()  # its import is not what this times
+    started = time.perf_counter()
+    result = _run(judge, _item("odd"))
+    assert result.status is Status.OK and result.attempts == 2
+    assert (time.perf_counter() - started >= 1.0) is waits
 
 
 def test_500_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:

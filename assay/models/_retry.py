@@ -11,6 +11,7 @@ import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,10 +94,14 @@ def retry_after_from_headers(headers: dict[str, str]) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+        pass
+    try:  # an HTTP date; an unreadable one asks for nothing (the backoff decides)
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed.tzinfo is None:  # "-0000": UTC, as the RFC has it
+        parsed = parsed.replace(tzinfo=UTC)
+    return max(0.0, parsed.timestamp() - time.time())
 
 
 CONNECTION_ERROR = "connection_error"
