@@ -14,6 +14,7 @@ from assay.models import ChatRequest, Decoding, ModelConfig, RawResponse
 from assay.models._budget import (
     Budget,
     BudgetExhausted,
+    call_bound,
     prices_of,
     request_bound,
     spending_as,
@@ -177,3 +178,25 @@ def test_the_resume_cap_leaves_room_for_the_request_that_was_refused(
     cost, requests, note = raised_caps({**budget, "stopped": stopped})
     assert cost == pytest.approx(raised) and cost > spent + (refused or 0.0)
     assert requests is None and note == ""
+
+
+def test_an_instructor_call_is_admitted_at_every_ask_it_may_send() -> None:
+    """With `max_reasks` R a call may send R + 1 requests, each re-ask's prompt longer by
+    the answer before it: it holds all of that, so a cap between one request's worst case
+    and the call's refuses it before anything is sent."""
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        label: str
+
+    config = PRICED.model_copy(update={"structured_output": "instructor", "max_reasks": 2})
+    request = _request().model_copy(update={"output_model": Answer})
+    prompt, output = request_bound(request)
+    assert call_bound(config, request) == (3 * prompt + 3 * output, 3 * output)
+    assert call_bound(PRICED, request) == (prompt, output)  # no instructor: one request
+    plain = request.model_copy(update={"output_model": None})
+    assert call_bound(config, plain) == (prompt, output)  # nothing to re-ask
+    budget = Budget(max_cost_usd=_bound(request) * 2)
+    with pytest.raises(BudgetExhausted):
+        budget.admit(config, request)
+    assert budget.run.held_usd == 0

@@ -127,6 +127,18 @@ def request_bound(request: ChatRequest) -> tuple[int, int]:
     return prompt_token_bound(request.messages), request.decoding.max_tokens
 
 
+def call_bound(config: ModelConfig, request: ChatRequest) -> tuple[int, int]:
+    """The most prompt and output tokens one call can be billed for: its request's, or,
+    asked through instructor with `max_reasks` R, R + 1 requests, each re-ask's prompt
+    longer by the answer before it (its `max_tokens`; instructor's validation message
+    beside it is not counted)."""
+    prompt, output = request_bound(request)
+    asks = 1
+    if config.structured_output == "instructor" and request.output_model is not None:
+        asks += config.max_reasks
+    return asks * prompt + output * asks * (asks - 1) // 2, asks * output
+
+
 def _usd(value: float) -> str:
     return f"${value:.4f}"
 
@@ -172,7 +184,7 @@ class Budget:
         prices = self.prices(config, batch=batch) if self._priced(config) else None
         bound = 0.0
         if prices is not None and self.capped(config) and isinstance(request, ChatRequest):
-            bound = prices.cost(*request_bound(request))
+            bound = prices.cost(*call_bound(config, request))
         self._check_run(bound)
         mine = self.components.setdefault(spender, Spend())
         cap = config.max_cost_usd
@@ -299,6 +311,7 @@ __all__ = [
     "Prices",
     "Spend",
     "Ticket",
+    "call_bound",
     "hold",
     "prices_of",
     "request_bound",

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from assay.models._budget import Budget, request_bound
+from assay.models._budget import Budget, call_bound
 from assay.models._types import ChatRequest
 
 
@@ -55,7 +55,7 @@ def worst_case(
     prices = budget.prices(client.config, batch=batch)
     if prices is None:
         return None
-    return sum(prices.cost(*request_bound(r)) for r in requests)
+    return sum(prices.cost(*call_bound(client.config, r)) for r in requests)
 
 
 def _within(spent: float, worst: float | None, cap: float | None) -> bool | None:
