@@ -179,7 +179,7 @@ def test_spec_checks_mode_and_provider(tmp_path: Path) -> None:
     code, _, err = invoke(["run", str(spec), "--dry-run"])
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
-    assert f"{spec}: field 'judges[0]': mode = \"batch\" needs an openai/<model> id" in lines[0]
+    assert f"{spec}:15: field 'judges[0]': mode = \"batch\" needs an openai/<model> id" in lines[0]
     spec.write_text(text.replace("batch_poll_s", 'structured_output = "instructor"\nbatch_poll_s'))
     code, _, err = invoke(["run", str(spec), "--dry-run"])
     assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import subprocess
 import time
@@ -144,7 +145,10 @@ def test_api_base_without_http_scheme_is_refused_before_any_request(
     done = cli("run", str(spec), "--output-dir", str(tmp_path / "out"))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {spec}: field '{field}': ")
+    located = re.match(
+        rf"error: {re.escape(str(spec))}:\d+: field '{re.escape(field)}': ", lines[0]
+    )
+    assert len(lines) == 1 and located, lines
     assert says in lines[0]
     assert not (tmp_path / "out").exists()
 
@@ -162,7 +166,7 @@ def test_unknown_provider_is_refused_naming_the_model_field(tmp_path: Path) -> N
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(
-        f"error: {spec}: field 'judges[0].models[1]': unknown provider 'foo'"
+        f"error: {spec}:5: field 'judges[0].models[1]': unknown provider 'foo'"
     )
     assert not (tmp_path / "out").exists()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -300,7 +301,8 @@ def test_spec_key_is_checked_and_dry_run_accepts_it(
     code, output = dry_run(spec)
     lines = output.strip().splitlines()
     assert code == 2 and len(lines) == 1, output
-    assert lines[0].startswith(f"error: {spec}: field 'judges[0]': transport = \"openai\"")
+    where = rf"error: {re.escape(str(spec))}:\d+: field 'judges\[0\]': transport = \"openai\""
+    assert re.match(where, lines[0]), lines[0]
     spec.write_text(spec.read_text().replace('transport = "openai"', 'transport = "http"'))
     code, output = dry_run(spec)
     assert code == 2 and "field 'defaults.transport'" in output, output

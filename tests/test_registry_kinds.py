@@ -5,6 +5,7 @@ kind or key the registry does not know is one error line naming the file and fie
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,7 +264,10 @@ def test_bad_kind_or_key_is_one_line_naming_file_and_field(tmp_path: Path, case:
     assert code == 2, out + err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err
-    assert lines[0].startswith(f"error: {spec}: field '{field}': "), lines[0]
+    located = re.match(
+        rf"error: {re.escape(str(spec))}:\d+: field '{re.escape(field)}': ", lines[0]
+    )
+    assert located, lines[0]  # file, line and field
     assert message in lines[0]
     assert not (tmp_path / "out").exists()
 

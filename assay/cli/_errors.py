@@ -12,6 +12,7 @@ import errno
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -24,6 +25,7 @@ from assay._interrupts import (
     start_command,
     was_reported,
 )
+from assay._toml_lines import field_line
 from assay.errors import AssayError
 from assay.redaction import scrub_text
 
@@ -66,6 +68,21 @@ def internal_error_line(exc: BaseException) -> str:
         f"internal error: {type(exc).__name__}: {exc} (please report; rerun with "
         f"{DEBUG_ENV}=1 for the traceback)"
     )
+
+
+def _with_line(exc: AssayError) -> AssayError:
+    """An error about a field of a TOML file (a spec, a policy file) names its line too:
+    `spec.toml:9: field 'judges[0].rpm': ...` (a field not written in the file, a default
+    or a flag's value, keeps no line)."""
+    file = exc.file
+    if exc.line is not None or not exc.field or file is None or not file.endswith(".toml"):
+        return exc
+    try:
+        text = Path(file).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return exc
+    exc.line = field_line(text, exc.field)
+    return exc
 
 
 def _fail(message: str, code: int) -> int:
@@ -112,7 +129,7 @@ def _run_app(app: Callable[..., Any]) -> int:
     except typer.Abort:
         return _fail("aborted", 1)
     except AssayError as exc:
-        return _fail(exc.render(), USER_ERROR)
+        return _fail(_with_line(exc).render(), USER_ERROR)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`start_command`), outside a command
         return _interrupted()
     except Exception as exc:
