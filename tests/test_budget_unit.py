@@ -200,3 +200,23 @@ def test_an_instructor_call_is_admitted_at_every_ask_it_may_send() -> None:
     with pytest.raises(BudgetExhausted):
         budget.admit(config, request)
     assert budget.run.held_usd == 0
+
+
+def test_a_components_refusal_says_what_its_next_request_could_cost() -> None:
+    """The closing reason of a judge's own cap names the refused worst case, and says
+    when that alone is more than the cap (no request of that judge can ever fit)."""
+    request = _request()
+    worst = _bound(request)
+    budget = Budget()
+    with spending_as("roomy"):
+        roomy = PRICED.model_copy(update={"max_cost_usd": worst * 1.5})
+        budget.admit(roomy, request)
+        with pytest.raises(BudgetExhausted):
+            budget.admit(roomy, request)
+    with spending_as("tight"), pytest.raises(BudgetExhausted):
+        budget.admit(PRICED.model_copy(update={"max_cost_usd": worst / 2}), request)
+    roomy_reason, tight_reason = budget.reasons()
+    could = f"its next request could cost up to ${worst:.4f} more"
+    assert roomy_reason.startswith("max_cost_usd of roomy = ") and could in roomy_reason
+    assert not roomy_reason.endswith("more than the whole cap")
+    assert could in tight_reason and tight_reason.endswith(", more than the whole cap")

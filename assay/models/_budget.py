@@ -111,6 +111,7 @@ class Spend:
     held_usd: float = 0.0
     held_requests: int = 0
     exhausted: bool = False
+    refused_usd: float = 0.0  # the worst case of the first request its cap refused
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,8 @@ class Budget:
         if cap is not None:
             self.caps[spender] = cap
             if mine.exhausted or mine.spent_usd + mine.held_usd + bound > cap:
-                mine.exhausted = True
+                if not mine.exhausted:
+                    mine.exhausted, mine.refused_usd = True, bound
                 raise BudgetExhausted(self._over(spender, cap, mine, bound), whole_run=False)
         for scope in (self.run, mine):
             scope.held_usd += bound
@@ -259,7 +261,8 @@ class Budget:
         out = [self.stopped] if self.stopped is not None else []
         out += [
             f"max_cost_usd of {name} = {self.caps[name]:g}: {_usd(spend.spent_usd)} spent, "
-            "and its next request could cost more"
+            f"and its next request could cost up to {_usd(spend.refused_usd)} more"
+            + (", more than the whole cap" if spend.refused_usd > self.caps[name] else "")
             for name, spend in sorted(self.components.items())
             if spend.exhausted and self.stopped is None
         ]
