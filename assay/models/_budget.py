@@ -111,7 +111,7 @@ class Spend:
     held_usd: float = 0.0
     held_requests: int = 0
     exhausted: bool = False
-    refused_usd: float = 0.0  # the worst case of the first request its cap refused
+    refused_usd: float | None = None  # the worst case of the request its cap refused
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,6 @@ class Budget:
         self.components: dict[str, Spend] = {}
         self.caps: dict[str, float] = {}
         self.stopped: str | None = None
-        self.refused_usd: float | None = None  # the worst case the run's cost cap refused
         self._prices: dict[tuple[str, float | None, float | None, bool], Prices | None] = {}
         if earlier is not None:
             self.run.spent_usd, self.run.requests = earlier.spent_usd, earlier.requests
@@ -211,7 +210,7 @@ class Budget:
             self._stop(f"max_requests = {self.max_requests} reached ({sent} sent{flying})")
         cap = self.max_cost_usd
         if cap is not None and run.spent_usd + run.held_usd + bound > cap:
-            self.refused_usd = bound
+            run.refused_usd = bound
             self._stop(self._over("the run", cap, run, bound))
 
     def _over(self, who: str, cap: float, spend: Spend, bound: float) -> str:
@@ -260,23 +259,30 @@ class Budget:
         """Why requests were refused: the run's cap, then each component's."""
         out = [self.stopped] if self.stopped is not None else []
         out += [
-            f"max_cost_usd of {name} = {self.caps[name]:g}: {_usd(spend.spent_usd)} spent, "
-            f"and its next request could cost up to {_usd(spend.refused_usd)} more"
-            + (", more than the whole cap" if spend.refused_usd > self.caps[name] else "")
+            self._component_reason(name, spend)
             for name, spend in sorted(self.components.items())
             if spend.exhausted and self.stopped is None
         ]
         return out
 
+    def _component_reason(self, name: str, spend: Spend) -> str:
+        cap, refused = self.caps[name], spend.refused_usd or 0.0
+        beyond = ", more than the whole cap" if refused > cap else ""
+        return (
+            f"max_cost_usd of {name} = {cap:g}: {_usd(spend.spent_usd)} spent, "
+            f"and its next request could cost up to {_usd(refused)} more{beyond}"
+        )
+
     def section(self) -> BudgetSection:
         """The manifest's `budget`: caps and spend over every session so far."""
+        refused = self.run.refused_usd
         return BudgetSection(
             max_cost_usd=self.max_cost_usd,
             max_requests=self.max_requests,
             spent_usd=round(self.run.spent_usd, 8),
             requests=self.run.requests,
             stopped=self.stopped,
-            next_request_usd=None if self.refused_usd is None else round(self.refused_usd, 8),
+            next_request_usd=None if refused is None else round(refused, 8),
             components={
                 name: SpendInfo(
                     max_cost_usd=self.caps.get(name),
